@@ -1,0 +1,148 @@
+import { isIP } from "node:net";
+import { defaultPasswordHashingCost, type PasswordHashingCost } from "./accounts/password.js";
+
+/** Everything Sign-on needs to know at start-up, read once from the environment. */
+export interface SignonConfig {
+  /** `production` enforces HTTPS (S16); `development` listens on loopback HTTP only. */
+  mode: "development" | "production";
+  host: string;
+  port: number;
+  /** The origin clients use to reach the service; the OAuth issuer. No trailing slash. */
+  publicUrl: string;
+  /** PostgreSQL connection string, or `null` to use the embedded database in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Certificate and key files to serve HTTPS directly, or `null`. */
+  tls: { certFile: string; keyFile: string } | null;
+  /** Whether a reverse proxy in front sets `X-Forwarded-Proto` and `X-Forwarded-For`. */
+  trustProxy: boolean;
+  /** A session ends after this many seconds without a request. */
+  sessionIdleSeconds: number;
+  /** A session ends this many seconds after sign-in, however active. */
+  sessionMaxSeconds: number;
+  passwordHashing: PasswordHashingCost;
+}
+
+/** A variable that stops start-up, and why. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`${variable}: ${reason}`);
+    this.name = "ConfigError";
+  }
+}
+
+const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/**
+ * Reads and validates the configuration. Documented variables (defaults in brackets):
+ *
+ * - `NODE_ENV` [development]: `production` turns on the HTTPS rules of S16.
+ * - `SIGNON_HOST` [127.0.0.1], `SIGNON_PORT` [3000]: where to listen. Development refuses a non-loopback host.
+ * - `SIGNON_PUBLIC_URL` [http://localhost:PORT in development; required in production, https]
+ * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
+ * - `SIGNON_TLS_CERT`, `SIGNON_TLS_KEY`: PEM files; both or neither.
+ * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
+ * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
+ * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
+ *
+ * @throws ConfigError naming the variable at fault.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): SignonConfig {
+  const mode = readMode(env);
+  const port = readInteger(env, "SIGNON_PORT", 3000, { min: 0, max: 65_535 });
+  const host = env.SIGNON_HOST?.trim() || "127.0.0.1";
+  const certFile = env.SIGNON_TLS_CERT?.trim() || null;
+  const keyFile = env.SIGNON_TLS_KEY?.trim() || null;
+  if ((certFile === null) !== (keyFile === null)) {
+    throw new ConfigError(certFile ? "SIGNON_TLS_KEY" : "SIGNON_TLS_CERT", "set both SIGNON_TLS_CERT and SIGNON_TLS_KEY, or neither");
+  }
+  const tls = certFile && keyFile ? { certFile, keyFile } : null;
+  const trustProxy = readBoolean(env, "SIGNON_TRUST_PROXY", false);
+
+  if (mode === "development" && !loopbackHosts.has(host)) {
+    throw new ConfigError("SIGNON_HOST", `development mode listens on a loopback address only, not ${host}; set NODE_ENV=production to serve other hosts`);
+  }
+  if (mode === "production" && tls === null && !trustProxy) {
+    throw new ConfigError("SIGNON_TLS_CERT", "production mode needs TLS: set SIGNON_TLS_CERT and SIGNON_TLS_KEY, or SIGNON_TRUST_PROXY=true behind a proxy that terminates TLS");
+  }
+  if (host !== "localhost" && isIP(host) === 0 && host !== "0.0.0.0") {
+    throw new ConfigError("SIGNON_HOST", `not an IP address: ${host}`);
+  }
+
+  const publicUrl = readPublicUrl(env, mode, port);
+  return {
+    mode,
+    host,
+    port,
+    publicUrl,
+    databaseUrl: env.DATABASE_URL?.trim() || null,
+    dataDir: env.SIGNON_DATA_DIR?.trim() || "./data",
+    tls,
+    trustProxy,
+    sessionIdleSeconds: readInteger(env, "SIGNON_SESSION_IDLE_MINUTES", 30, { min: 1, max: 24 * 60 }) * 60,
+    sessionMaxSeconds: readInteger(env, "SIGNON_SESSION_MAX_HOURS", 12, { min: 1, max: 24 * 30 }) * 3600,
+    passwordHashing: {
+      memoryCost: readInteger(env, "SIGNON_ARGON2_MEMORY_KIB", defaultPasswordHashingCost.memoryCost, { min: 8, max: 4_194_304 }),
+      timeCost: readInteger(env, "SIGNON_ARGON2_TIME_COST", defaultPasswordHashingCost.timeCost, { min: 1, max: 100 }),
+      parallelism: defaultPasswordHashingCost.parallelism,
+    },
+  };
+}
+
+function readMode(env: Record<string, string | undefined>): SignonConfig["mode"] {
+  const value = env.NODE_ENV?.trim() || "development";
+  if (value === "production") return "production";
+  if (value === "development" || value === "test") return "development";
+  throw new ConfigError("NODE_ENV", `expected production, development or test, got ${value}`);
+}
+
+function readPublicUrl(env: Record<string, string | undefined>, mode: SignonConfig["mode"], port: number): string {
+  const raw = env.SIGNON_PUBLIC_URL?.trim();
+  if (!raw) {
+    if (mode === "production") throw new ConfigError("SIGNON_PUBLIC_URL", "required in production (the https origin clients use)");
+    return `http://localhost:${port}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("SIGNON_PUBLIC_URL", `not an absolute URL: ${raw}`);
+  }
+  if (mode === "production" && url.protocol !== "https:") {
+    throw new ConfigError("SIGNON_PUBLIC_URL", "must be https in production");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new ConfigError("SIGNON_PUBLIC_URL", "must be an http or https URL");
+  }
+  if (url.search || url.hash || url.username) {
+    throw new ConfigError("SIGNON_PUBLIC_URL", "must not have a query, fragment or credentials");
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+function readInteger(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  range: { min: number; max: number },
+): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got ${raw}`);
+  const value = Number(raw);
+  if (value < range.min || value > range.max) {
+    throw new ConfigError(name, `expected ${range.min} to ${range.max}, got ${raw}`);
+  }
+  return value;
+}
+
+function readBoolean(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(name, `expected true or false, got ${raw}`);
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.js";
+
+describe("loadConfig", () => {
+  it("defaults to development on loopback HTTP with the embedded database", () => {
+    expect(loadConfig({})).toEqual({
+      mode: "development",
+      host: "127.0.0.1",
+      port: 3000,
+      publicUrl: "http://localhost:3000",
+      databaseUrl: null,
+      dataDir: "./data",
+      tls: null,
+      trustProxy: false,
+      sessionIdleSeconds: 1800,
+      sessionMaxSeconds: 43_200,
+      passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
+    });
+  });
+
+  it("refuses a non-loopback host in development", () => {
+    expect(() => loadConfig({ SIGNON_HOST: "0.0.0.0" })).toThrow(/SIGNON_HOST: development mode listens on a loopback address only/);
+  });
+
+  it("refuses to start in production without TLS or a trusted proxy", () => {
+    expect(() => loadConfig({ NODE_ENV: "production", SIGNON_PUBLIC_URL: "https://signon.example" })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: "production", SIGNON_PUBLIC_URL: "https://signon.example" })).toThrow(/SIGNON_TLS_CERT: production mode needs TLS/);
+  });
+
+  it("starts in production behind a trusted proxy with an https public URL", () => {
+    const config = loadConfig({
+      NODE_ENV: "production",
+      SIGNON_HOST: "0.0.0.0",
+      SIGNON_TRUST_PROXY: "true",
+      SIGNON_PUBLIC_URL: "https://signon.example/",
+      DATABASE_URL: "postgres://db/signon",
+    });
+    expect(config).toMatchObject({ mode: "production", trustProxy: true, publicUrl: "https://signon.example", databaseUrl: "postgres://db/signon" });
+  });
+
+  it("requires an https public URL in production", () => {
+    expect(() => loadConfig({ NODE_ENV: "production", SIGNON_TRUST_PROXY: "true" })).toThrow(/SIGNON_PUBLIC_URL: required/);
+    expect(() =>
+      loadConfig({ NODE_ENV: "production", SIGNON_TRUST_PROXY: "true", SIGNON_PUBLIC_URL: "http://signon.example" }),
+    ).toThrow(/SIGNON_PUBLIC_URL: must be https/);
+  });
+
+  it("wants both TLS files or neither", () => {
+    expect(() => loadConfig({ SIGNON_TLS_CERT: "cert.pem" })).toThrow(/SIGNON_TLS_KEY: set both/);
+  });
+
+  it.each([
+    ["SIGNON_PORT", "http", /SIGNON_PORT: expected a whole number/],
+    ["SIGNON_PORT", "70000", /SIGNON_PORT: expected 0 to 65535/],
+    ["SIGNON_TRUST_PROXY", "maybe", /SIGNON_TRUST_PROXY: expected true or false/],
+    ["NODE_ENV", "staging", /NODE_ENV: expected production, development or test/],
+    ["SIGNON_PUBLIC_URL", "not a url", /SIGNON_PUBLIC_URL: not an absolute URL/],
+  ])("names %s when its value %j is wrong", (variable, value, message) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(message);
+  });
+
+  it("reads lowered argon2 costs for tests", () => {
+    expect(loadConfig({ SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1" }).passwordHashing).toEqual({
+      memoryCost: 64,
+      timeCost: 1,
+      parallelism: 1,
+    });
+  });
+});
