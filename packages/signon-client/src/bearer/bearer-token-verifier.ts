@@ -1,0 +1,58 @@
+import type { SignonClientConfig } from "../config.js";
+import { sha256Hex } from "../oauth/random.js";
+import { fetchSignonUser } from "../oauth/user-info.js";
+import { userDetailsFromJson, type SignonUserDetails } from "../user.js";
+import { BoundedTtlCache } from "./bounded-ttl-cache.js";
+
+/**
+ * Checks bearer tokens of API requests through Sign-on's `/user.json` and
+ * remembers each answer (valid or not) for at most `bearerCacheTtlSeconds`.
+ * The cache is keyed by the SHA-256 of the token, bounded in size, and a
+ * token being checked is checked once however many requests carry it.
+ * Sign-on being unreachable is not remembered: the error goes to the caller.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-2.1
+ */
+export class BearerTokenVerifier {
+  readonly #cache: BoundedTtlCache<SignonUserDetails | null>;
+  readonly #inFlight = new Map<string, Promise<SignonUserDetails | null>>();
+
+  constructor(private readonly config: SignonClientConfig) {
+    this.#cache = new BoundedTtlCache(config.bearerCacheTtlSeconds * 1000, config.bearerCacheMaxEntries);
+  }
+
+  /** The token's user (with this application's permissions), or `null` when Sign-on rejects it. */
+  async verify(token: string): Promise<SignonUserDetails | null> {
+    const key = sha256Hex(token);
+    const cached = this.#cache.get(key, this.config.clock.now());
+    if (cached !== undefined) return cached;
+    const running = this.#inFlight.get(key);
+    if (running) return running;
+    const check = this.#check(key, token).finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, check);
+    return check;
+  }
+
+  /** How many answers are remembered now. */
+  get cachedEntries(): number {
+    return this.#cache.size;
+  }
+
+  async #check(key: string, token: string): Promise<SignonUserDetails | null> {
+    const json = await fetchSignonUser(this.config, token);
+    const user = json === null || json.disabled === true ? null : userDetailsFromJson(json);
+    this.#cache.set(key, user, this.config.clock.now());
+    return user;
+  }
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or `null` when the
+ * header is missing or of another scheme.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-2.1
+ */
+export function bearerTokenFromHeader(header: string | undefined): string | null {
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header ?? "");
+  return match?.[1] ?? null;
+}

@@ -1,0 +1,132 @@
+import { systemClock, type Clock } from "./clock.js";
+import type { Fetch } from "./http/send.js";
+import type { SessionStore } from "./storage/session-store.js";
+import type { UserStore } from "./storage/user-store.js";
+
+/** Where Sign-on serves the endpoints this client calls (paths relative to `signonUrl`). */
+export interface SignonPaths {
+  /** Default `/oauth/authorize`. */
+  authorize: string;
+  /** Default `/token`. */
+  token: string;
+  /** Default `/user.json`. */
+  userInfo: string;
+  /** Where the browser goes after signing out here; default `/users/sign_out`. */
+  signOut: string;
+}
+
+/** Everything the Sign-on client needs; see `resolveSignonClientConfig` for the defaults. */
+export interface SignonClientOptions {
+  /** Base URL of Sign-on, e.g. `https://signon.example.org`. */
+  signonUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** This application's callback URL as registered in Sign-on, e.g. `https://app.example.org/auth/gds/callback`. */
+  redirectUri: string;
+  userStore: UserStore;
+  sessionStore: SessionStore;
+  fetch?: Fetch;
+  clock?: Clock;
+  paths?: Partial<SignonPaths>;
+  /** How long a signed-in session lasts without sign-in; default 20 hours. */
+  sessionTtlSeconds?: number;
+  /** How long a started sign-in may take; default 10 minutes (the code lifetime). */
+  signInTtlSeconds?: number;
+  /** Refresh the access token this long before it expires (at most half its lifetime); default 300. */
+  refreshMarginSeconds?: number;
+  /** How long a bearer-token check is remembered; default and maximum 60. */
+  bearerCacheTtlSeconds?: number;
+  /** How many bearer-token checks are remembered; default 10 000. */
+  bearerCacheMaxEntries?: number;
+  /** Timeout of each call to Sign-on; default 10 000 ms. */
+  requestTimeoutMs?: number;
+}
+
+/** The options with every default filled in and checked. */
+export interface SignonClientConfig {
+  signonUrl: string;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  userStore: UserStore;
+  sessionStore: SessionStore;
+  fetch: Fetch;
+  clock: Clock;
+  paths: SignonPaths;
+  sessionTtlSeconds: number;
+  signInTtlSeconds: number;
+  refreshMarginSeconds: number;
+  bearerCacheTtlSeconds: number;
+  bearerCacheMaxEntries: number;
+  requestTimeoutMs: number;
+}
+
+/** The longest a bearer-token check may be remembered. */
+export const MAX_BEARER_CACHE_TTL_SECONDS = 60;
+
+/**
+ * Checks the options and fills in defaults. Throws an `Error` naming the
+ * option when one is unusable, so a misconfigured application stops at start-up.
+ */
+export function resolveSignonClientConfig(options: SignonClientOptions): SignonClientConfig {
+  requireUrl("signonUrl", options.signonUrl);
+  requireUrl("redirectUri", options.redirectUri);
+  requireText("clientId", options.clientId);
+  requireText("clientSecret", options.clientSecret);
+  const bearerCacheTtlSeconds = options.bearerCacheTtlSeconds ?? MAX_BEARER_CACHE_TTL_SECONDS;
+  if (bearerCacheTtlSeconds > MAX_BEARER_CACHE_TTL_SECONDS) {
+    throw new Error(`bearerCacheTtlSeconds must be at most ${MAX_BEARER_CACHE_TTL_SECONDS}, got ${bearerCacheTtlSeconds}`);
+  }
+  const config: SignonClientConfig = {
+    signonUrl: options.signonUrl.replace(/\/+$/, ""),
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    redirectUri: options.redirectUri,
+    userStore: options.userStore,
+    sessionStore: options.sessionStore,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    clock: options.clock ?? systemClock,
+    paths: {
+      authorize: "/oauth/authorize",
+      token: "/token",
+      userInfo: "/user.json",
+      signOut: "/users/sign_out",
+      ...options.paths,
+    },
+    sessionTtlSeconds: options.sessionTtlSeconds ?? 20 * 60 * 60,
+    signInTtlSeconds: options.signInTtlSeconds ?? 10 * 60,
+    refreshMarginSeconds: options.refreshMarginSeconds ?? 300,
+    bearerCacheTtlSeconds,
+    bearerCacheMaxEntries: options.bearerCacheMaxEntries ?? 10_000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+  };
+  for (const name of [
+    "sessionTtlSeconds",
+    "signInTtlSeconds",
+    "refreshMarginSeconds",
+    "bearerCacheTtlSeconds",
+    "bearerCacheMaxEntries",
+    "requestTimeoutMs",
+  ] as const) {
+    const value = config[name];
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number of at least 0, got ${value}`);
+  }
+  return config;
+}
+
+function requireText(name: string, value: string): void {
+  if (typeof value !== "string" || value.length === 0) throw new Error(`${name} is required`);
+}
+
+function requireUrl(name: string, value: string): void {
+  requireText(name, value);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${name} must be an absolute URL, got ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new Error(`${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  }
+}

@@ -1,0 +1,80 @@
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from "fastify";
+import { bearerTokenFromHeader } from "../bearer/bearer-token-verifier.js";
+import { SignonUnavailableError } from "../errors.js";
+import { hasAllPermissions, hasAnyPermission } from "../permissions.js";
+import type { SignonClient } from "../signon-client.js";
+import { sendApiError } from "./bearer-errors.js";
+
+/** What a guard does when a signed-in user lacks a permission. */
+export type ForbiddenHandler = (request: FastifyRequest, reply: FastifyReply, required: readonly string[]) => unknown;
+
+/** Route guards for browser pages (sessions) and API routes (bearer tokens). */
+export interface SignonGuards {
+  /** Browser pages: a request without a signed-in user is sent to sign in and back. */
+  requireSignIn: preHandlerAsyncHookHandler;
+  /** Browser pages: signed in and holding `permission`, else 403. */
+  requirePermission(permission: string): preHandlerAsyncHookHandler;
+  /** Browser pages: signed in and holding at least one of `permissions`, else 403. */
+  requireAnyPermission(permissions: readonly string[]): preHandlerAsyncHookHandler;
+  /** Browser pages: signed in and holding all of `permissions`, else 403. */
+  requireAllPermissions(permissions: readonly string[]): preHandlerAsyncHookHandler;
+  /**
+   * API routes: a valid Sign-on bearer token whose user holds every one of
+   * `permissions` (none by default). Sets `request.signonApiUser`. Use it as
+   * an `onRequest` hook so it runs before the body is read.
+   */
+  requireBearerToken(permissions?: readonly string[]): onRequestAsyncHookHandler;
+}
+
+/** Builds the guards; `signInPath` is where a signed-out browser is sent. */
+export function createGuards(client: SignonClient, signInPath: string, onForbidden: ForbiddenHandler): SignonGuards {
+  const redirectToSignIn = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const returnTo = request.method === "GET" || request.method === "HEAD" ? request.url : "/";
+    return reply.redirect(`${signInPath}?return_to=${encodeURIComponent(returnTo)}`, 302);
+  };
+  const requireUser =
+    (allowed: (permissions: readonly string[]) => boolean, required: readonly string[]): preHandlerAsyncHookHandler =>
+    async (request, reply) => {
+      const user = request.signonUser;
+      if (!user) {
+        await redirectToSignIn(request, reply);
+        return;
+      }
+      if (!allowed(user.permissions)) await onForbidden(request, reply, required);
+    };
+  return {
+    requireSignIn: requireUser(() => true, []),
+    requirePermission: (permission) => requireUser((p) => p.includes(permission), [permission]),
+    requireAnyPermission: (permissions) =>
+      requireUser((p) => hasAnyPermission({ permissions: p }, permissions), permissions),
+    requireAllPermissions: (permissions) =>
+      requireUser((p) => hasAllPermissions({ permissions: p }, permissions), permissions),
+    requireBearerToken: (permissions = []) =>
+      async function requireBearerToken(request, reply) {
+        const token = bearerTokenFromHeader(request.headers.authorization);
+        if (token === null) {
+          await sendApiError(reply, "missing_token");
+          return;
+        }
+        let user;
+        try {
+          user = await client.verifyBearerToken(token);
+        } catch (error) {
+          if (!(error instanceof SignonUnavailableError)) throw error;
+          request.log.warn({ err: error }, "bearer token check failed: Sign-on unavailable");
+          await sendApiError(reply, "temporarily_unavailable");
+          return;
+        }
+        if (user === null) {
+          await sendApiError(reply, "invalid_token");
+          return;
+        }
+        if (!hasAllPermissions(user, permissions)) {
+          const missing = permissions.filter((permission) => !user.permissions.includes(permission));
+          await sendApiError(reply, "insufficient_scope", `The bearer token's user lacks: ${missing.join(", ")}.`);
+          return;
+        }
+        request.signonApiUser = user;
+      },
+  };
+}

@@ -1,0 +1,102 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import { afterEach, beforeEach } from "vitest";
+import { signon, type SignonPluginOptions } from "../../src/fastify/index.js";
+import { MemorySessionStore } from "../../src/storage/memory-session-store.js";
+import { MemoryUserStore } from "../../src/storage/memory-user-store.js";
+import type { SessionStore } from "../../src/storage/session-store.js";
+import type { UserStore } from "../../src/storage/user-store.js";
+import type { SignonUserJson } from "../../src/user.js";
+import { FakeClock } from "./fake-clock.js";
+import { StandInSignon } from "./stand-in-signon.js";
+
+export const CLIENT = {
+  clientId: "editorial-client-id",
+  clientSecret: "editorial-client-secret",
+  redirectUri: "http://app.test/auth/gds/callback",
+};
+
+/** Everything one test needs: the stand-in Sign-on, the client app, its stores and the clock. */
+export interface Harness {
+  clock: FakeClock;
+  signon: StandInSignon;
+  app: FastifyInstance;
+  users: UserStore;
+  sessions: SessionStore;
+}
+
+export interface HarnessOptions {
+  expiresInSeconds?: number;
+  plugin?: Partial<SignonPluginOptions>;
+  users?: UserStore;
+  sessions?: SessionStore;
+}
+
+/** A client application with a page for each guard, the way an application would use the plugin. */
+export async function buildClientApp(
+  signonUrl: string,
+  clock: FakeClock,
+  stores: { users: UserStore; sessions: SessionStore },
+  plugin: Partial<SignonPluginOptions> = {},
+): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  await app.register(signon, {
+    signonUrl,
+    ...CLIENT,
+    userStore: stores.users,
+    sessionStore: stores.sessions,
+    clock,
+    ...plugin,
+  });
+  app.get("/", { preHandler: app.signon.requireSignIn }, (request) => ({ user: request.signonUser }));
+  app.get("/admin", { preHandler: app.signon.requirePermission("admin") }, () => ({ admin: true }));
+  app.get("/either", { preHandler: app.signon.requireAnyPermission(["admin", "editor"]) }, () => ({ ok: true }));
+  app.get("/both", { preHandler: app.signon.requireAllPermissions(["admin", "editor"]) }, () => ({ ok: true }));
+  app.get("/api/whoami", { onRequest: app.signon.requireBearerToken() }, (request) => ({
+    user: request.signonApiUser,
+  }));
+  return app;
+}
+
+/** Registers beforeEach/afterEach that start a stand-in Sign-on and a client app for every test. */
+export function useHarness(options: HarnessOptions = {}): Harness {
+  const harness = {} as Harness;
+  beforeEach(async () => {
+    harness.clock = new FakeClock();
+    harness.signon = new StandInSignon({
+      client: CLIENT,
+      clock: harness.clock,
+      ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
+    });
+    await harness.signon.listen();
+    harness.users = options.users ?? new MemoryUserStore();
+    harness.sessions = options.sessions ?? new MemorySessionStore();
+    harness.app = await buildClientApp(
+      harness.signon.url,
+      harness.clock,
+      { users: harness.users, sessions: harness.sessions },
+      options.plugin,
+    );
+  });
+  afterEach(async () => {
+    await harness.app.close();
+    await harness.signon.close();
+  });
+  return harness;
+}
+
+let nextUser = 1;
+
+/** A Sign-on user as `/user.json` describes it; `signin` always included. */
+export function createUser(overrides: Partial<SignonUserJson> & { permissions?: string[] } = {}): SignonUserJson {
+  const n = nextUser++;
+  return {
+    uid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+    name: `User ${n}`,
+    email: `user${n}@example.org`,
+    organisation_slug: "government-digital-service",
+    organisation_content_id: "af07d5a5-df63-4ddc-9383-6a666845ebe9",
+    disabled: false,
+    ...overrides,
+    permissions: ["signin", ...(overrides.permissions ?? [])],
+  };
+}
