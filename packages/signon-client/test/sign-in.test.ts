@@ -182,7 +182,7 @@ describe("GET /auth/gds/callback", () => {
     h.signon.signedInUid = user.uid;
     const start = await browser.get("/auth/gds");
     const callback = await authorize(location(start));
-    await h.signon.close();
+    h.network.down = true;
 
     const response = await browser.get(callback);
 

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from "fastify";
-import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Type, TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { SignonUserEnvelope } from "../user.js";
 import type { SignonClient } from "../signon-client.js";
 import type { SignonGuards } from "./guards.js";
@@ -22,6 +22,8 @@ const Empty = Type.Object({});
 export function receiverRoutes(client: SignonClient, guards: SignonGuards) {
   return async function receivers(app: FastifyInstance): Promise<void> {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    // TypeBox's own checker: no type coercion, so `"permissions": "admin"` is a 400, not `["admin"]`.
+    api.setValidatorCompiler(TypeBoxValidatorCompiler);
     api.addHook("onRequest", guards.requireBearerToken([USER_UPDATE_PERMISSION]));
     api.setErrorHandler((error: FastifyError, request, reply) => {
       const status = error.statusCode ?? 500;

@@ -22,6 +22,8 @@ export interface Harness {
   app: FastifyInstance;
   users: UserStore;
   sessions: SessionStore;
+  /** While `down`, the client app's outbound calls fail as if Sign-on were unreachable. */
+  network: { down: boolean };
 }
 
 export interface HarnessOptions {
@@ -70,11 +72,17 @@ export function useHarness(options: HarnessOptions = {}): Harness {
     await harness.signon.listen();
     harness.users = options.users ?? new MemoryUserStore();
     harness.sessions = options.sessions ?? new MemorySessionStore();
+    harness.network = { down: false };
+    const network = harness.network;
     harness.app = await buildClientApp(
       harness.signon.url,
       harness.clock,
       { users: harness.users, sessions: harness.sessions },
-      options.plugin,
+      {
+        fetch: (input, init) =>
+          network.down ? Promise.reject(new TypeError("fetch failed")) : globalThis.fetch(input, init),
+        ...options.plugin,
+      },
     );
   });
   afterEach(async () => {
