@@ -1,10 +1,12 @@
+import { endpoint } from "@tessera/endpoint";
+
 /**
  * The one place where this package turns a route and options into request
- * options. It follows the `endpoint(route, options)` API of `@tessera/endpoint`
- * (the `@octokit/endpoint` call signature).
+ * options: `endpoint(route, options)` of `@tessera/endpoint`, narrowed to what
+ * `fetch` takes (string headers, a string body).
  */
 
-/** What `endpoint()` returns and `fetch` needs. */
+/** What `fetch` needs to send a request to Sign-on. */
 export interface RequestOptions {
   method: string;
   url: string;
@@ -20,18 +22,12 @@ export interface SignonRouteOptions {
   data?: string;
 }
 
-/**
- * Builds the request options for `route` (`"POST /token"`) against Sign-on.
- *
- * Interim implementation of the subset of `endpoint()` used here (no URL
- * templates, raw `data` body), until `@tessera/endpoint` is available.
- */
+/** Builds the request options for `route` (`"POST /token"`) against Sign-on. */
 export function signonRequestOptions(route: string, options: SignonRouteOptions): RequestOptions {
-  const [method = "GET", path = "/"] = route.split(" ");
+  const built = endpoint(route, { ...options });
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.headers)) headers[name.toLowerCase()] = value;
-  const url = `${options.baseUrl.replace(/\/+$/, "")}${path}`;
-  return options.data === undefined
-    ? { method: method.toUpperCase(), url, headers }
-    : { method: method.toUpperCase(), url, headers, body: options.data };
+  for (const [name, value] of Object.entries(built.headers)) headers[name] = String(value);
+  const request: RequestOptions = { method: built.method, url: built.url, headers };
+  if (typeof built.body === "string") request.body = built.body;
+  return request;
 }
