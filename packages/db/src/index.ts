@@ -1,0 +1,14 @@
+export { startDatabase, DEFAULT_DATA_DIR, EMBEDDED_POOL_MAX } from "./start-database.js";
+export type { StartDatabaseOptions, StartedDatabase } from "./start-database.js";
+export { createPool } from "./pool.js";
+export type { PoolOptions } from "./pool.js";
+export { createDrizzle } from "./drizzle.js";
+export type { Database } from "./drizzle.js";
+export { runMigrations, bookkeepingTable, BOOKKEEPING_SCHEMA } from "./migrations.js";
+export type { MigrationSet, MigrationReport } from "./migrations.js";
+export { startEmbeddedServer, IN_MEMORY } from "./embedded/embedded-server.js";
+export type { EmbeddedServer, EmbeddedServerOptions } from "./embedded/embedded-server.js";
+export { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
+export type { EmbeddedDatabase, OpenEmbeddedOptions } from "./embedded/open-embedded-database.js";
+export { silentLogger } from "./logger.js";
+export type { Logger } from "./logger.js";

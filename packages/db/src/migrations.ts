@@ -1,0 +1,100 @@
+import { readMigrationFiles, type MigrationMeta } from "drizzle-orm/migrator";
+import type pg from "pg";
+
+/**
+ * The migrations of one service: its PostgreSQL schema and the folder that
+ * drizzle-kit generates (`<folder>/meta/_journal.json` and numbered `.sql`
+ * files).
+ */
+export interface MigrationSet {
+  /** The service's PostgreSQL schema, e.g. `signon`. */
+  schema: string;
+  /** Absolute path of the drizzle-kit migrations folder. */
+  folder: string;
+  /**
+   * Bookkeeping table, in schema `drizzle` (drizzle's default), default
+   * `<schema>_migrations`. Same columns as drizzle's own migrator, so
+   * `drizzle-kit migrate` with `migrations: { schema: "drizzle", table }` agrees.
+   */
+  table?: string;
+}
+
+/** What {@link runMigrations} did for one set. */
+export interface MigrationReport {
+  schema: string;
+  /** Migrations applied by this call (0 when the database was up to date). */
+  applied: number;
+}
+
+/** Schema that holds every service's bookkeeping table. */
+export const BOOKKEEPING_SCHEMA = "drizzle";
+
+/** All migrators take this advisory lock, so concurrent start-ups take turns. */
+const LOCK_NAME = "tessera.migrations";
+
+/** The bookkeeping table of a migration set. */
+export function bookkeepingTable(set: MigrationSet): string {
+  return set.table ?? `${set.schema}_migrations`;
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Applies the pending drizzle-kit migrations of each set, in order.
+ *
+ * Each set migrates in one transaction that first takes a transaction-level
+ * advisory lock, then reads what is applied: two instances starting at once
+ * against one PostgreSQL take turns, and the second finds nothing left to do.
+ * (On the embedded server a transaction already has the only session.) A
+ * failing migration rolls its whole set back.
+ */
+export async function runMigrations(pool: pg.Pool, sets: readonly MigrationSet[]): Promise<MigrationReport[]> {
+  const reports: MigrationReport[] = [];
+  for (const set of sets) {
+    const migrations = readMigrationFiles({ migrationsFolder: set.folder });
+    reports.push({ schema: set.schema, applied: await migrateSet(pool, set, migrations) });
+  }
+  return reports;
+}
+
+async function migrateSet(pool: pg.Pool, set: MigrationSet, migrations: MigrationMeta[]): Promise<number> {
+  const table = `${quoteIdentifier(BOOKKEEPING_SCHEMA)}.${quoteIdentifier(bookkeepingTable(set))}`;
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [LOCK_NAME]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(BOOKKEEPING_SCHEMA)}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${table} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
+    );
+    const last = await client.query<{ created_at: string | null }>(
+      `SELECT created_at FROM ${table} ORDER BY created_at DESC LIMIT 1`,
+    );
+    const appliedUpTo = Number(last.rows[0]?.created_at ?? -1);
+    let applied = 0;
+    for (const migration of migrations) {
+      if (migration.folderMillis <= appliedUpTo) continue;
+      for (const statement of migration.sql) {
+        if (statement.trim() !== "") await client.query(statement);
+      }
+      await client.query(`INSERT INTO ${table} (hash, created_at) VALUES ($1, $2)`, [
+        migration.hash,
+        migration.folderMillis,
+      ]);
+      applied += 1;
+    }
+    await client.query("COMMIT");
+    return applied;
+  } catch (error) {
+    await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    });
+    throw error;
+  } finally {
+    // A connection that could not even roll back is discarded, not reused.
+    client.release(broken);
+  }
+}

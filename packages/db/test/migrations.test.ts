@@ -1,0 +1,91 @@
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool, runMigrations, startEmbeddedServer, type EmbeddedServer } from "../src/index.js";
+import { dropDatabase, recreateDatabase } from "../src/testing/index.js";
+import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
+
+// Runs on the embedded server, and on DATABASE_URL's PostgreSQL server when it is set.
+const databaseUrl = process.env["DATABASE_URL"];
+const scratchName = `tessera_db_migrations_w${process.env["VITEST_POOL_ID"] ?? process.pid}`;
+
+let server: EmbeddedServer | undefined;
+let url: string;
+
+beforeAll(async () => {
+  if (databaseUrl) {
+    url = await recreateDatabase(databaseUrl, scratchName);
+  } else {
+    server = await startEmbeddedServer();
+    url = server.url;
+  }
+});
+
+afterAll(async () => {
+  await server?.close();
+  if (databaseUrl) await dropDatabase(databaseUrl, scratchName);
+});
+
+async function withPool<T>(work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = createPool({ url, max: 2 });
+  try {
+    return await work(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
+async function fresh(): Promise<void> {
+  await withPool(async (pool) => {
+    await pool.query('DROP SCHEMA IF EXISTS "fixture" CASCADE');
+    await pool.query('DROP TABLE IF EXISTS "drizzle"."fixture_migrations"');
+  });
+}
+
+describe("runMigrations", () => {
+  it("applies every migration of a set in order and records each in schema drizzle", async () => {
+    await fresh();
+    const reports = await withPool((pool) => runMigrations(pool, [fixtureMigrations]));
+    expect(reports).toEqual([{ schema: "fixture", applied: 2 }]);
+    await withPool(async (pool) => {
+      const columns = await pool.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns
+          WHERE table_schema = 'fixture' AND table_name = 'notes' ORDER BY ordinal_position`,
+      );
+      expect(columns.rows.map((row) => row.column_name)).toEqual(["id", "title", "created_at", "done"]);
+      const recorded = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM "drizzle"."fixture_migrations"');
+      expect(recorded.rows).toEqual([{ n: 2 }]);
+    });
+  });
+
+  it("does nothing the second time", async () => {
+    await fresh();
+    await withPool((pool) => runMigrations(pool, [fixtureMigrations]));
+    await withPool(async (pool) => {
+      await pool.query("INSERT INTO fixture.notes (title) VALUES ('kept')");
+      expect(await runMigrations(pool, [fixtureMigrations])).toEqual([{ schema: "fixture", applied: 0 }]);
+      const notes = await pool.query("SELECT title FROM fixture.notes");
+      expect(notes.rows).toEqual([{ title: "kept" }]);
+    });
+  });
+
+  it("lets two migrators started at once take turns: one applies, the other finds nothing to do", async () => {
+    await fresh();
+    const reports = await Promise.all([
+      withPool((pool) => runMigrations(pool, [fixtureMigrations])),
+      withPool((pool) => runMigrations(pool, [fixtureMigrations])),
+    ]);
+    expect(reports.map((report) => report[0]?.applied).sort()).toEqual([0, 2]);
+  });
+
+  it("rolls back the whole set when a migration fails", async () => {
+    await fresh();
+    await withPool((pool) => pool.query("CREATE SCHEMA fixture"));
+    await expect(withPool((pool) => runMigrations(pool, [fixtureMigrations]))).rejects.toThrow(/already exists/);
+    await withPool(async (pool) => {
+      const recorded = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM "drizzle"."fixture_migrations"').catch(() => ({ rows: [{ n: 0 }] }));
+      expect(recorded.rows).toEqual([{ n: 0 }]);
+      const tables = await pool.query("SELECT tablename FROM pg_tables WHERE schemaname = 'fixture'");
+      expect(tables.rows).toEqual([]);
+    });
+  });
+});
