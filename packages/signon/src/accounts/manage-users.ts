@@ -1,0 +1,107 @@
+import { randomUUID } from "node:crypto";
+import { audit } from "../audit.js";
+import type { SignonContext } from "../context.js";
+import { revokeGrantsOfUser } from "../repositories/grants.js";
+import { deleteSessionsOfUser } from "../repositories/sessions.js";
+import { clearPasswordFailures, findUserByEmail, insertUser, updateUser, type User } from "../repositories/users.js";
+import { hashPassword } from "./password.js";
+
+/** A refused account change, with a message for the operator. */
+export class AccountError extends Error {}
+
+export const roles = ["superadmin", "admin", "organisation_admin", "normal"] as const;
+export type Role = (typeof roles)[number];
+
+const emailPattern = /^[^\s@]+@[^\s@]+$/;
+/** Shortest password accepted for a person's account. */
+export const minimumPasswordLength = 10;
+
+export interface NewPerson {
+  email: string;
+  name: string;
+  role?: Role | undefined;
+  password?: string | undefined;
+}
+
+/** Creates a person's account (S18); without a password they cannot sign in until one is set. */
+export async function createUser(ctx: SignonContext, person: NewPerson, actorUid: string | null = null): Promise<User> {
+  const email = checkEmail(person.email);
+  const name = checkName(person.name);
+  if (person.password !== undefined && person.password.length < minimumPasswordLength) {
+    throw new AccountError(`Passwords have at least ${minimumPasswordLength} characters`);
+  }
+  if (await findUserByEmail(ctx.db, email)) throw new AccountError(`A user with e-mail ${email} already exists`);
+  const passwordHash = person.password === undefined ? null : await hashPassword(person.password, ctx.config.passwordHashing);
+  const now = ctx.now();
+  return ctx.db.transaction(async (tx) => {
+    const user = await insertUser(tx, { uid: randomUUID(), email, name, role: person.role ?? "normal", passwordHash, createdAt: now, updatedAt: now });
+    await audit(tx, { action: "user_created", at: now, actorUid, subjectUid: user.uid, details: { role: user.role } });
+    return user;
+  });
+}
+
+/** Creates an API user (S17): a non-human account that never signs in and holds pre-issued tokens. */
+export async function createApiUser(ctx: SignonContext, account: { email: string; name: string }, actorUid: string | null = null): Promise<User> {
+  const email = checkEmail(account.email);
+  const name = checkName(account.name);
+  if (await findUserByEmail(ctx.db, email)) throw new AccountError(`A user with e-mail ${email} already exists`);
+  const now = ctx.now();
+  return ctx.db.transaction(async (tx) => {
+    const user = await insertUser(tx, { uid: randomUUID(), email, name, isApiUser: true, createdAt: now, updatedAt: now });
+    await audit(tx, { action: "api_user_created", at: now, actorUid, subjectUid: user.uid });
+    return user;
+  });
+}
+
+/** Finds a user by e-mail or says plainly that there is none. */
+export async function requireUserByEmail(ctx: SignonContext, email: string): Promise<User> {
+  const user = await findUserByEmail(ctx.db, email);
+  if (!user) throw new AccountError(`No user has e-mail ${email}`);
+  return user;
+}
+
+/**
+ * Suspends a user (S18): records the reason, ends their sessions and revokes
+ * every token they hold, in one transaction.
+ */
+export async function suspendUser(ctx: SignonContext, email: string, reason: string, actorUid: string | null = null): Promise<User> {
+  const trimmed = reason.trim();
+  if (trimmed === "") throw new AccountError("Suspension needs a reason");
+  const user = await requireUserByEmail(ctx, email);
+  if (user.suspendedAt !== null) throw new AccountError(`${user.email} is already suspended`);
+  const now = ctx.now();
+  return ctx.db.transaction(async (tx) => {
+    const updated = await updateUser(tx, user.uid, { suspendedAt: now, suspensionReason: trimmed, updatedAt: now });
+    await deleteSessionsOfUser(tx, user.uid);
+    await revokeGrantsOfUser(tx, user.uid, now);
+    await audit(tx, { action: "user_suspended", at: now, actorUid, subjectUid: user.uid, details: { reason: trimmed } });
+    if (!updated) throw new AccountError(`No user has e-mail ${email}`);
+    return updated;
+  });
+}
+
+/** Lifts a suspension, and any lock from wrong passwords. */
+export async function unsuspendUser(ctx: SignonContext, email: string, actorUid: string | null = null): Promise<User> {
+  const user = await requireUserByEmail(ctx, email);
+  if (user.suspendedAt === null) throw new AccountError(`${user.email} is not suspended`);
+  const now = ctx.now();
+  return ctx.db.transaction(async (tx) => {
+    const updated = await updateUser(tx, user.uid, { suspendedAt: null, suspensionReason: null, updatedAt: now });
+    await clearPasswordFailures(tx, user.uid, now);
+    await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid });
+    if (!updated) throw new AccountError(`No user has e-mail ${email}`);
+    return updated;
+  });
+}
+
+function checkEmail(raw: string): string {
+  const email = raw.trim();
+  if (!emailPattern.test(email) || email.length > 254) throw new AccountError(`Not an e-mail address: ${JSON.stringify(raw)}`);
+  return email;
+}
+
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (name === "" || name.length > 200) throw new AccountError("A name has 1 to 200 characters");
+  return name;
+}

@@ -1,0 +1,64 @@
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { deleteSession, findSession, insertSession, touchSession } from "../repositories/sessions.js";
+import type { User } from "../repositories/users.js";
+import { randomHex, sha256Hex } from "../security/random.js";
+
+/**
+ * Starts a session after sign-in with a fresh id (no fixation: any session
+ * the browser had is deleted). Returns the id for the cookie; only its
+ * SHA-256 digest is stored.
+ */
+export async function startSession(
+  ctx: SignonContext,
+  user: User,
+  previousSessionId: string | undefined,
+  origin: RequestOrigin,
+): Promise<string> {
+  const id = randomHex();
+  const now = ctx.now();
+  await ctx.db.transaction(async (tx) => {
+    if (previousSessionId) await deleteSession(tx, sha256Hex(previousSessionId));
+    await insertSession(tx, {
+      idHash: sha256Hex(id),
+      userUid: user.uid,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: new Date(now.getTime() + ctx.config.sessionMaxSeconds * 1000),
+      ip: origin.ip,
+      userAgent: origin.userAgent?.slice(0, 512) ?? null,
+    });
+    await audit(tx, { action: "sign_in", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+  });
+  return id;
+}
+
+/**
+ * The user of a live session, or `null`. A session dies after
+ * `sessionIdleSeconds` without use, `sessionMaxSeconds` after sign-in, or
+ * when its user is suspended.
+ */
+export async function resolveSession(ctx: SignonContext, sessionId: string | undefined): Promise<User | null> {
+  if (!sessionId || !/^[0-9a-f]{64}$/.test(sessionId)) return null;
+  const idHash = sha256Hex(sessionId);
+  const found = await findSession(ctx.db, idHash);
+  if (!found) return null;
+  const now = ctx.now();
+  const idleUntil = found.session.lastSeenAt.getTime() + ctx.config.sessionIdleSeconds * 1000;
+  if (idleUntil <= now.getTime() || found.session.expiresAt <= now || found.user.suspendedAt !== null) {
+    await deleteSession(ctx.db, idHash);
+    return null;
+  }
+  await touchSession(ctx.db, idHash, now);
+  return found.user;
+}
+
+/** Ends a session (sign-out). */
+export async function endSession(ctx: SignonContext, sessionId: string | undefined, origin: RequestOrigin): Promise<void> {
+  if (!sessionId) return;
+  const idHash = sha256Hex(sessionId);
+  const found = await findSession(ctx.db, idHash);
+  if (!found) return;
+  await deleteSession(ctx.db, idHash);
+  await audit(ctx.db, { action: "sign_out", at: ctx.now(), actorUid: found.user.uid, subjectUid: found.user.uid, origin });
+}

@@ -1,0 +1,139 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import cookie from "@fastify/cookie";
+import csrf from "@fastify/csrf-protection";
+import helmet from "@fastify/helmet";
+import view from "@fastify/view";
+import { Eta } from "eta";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
+import type { SignonConfig } from "./config.js";
+import type { SignonContext } from "./context.js";
+import type { SignonDatabase } from "./db/database.js";
+import { handleError } from "./http/error-handler.js";
+import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
+import { InvalidRequestError } from "./oauth/errors.js";
+import authorizeRoutes from "./routes/oauth/authorize.js";
+import introspectRoutes from "./routes/oauth/introspect.js";
+import revokeRoutes from "./routes/oauth/revoke.js";
+import homeRoutes from "./routes/home.js";
+import signInRoutes from "./routes/sign-in.js";
+import signOutRoutes from "./routes/sign-out.js";
+import tokenRoutes from "./routes/token.js";
+import userJsonRoutes from "./routes/user-json.js";
+import metadataRoutes from "./routes/well-known/oauth-authorization-server.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    signon: SignonContext;
+  }
+}
+
+/** What the Sign-on app needs: configuration, a database and (in tests) a clock. */
+export interface SignonAppOptions {
+  config: SignonConfig;
+  db: SignonDatabase;
+  now?: () => Date;
+}
+
+/**
+ * Fastify server options for Sign-on: body limit, proxy trust, strict query
+ * parsing, TLS, and request logs without query strings (they can carry
+ * `access_token`, which must never be logged; S11).
+ */
+export function signonServerOptions(config: SignonConfig, logger: boolean = true): FastifyServerOptions & { https?: { cert: Buffer; key: Buffer } } {
+  return {
+    bodyLimit: bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
+    logger: logger
+      ? {
+          level: "info",
+          serializers: {
+            req: (request: { method: string; url: string; ip?: string }) => ({
+              method: request.method,
+              path: request.url.split("?")[0],
+              ip: request.ip,
+            }),
+          },
+        }
+      : false,
+    ...(config.tls ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } } : {}),
+  };
+}
+
+const viewsDirectory = fileURLToPath(new URL("./views/", import.meta.url));
+
+/**
+ * The Sign-on application as a Fastify plugin. `server.ts` registers it on an
+ * instance built with `signonServerOptions` and listens; tests register it and
+ * call `inject()`.
+ */
+export default async function signonApp(app: FastifyInstance, options: SignonAppOptions): Promise<void> {
+  const { config } = options;
+  const production = config.mode === "production";
+  app.decorate("signon", { db: options.db, config, now: options.now ?? (() => new Date()) });
+
+  app.removeAllContentTypeParsers();
+  registerFormParser(app);
+  app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit: bodyLimitBytes }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string) as unknown);
+    } catch {
+      done(new InvalidRequestError("The body is not valid JSON"), undefined);
+    }
+  });
+
+  app.addHook("onRequest", rejectMalformedQuery);
+  if (production) {
+    // S16: plain HTTP is refused (API) or redirected (browser GET).
+    app.addHook("onRequest", async (request, reply) => {
+      if (request.protocol === "https") return;
+      if (request.method === "GET" && (request.headers.accept ?? "").includes("text/html")) {
+        return reply.redirect(`${config.publicUrl}${request.url}`, 301);
+      }
+      return reply.code(403).send({ error: "invalid_request", error_description: "HTTPS is required" });
+    });
+  }
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'"],
+        baseUri: ["'none'"],
+        frameAncestors: ["'none'"],
+        // No form-action: after sign-in the browser is redirected on to a client's redirect URI.
+      },
+    },
+    strictTransportSecurity: production ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    referrerPolicy: { policy: "no-referrer" },
+    crossOriginResourcePolicy: { policy: "same-origin" },
+  });
+  await app.register(cookie);
+  await app.register(csrf, {
+    cookieKey: production ? "__Host-signon_csrf" : "signon_csrf",
+    cookieOpts: { path: "/", httpOnly: true, sameSite: "lax", secure: production },
+    getToken: (request) => (request.body as { _csrf?: unknown } | undefined)?._csrf as string,
+  });
+  await app.register(view, {
+    engine: { eta: new Eta() },
+    root: viewsDirectory,
+    layout: "layout.eta",
+    defaultContext: { serviceName: "Tessera Sign-on" },
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: "not_found" }));
+
+  await app.register(homeRoutes);
+  await app.register(signInRoutes);
+  await app.register(signOutRoutes);
+  await app.register(authorizeRoutes);
+  await app.register(tokenRoutes);
+  await app.register(userJsonRoutes);
+  await app.register(revokeRoutes);
+  await app.register(introspectRoutes);
+  await app.register(metadataRoutes);
+}

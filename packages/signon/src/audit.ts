@@ -1,0 +1,50 @@
+import type { RequestOrigin } from "./context.js";
+import type { SignonDatabase } from "./db/database.js";
+import { insertAuditEvent } from "./repositories/audit-events.js";
+
+/** Security-relevant actions, as stored in `audit_events.action`. */
+export type AuditAction =
+  | "sign_in"
+  | "sign_in_failed"
+  | "sign_in_refused"
+  | "account_locked"
+  | "sign_out"
+  | "authorization_code_issued"
+  | "authorization_code_replayed"
+  | "tokens_issued"
+  | "tokens_refreshed"
+  | "refresh_token_reused"
+  | "token_revoked"
+  | "client_authentication_failed"
+  | "application_created"
+  | "user_created"
+  | "api_user_created"
+  | "permissions_granted"
+  | "permissions_revoked"
+  | "token_issued_by_operator"
+  | "user_suspended"
+  | "user_unsuspended";
+
+export interface AuditEntry {
+  action: AuditAction;
+  at: Date;
+  actorUid?: string | null;
+  subjectUid?: string | null;
+  applicationId?: string | null;
+  origin?: RequestOrigin | null;
+  details?: Record<string, unknown>;
+}
+
+/** Records who did what, when, from where and on which application. */
+export async function audit(db: SignonDatabase, entry: AuditEntry): Promise<void> {
+  await insertAuditEvent(db, {
+    action: entry.action,
+    occurredAt: entry.at,
+    actorUid: entry.actorUid ?? null,
+    subjectUid: entry.subjectUid ?? null,
+    applicationId: entry.applicationId ?? null,
+    ip: entry.origin?.ip ?? null,
+    userAgent: entry.origin?.userAgent?.slice(0, 512) ?? null,
+    details: entry.details ?? {},
+  });
+}

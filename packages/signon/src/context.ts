@@ -1,0 +1,16 @@
+import type { SignonConfig } from "./config.js";
+import type { SignonDatabase } from "./db/database.js";
+
+/** What domain functions need: the database, the configuration and the clock. */
+export interface SignonContext {
+  db: SignonDatabase;
+  config: SignonConfig;
+  /** The current time; tests pass a clock they can move. */
+  now: () => Date;
+}
+
+/** Where a request came from, for audit events and per-IP limits. */
+export interface RequestOrigin {
+  ip: string | null;
+  userAgent: string | null;
+}

@@ -1,0 +1,196 @@
+import { sql } from "drizzle-orm";
+import {
+  bigserial,
+  boolean,
+  check,
+  index,
+  inet,
+  integer,
+  jsonb,
+  pgSchema,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+/** Every Sign-on table lives in the `signon` PostgreSQL schema. */
+export const signon = pgSchema("signon");
+
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull();
+
+export const organisations = signon.table("organisations", {
+  id: uuid("id").primaryKey(),
+  slug: text("slug").notNull().unique(),
+  name: text("name").notNull(),
+  contentId: uuid("content_id").notNull().unique(),
+  createdAt: createdAt(),
+});
+
+/** People and API users (S17, S18). E-mail is unique regardless of case. */
+export const users = signon.table(
+  "users",
+  {
+    uid: uuid("uid").primaryKey(),
+    name: text("name").notNull(),
+    email: text("email").notNull(),
+    role: text("role").notNull().default("normal"),
+    isApiUser: boolean("is_api_user").notNull().default(false),
+    organisationId: uuid("organisation_id").references(() => organisations.id),
+    passwordHash: text("password_hash"),
+    suspendedAt: timestamp("suspended_at", { withTimezone: true }),
+    suspensionReason: text("suspension_reason"),
+    failedPasswordAttempts: integer("failed_password_attempts").notNull().default(0),
+    lockedAt: timestamp("locked_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    uniqueIndex("users_email_lower_key").on(sql`lower(${table.email})`),
+    check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'organisation_admin', 'normal')`),
+    check("users_suspension_reason_check", sql`(${table.suspendedAt} is null) = (${table.suspensionReason} is null)`),
+  ],
+);
+
+/** Client applications (S5, S8, S12). `signin` is always among the supported permissions. */
+export const applications = signon.table(
+  "applications",
+  {
+    id: uuid("id").primaryKey(),
+    name: text("name").notNull().unique(),
+    clientId: text("client_id").notNull().unique(),
+    clientSecretHash: text("client_secret_hash").notNull(),
+    redirectUris: text("redirect_uris").array().notNull(),
+    homeUri: text("home_uri"),
+    pushBaseUrl: text("push_base_url"),
+    supportedPermissions: text("supported_permissions").array().notNull(),
+    requirePkce: boolean("require_pkce").notNull().default(false),
+    retired: boolean("retired").notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (table) => [check("applications_signin_supported_check", sql`'signin' = any(${table.supportedPermissions})`)],
+);
+
+/** One row per permission a user holds on an application. */
+export const userPermissions = signon.table(
+  "user_permissions",
+  {
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    permission: text("permission").notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.userUid, table.applicationId, table.permission] })],
+);
+
+/**
+ * One authorization of an application by a user: from an authorization code
+ * (S6) or issued by an operator (S17). Every token belongs to one grant, so a
+ * replayed code or refresh token can revoke the whole family.
+ */
+export const grants = signon.table(
+  "grants",
+  {
+    id: uuid("id").primaryKey(),
+    kind: text("kind").notNull(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").unique(),
+    redirectUri: text("redirect_uri"),
+    codeChallenge: text("code_challenge"),
+    codeExpiresAt: timestamp("code_expires_at", { withTimezone: true }),
+    codeUsedAt: timestamp("code_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    check("grants_kind_check", sql`${table.kind} in ('authorization_code', 'issued')`),
+    index("grants_user_idx").on(table.userUid),
+  ],
+);
+
+export const accessTokens = signon.table(
+  "access_tokens",
+  {
+    id: uuid("id").primaryKey(),
+    grantId: uuid("grant_id")
+      .notNull()
+      .references(() => grants.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [index("access_tokens_grant_idx").on(table.grantId), index("access_tokens_user_idx").on(table.userUid)],
+);
+
+export const refreshTokens = signon.table(
+  "refresh_tokens",
+  {
+    id: uuid("id").primaryKey(),
+    grantId: uuid("grant_id")
+      .notNull()
+      .references(() => grants.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    rotatedAt: timestamp("rotated_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [index("refresh_tokens_grant_idx").on(table.grantId)],
+);
+
+/** Browser sessions of the service itself; the id is stored only as its SHA-256 digest. */
+export const sessions = signon.table(
+  "sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    ip: inet("ip"),
+    userAgent: text("user_agent"),
+  },
+  (table) => [index("sessions_user_idx").on(table.userUid)],
+);
+
+/** Fixed-window failure counters for brute-force limits (S15), shared by all instances. */
+export const failureCounters = signon.table("failure_counters", {
+  key: text("key").primaryKey(),
+  failures: integer("failures").notNull(),
+  windowEndsAt: timestamp("window_ends_at", { withTimezone: true }).notNull(),
+});
+
+/** Every security-relevant action: who, what, when, from where, on which application. */
+export const auditEvents = signon.table(
+  "audit_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    occurredAt: timestamp("occurred_at", { withTimezone: true }).notNull(),
+    action: text("action").notNull(),
+    actorUid: uuid("actor_uid"),
+    subjectUid: uuid("subject_uid"),
+    applicationId: uuid("application_id"),
+    ip: inet("ip"),
+    userAgent: text("user_agent"),
+    details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (table) => [index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt)],
+);

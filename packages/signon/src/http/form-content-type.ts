@@ -1,0 +1,58 @@
+import type { FastifyInstance } from "fastify";
+import { InvalidRequestError } from "../oauth/errors.js";
+import { MalformedFormError, parseFormBody, type FormFields } from "./form-body.js";
+
+/** Largest request body accepted anywhere, in bytes. */
+export const bodyLimitBytes = 16 * 1024;
+
+/**
+ * Registers the strict `application/x-www-form-urlencoded` parser: UTF-8
+ * only (a different charset is refused), repeated names kept as arrays.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#appendix-B
+ */
+export function registerFormParser(app: FastifyInstance): void {
+  app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "buffer", bodyLimit: bodyLimitBytes }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers["content-type"] ?? "")?.[1];
+    if (charset !== undefined && charset.toLowerCase() !== "utf-8") {
+      done(new InvalidRequestError("Form bodies must be UTF-8"), undefined);
+      return;
+    }
+    try {
+      done(null, parseFormBody(body as Buffer));
+    } catch (error) {
+      done(error instanceof MalformedFormError ? new InvalidRequestError(error.message) : (error as Error), undefined);
+    }
+  });
+}
+
+const malformedQuery = Symbol("malformedQuery");
+
+/**
+ * The query string parser: the same strict decoding as form bodies. It may not
+ * throw (it runs inside routing), so a malformed query is flagged and refused
+ * by `rejectMalformedQuery`.
+ */
+export function parseQueryString(query: string): FormFields {
+  try {
+    return parseFormBody(query);
+  } catch {
+    const flagged = Object.create(null) as FormFields & { [malformedQuery]?: true };
+    flagged[malformedQuery] = true;
+    return flagged;
+  }
+}
+
+/** `onRequest` hook: refuses a request whose query string `parseQueryString` flagged. */
+export async function rejectMalformedQuery(request: { query: unknown }): Promise<void> {
+  const query = request.query as { [malformedQuery]?: true } | undefined;
+  if (query?.[malformedQuery]) throw new InvalidRequestError("The query string has a malformed percent-escape or invalid UTF-8");
+}
+
+/** `preValidation` hook for OAuth endpoints that take form bodies only. */
+export async function requireFormBody(request: { headers: Record<string, unknown>; body: unknown }): Promise<void> {
+  const type = String(request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded" || typeof request.body !== "object" || request.body === null) {
+    throw new InvalidRequestError("The body must be application/x-www-form-urlencoded");
+  }
+}

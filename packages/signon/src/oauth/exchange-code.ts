@@ -1,0 +1,84 @@
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import type { Application } from "../repositories/applications.js";
+import { findGrantByCodeHash, revokeGrant, useCode, type Grant } from "../repositories/grants.js";
+import { findUserByUid } from "../repositories/users.js";
+import { sha256Hex } from "../security/random.js";
+import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
+import { issueTokens, type TokenResponse } from "./issue-tokens.js";
+import { verifyS256 } from "./pkce.js";
+import { userMaySignIn } from "./user-may-sign-in.js";
+
+/** The `authorization_code` grant's parameters. */
+export interface CodeExchange {
+  code: string | undefined;
+  redirectUri: string | undefined;
+  codeVerifier: string | undefined;
+}
+
+/**
+ * Exchanges an authorization code for tokens (S6). The code is used at most
+ * once; presenting it again fails with `invalid_grant` and revokes every token
+ * issued from it. All of it happens in one transaction.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.5
+ * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.6
+ */
+export async function exchangeAuthorizationCode(
+  ctx: SignonContext,
+  application: Application,
+  request: CodeExchange,
+  origin: RequestOrigin,
+): Promise<TokenResponse> {
+  if (!request.code) throw new InvalidRequestError("code is required");
+  const codeHash = sha256Hex(request.code);
+  const now = ctx.now();
+
+  const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
+    const grant = await useCode(tx, codeHash, now);
+    if (!grant) {
+      const earlier = await findGrantByCodeHash(tx, codeHash);
+      if (earlier && earlier.applicationId === application.id && earlier.codeUsedAt !== null) {
+        await revokeGrant(tx, earlier.id, now);
+        await audit(tx, { action: "authorization_code_replayed", at: now, subjectUid: earlier.userUid, applicationId: application.id, origin });
+        return new InvalidGrantError("The authorization code has already been used");
+      }
+      return new InvalidGrantError("The authorization code is not valid");
+    }
+    const problem = await codeProblem(tx, grant, application, request, now);
+    if (problem) return problem;
+    const tokens = await issueTokens(tx, grant, now);
+    await audit(tx, { action: "tokens_issued", at: now, subjectUid: grant.userUid, applicationId: application.id, origin });
+    return tokens;
+  });
+  if (outcome instanceof Error) throw outcome;
+  return outcome;
+}
+
+async function codeProblem(
+  tx: SignonContext["db"],
+  grant: Grant,
+  application: Application,
+  request: CodeExchange,
+  now: Date,
+): Promise<OAuthError | null> {
+  if (grant.applicationId !== application.id) return new InvalidGrantError("The authorization code was issued to another client");
+  if (grant.revokedAt !== null || grant.codeExpiresAt === null || grant.codeExpiresAt <= now) {
+    return new InvalidGrantError("The authorization code has expired");
+  }
+  if (grant.redirectUri !== null && request.redirectUri !== grant.redirectUri) {
+    return new InvalidGrantError("redirect_uri does not match the authorization request");
+  }
+  if (grant.codeChallenge !== null) {
+    if (!request.codeVerifier) return new InvalidGrantError("code_verifier is required");
+    if (!verifyS256(request.codeVerifier, grant.codeChallenge)) return new InvalidGrantError("code_verifier does not match");
+  } else if (request.codeVerifier !== undefined) {
+    return new InvalidGrantError("code_verifier was sent but the authorization request had no code_challenge");
+  }
+  const user = await findUserByUid(tx, grant.userUid);
+  if (!user || !(await userMaySignIn(tx, user, application.id))) {
+    return new InvalidGrantError("The user may no longer sign in to this application");
+  }
+  return null;
+}

@@ -1,0 +1,57 @@
+import { and, eq, inArray, isNull } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+import { accessTokens, grants, refreshTokens } from "../db/schema.js";
+
+export type Grant = typeof grants.$inferSelect;
+export type NewGrant = typeof grants.$inferInsert;
+
+export async function insertGrant(db: SignonDatabase, row: NewGrant): Promise<Grant> {
+  const [inserted] = await db.insert(grants).values(row).returning();
+  if (!inserted) throw new Error("insert returned no row");
+  return inserted;
+}
+
+/**
+ * Marks a code used, once: returns the grant when this call used it, `null`
+ * when no unused code has that digest (unknown, or already used).
+ */
+export async function useCode(db: SignonDatabase, codeHash: string, now: Date): Promise<Grant | null> {
+  const [row] = await db
+    .update(grants)
+    .set({ codeUsedAt: now })
+    .where(and(eq(grants.codeHash, codeHash), isNull(grants.codeUsedAt)))
+    .returning();
+  return row ?? null;
+}
+
+export async function findGrantByCodeHash(db: SignonDatabase, codeHash: string): Promise<Grant | null> {
+  const [row] = await db.select().from(grants).where(eq(grants.codeHash, codeHash)).limit(1);
+  return row ?? null;
+}
+
+/** Revokes a grant and every access and refresh token issued under it. */
+export async function revokeGrant(db: SignonDatabase, grantId: string, now: Date): Promise<void> {
+  await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.id, grantId), isNull(grants.revokedAt)));
+  await db
+    .update(accessTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(accessTokens.grantId, grantId), isNull(accessTokens.revokedAt)));
+  await db
+    .update(refreshTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(refreshTokens.grantId, grantId), isNull(refreshTokens.revokedAt)));
+}
+
+/** Revokes every grant of a user and every token issued under them. */
+export async function revokeGrantsOfUser(db: SignonDatabase, userUid: string, now: Date): Promise<void> {
+  await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.userUid, userUid), isNull(grants.revokedAt)));
+  await db
+    .update(accessTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(accessTokens.userUid, userUid), isNull(accessTokens.revokedAt)));
+  const userGrants = db.select({ id: grants.id }).from(grants).where(eq(grants.userUid, userUid));
+  await db
+    .update(refreshTokens)
+    .set({ revokedAt: now })
+    .where(and(isNull(refreshTokens.revokedAt), inArray(refreshTokens.grantId, userGrants)));
+}

@@ -1,0 +1,35 @@
+import { eq } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+import { sessions, users } from "../db/schema.js";
+
+export type Session = typeof sessions.$inferSelect;
+
+export async function insertSession(db: SignonDatabase, row: typeof sessions.$inferInsert): Promise<void> {
+  await db.insert(sessions).values(row);
+}
+
+/** A session and its user, by the digest of the session id. */
+export async function findSession(
+  db: SignonDatabase,
+  idHash: string,
+): Promise<{ session: Session; user: typeof users.$inferSelect } | null> {
+  const [row] = await db
+    .select({ session: sessions, user: users })
+    .from(sessions)
+    .innerJoin(users, eq(users.uid, sessions.userUid))
+    .where(eq(sessions.idHash, idHash))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function touchSession(db: SignonDatabase, idHash: string, now: Date): Promise<void> {
+  await db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.idHash, idHash));
+}
+
+export async function deleteSession(db: SignonDatabase, idHash: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.idHash, idHash));
+}
+
+export async function deleteSessionsOfUser(db: SignonDatabase, userUid: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.userUid, userUid));
+}

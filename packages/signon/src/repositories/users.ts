@@ -1,0 +1,74 @@
+import { eq, sql } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+import { organisations, users } from "../db/schema.js";
+
+export type User = typeof users.$inferSelect;
+export type NewUser = typeof users.$inferInsert;
+
+/** A user with the organisation fields `/user.json` shows. */
+export interface UserWithOrganisation extends User {
+  organisationSlug: string | null;
+  organisationContentId: string | null;
+}
+
+export async function insertUser(db: SignonDatabase, row: NewUser): Promise<User> {
+  const [inserted] = await db.insert(users).values(row).returning();
+  if (!inserted) throw new Error("insert returned no row");
+  return inserted;
+}
+
+export async function findUserByUid(db: SignonDatabase, uid: string): Promise<User | null> {
+  const [row] = await db.select().from(users).where(eq(users.uid, uid)).limit(1);
+  return row ?? null;
+}
+
+/** Finds a user by e-mail address, ignoring case. */
+export async function findUserByEmail(db: SignonDatabase, email: string): Promise<User | null> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(sql`lower(${users.email}) = lower(${email})`)
+    .limit(1);
+  return row ?? null;
+}
+
+export async function findUserWithOrganisation(db: SignonDatabase, uid: string): Promise<UserWithOrganisation | null> {
+  const [row] = await db
+    .select({ user: users, organisationSlug: organisations.slug, organisationContentId: organisations.contentId })
+    .from(users)
+    .leftJoin(organisations, eq(organisations.id, users.organisationId))
+    .where(eq(users.uid, uid))
+    .limit(1);
+  return row ? { ...row.user, organisationSlug: row.organisationSlug, organisationContentId: row.organisationContentId } : null;
+}
+
+/**
+ * Counts one wrong password and locks the account when the count reaches
+ * `lockAfter`. Returns the updated row.
+ */
+export async function recordWrongPassword(db: SignonDatabase, uid: string, lockAfter: number, now: Date): Promise<User | null> {
+  const [row] = await db
+    .update(users)
+    .set({
+      failedPasswordAttempts: sql`${users.failedPasswordAttempts} + 1`,
+      lockedAt: sql`case when ${users.failedPasswordAttempts} + 1 >= ${lockAfter} then coalesce(${users.lockedAt}, ${now.toISOString()}::timestamptz) else ${users.lockedAt} end`,
+      updatedAt: now,
+    })
+    .where(eq(users.uid, uid))
+    .returning();
+  return row ?? null;
+}
+
+/** Clears the wrong-password count and any lock. */
+export async function clearPasswordFailures(db: SignonDatabase, uid: string, now: Date): Promise<void> {
+  await db.update(users).set({ failedPasswordAttempts: 0, lockedAt: null, updatedAt: now }).where(eq(users.uid, uid));
+}
+
+export async function updateUser(
+  db: SignonDatabase,
+  uid: string,
+  changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role">> & { updatedAt: Date },
+): Promise<User | null> {
+  const [row] = await db.update(users).set(changes).where(eq(users.uid, uid)).returning();
+  return row ?? null;
+}

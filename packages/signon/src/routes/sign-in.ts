@@ -1,0 +1,71 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { signInWithPassword } from "../accounts/sign-in.js";
+import { resolveSession, startSession } from "../accounts/sessions.js";
+import { requestOrigin } from "../http/request-origin.js";
+import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
+
+const SignInQuery = Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: true });
+const SignInBody = Type.Object(
+  {
+    _csrf: Type.String({ maxLength: 256 }),
+    email: Type.String({ maxLength: 254 }),
+    password: Type.String({ maxLength: 1024 }),
+    return_to: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Only a path on this service: never `//host` or `/\host`, which browsers treat as another origin. */
+export function safeReturnPath(value: string | undefined): string {
+  if (value === undefined || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return "/";
+  const hasControlCharacter = [...value].some((character) => character.charCodeAt(0) < 0x20 || character.charCodeAt(0) === 0x7f);
+  return hasControlCharacter ? "/" : value;
+}
+
+const failureMessages = {
+  invalid: "The e-mail address or password is not right.",
+  locked: "This account is locked after too many wrong passwords. Try again in an hour, or ask an administrator to unlock it.",
+  suspended: "This account is suspended. Ask an administrator.",
+  rate_limited: "Too many attempts from your network. Wait a few minutes and try again.",
+} as const;
+
+const failureStatus = { invalid: 401, locked: 401, suspended: 401, rate_limited: 429 } as const;
+
+/** `GET /sign-in` shows the form; `POST /sign-in` checks it and starts a session with a new id. */
+const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/sign-in", { config: { errorFormat: "html" }, schema: { querystring: SignInQuery } }, async (request, reply) => {
+    const returnTo = safeReturnPath(request.query.return_to);
+    if (await resolveSession(app.signon, readSessionCookie(request, app.signon.config))) return reply.redirect(returnTo, 303);
+    return reply
+      .header("cache-control", "no-store")
+      .view("sign-in.eta", { title: "Sign in", message: "", email: "", returnTo, csrfToken: reply.generateCsrf() });
+  });
+
+  app.post(
+    "/sign-in",
+    { config: { errorFormat: "html" }, schema: { body: SignInBody }, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const returnTo = safeReturnPath(request.body.return_to);
+      const origin = requestOrigin(request);
+      const result = await signInWithPassword(app.signon, { email: request.body.email, password: request.body.password }, origin);
+      if (!result.ok) {
+        if (result.reason === "rate_limited") reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
+        return reply
+          .code(failureStatus[result.reason])
+          .header("cache-control", "no-store")
+          .view("sign-in.eta", {
+            title: "Sign in",
+            message: failureMessages[result.reason],
+            email: request.body.email,
+            returnTo,
+            csrfToken: reply.generateCsrf(),
+          });
+      }
+      const sessionId = await startSession(app.signon, result.user, readSessionCookie(request, app.signon.config), origin);
+      setSessionCookie(reply, app.signon.config, sessionId);
+      return reply.redirect(returnTo, 303);
+    },
+  );
+};
+
+export default signInRoutes;

@@ -1,0 +1,37 @@
+import type { SignonDatabase } from "../db/database.js";
+import { countFailure, readFailures } from "../repositories/failure-counters.js";
+
+/** A brute-force limit: at most `maxFailures` in `windowSeconds` per key (S15). */
+export interface FailureLimit {
+  name: string;
+  maxFailures: number;
+  windowSeconds: number;
+}
+
+/** S15: client password authentication, per client id and per IP. */
+export const clientAuthenticationLimit: FailureLimit = { name: "client-auth", maxFailures: 10, windowSeconds: 600 };
+/** S15: sign-in attempts per IP. */
+export const signInPerIpLimit: FailureLimit = { name: "sign-in-ip", maxFailures: 30, windowSeconds: 600 };
+
+/** Seconds until the first of `keys` that is over the limit may try again, or `null` when none is. */
+export async function secondsUntilAllowed(
+  db: SignonDatabase,
+  limit: FailureLimit,
+  keys: readonly string[],
+  now: Date,
+): Promise<number | null> {
+  let wait: number | null = null;
+  for (const key of keys) {
+    const count = await readFailures(db, `${limit.name}:${key}`, now);
+    if (count && count.failures >= limit.maxFailures) {
+      const seconds = (count.windowEndsAt.getTime() - now.getTime()) / 1000;
+      wait = Math.max(wait ?? 0, seconds);
+    }
+  }
+  return wait;
+}
+
+/** Counts one failure under each key. */
+export async function recordFailure(db: SignonDatabase, limit: FailureLimit, keys: readonly string[], now: Date): Promise<void> {
+  for (const key of keys) await countFailure(db, `${limit.name}:${key}`, limit.windowSeconds, now);
+}

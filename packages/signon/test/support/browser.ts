@@ -1,0 +1,77 @@
+import type { FastifyInstance, LightMyRequestResponse } from "fastify";
+
+/**
+ * A browser for `app.inject()`: keeps cookies, fills in the sign-in form
+ * (CSRF token included) and follows redirects within the service.
+ */
+export class InjectBrowser {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  get cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+  }
+
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  async get(url: string): Promise<LightMyRequestResponse> {
+    return this.remember(await this.app.inject({ method: "GET", url, headers: { cookie: this.cookieHeader, accept: "text/html" } }));
+  }
+
+  async postForm(url: string, fields: Record<string, string>): Promise<LightMyRequestResponse> {
+    return this.remember(
+      await this.app.inject({
+        method: "POST",
+        url,
+        headers: { cookie: this.cookieHeader, "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams(fields).toString(),
+      }),
+    );
+  }
+
+  /** GETs `url` and follows redirects that stay on this service; returns the last response. */
+  async follow(response: LightMyRequestResponse, limit = 5): Promise<LightMyRequestResponse> {
+    let current = response;
+    for (let i = 0; i < limit; i++) {
+      const location = current.headers.location;
+      if (current.statusCode < 300 || current.statusCode >= 400 || typeof location !== "string" || !location.startsWith("/")) break;
+      current = await this.get(location);
+    }
+    return current;
+  }
+
+  /** Signs in through the sign-in form shown at `url` (or the page it redirects to). */
+  async signIn(url: string, email: string, password: string): Promise<LightMyRequestResponse> {
+    const page = await this.follow(await this.get(url));
+    const form = parseSignInForm(page.body);
+    return this.postForm("/sign-in", { _csrf: form.csrfToken, return_to: form.returnTo, email, password });
+  }
+
+  private remember(response: LightMyRequestResponse): LightMyRequestResponse {
+    for (const cookie of response.cookies) {
+      if (cookie.maxAge === 0 || (cookie.expires !== undefined && cookie.expires.getTime() < Date.now())) this.cookies.delete(cookie.name);
+      else this.cookies.set(cookie.name, cookie.value);
+    }
+    return response;
+  }
+}
+
+/** Reads the hidden fields of the sign-in form. */
+export function parseSignInForm(html: string): { csrfToken: string; returnTo: string } {
+  const csrfToken = /name="_csrf" value="([^"]*)"/.exec(html)?.[1];
+  const returnTo = /name="return_to" value="([^"]*)"/.exec(html)?.[1];
+  if (csrfToken === undefined || returnTo === undefined) throw new Error(`no sign-in form in:\n${html}`);
+  return { csrfToken: decodeEntities(csrfToken), returnTo: decodeEntities(returnTo) };
+}
+
+function decodeEntities(value: string): string {
+  return value
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+}

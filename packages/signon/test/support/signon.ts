@@ -1,0 +1,33 @@
+import { useTestDatabase, type TestDatabase } from "@tessera/db/testing";
+import Fastify, { type FastifyInstance } from "fastify";
+import signonApp, { signonServerOptions } from "../../src/app.js";
+import { loadConfig, type SignonConfig } from "../../src/config.js";
+import type { SignonContext } from "../../src/context.js";
+import { signonMigrations } from "../../src/db/migrations.js";
+import * as schema from "../../src/db/schema.js";
+import { TestClock } from "./clock.js";
+
+/** Test configuration: development mode, argon2 lowered so tests stay fast. */
+export function testConfig(overrides: Record<string, string> = {}): SignonConfig {
+  return loadConfig({ SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1", SIGNON_PUBLIC_URL: "http://localhost:3000", ...overrides });
+}
+
+/** A migrated database for one test file. Call `close()` in `afterAll` and `reset()` in `beforeEach`. */
+export function openTestDatabase(): Promise<TestDatabase<typeof schema>> {
+  return useTestDatabase({ migrations: [signonMigrations], schema });
+}
+
+/** A Sign-on app on a test database, with a movable clock and the context its domain functions use. */
+export interface TestSignon {
+  app: FastifyInstance;
+  clock: TestClock;
+  ctx: SignonContext;
+}
+
+export async function buildTestSignon(database: TestDatabase<typeof schema>, config: SignonConfig = testConfig()): Promise<TestSignon> {
+  const clock = new TestClock();
+  const app = Fastify(signonServerOptions(config, false));
+  await app.register(signonApp, { config, db: database.db, now: clock.now });
+  await app.ready();
+  return { app, clock, ctx: { db: database.db, config, now: clock.now } };
+}
