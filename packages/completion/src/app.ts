@@ -1,0 +1,56 @@
+import swagger from "@fastify/swagger";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyServerOptions } from "fastify";
+import type { CompletionContext } from "./context.js";
+import { installErrorHandler } from "./http/errors.js";
+import type { FastifyTypeBox } from "./http/fastify-typebox.js";
+import { SHARED_SCHEMAS } from "./http/schemas.js";
+import { BulkDataSchema } from "./ingest/bulk-format.js";
+import { registerAdminImport } from "./routes/admin/import.js";
+import { registerCompletionBatch } from "./routes/completion-batch.js";
+import { registerCourseDetail } from "./routes/course/detail.js";
+import { registerCourseList } from "./routes/course/list.js";
+import { registerOpenApi } from "./routes/openapi.js";
+import { registerStats } from "./routes/stats.js";
+
+/** Options of {@link buildApp} beyond the shared context. */
+export interface AppOptions {
+  /** Fastify's logger setting (off by default, as in tests). */
+  readonly logger?: FastifyServerOptions["logger"];
+  /** Largest accepted body of the admin import, in bytes (default 64 MiB). */
+  readonly importBodyLimit?: number;
+}
+
+/**
+ * Builds the completion API as a Fastify application: every route of
+ * `/api/completion/v1/`, with or without trailing slash (C1), and its OpenAPI
+ * document. It does not listen; `server.ts` does.
+ */
+export async function buildApp(ctx: CompletionContext, options: AppOptions = {}): Promise<FastifyTypeBox> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  installErrorHandler(app);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  app.addSchema(BulkDataSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Tessera Completion API",
+        version: "1.0.0",
+        description: "Course completion: per-learner lists, per-course aggregates and statistics.",
+      },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A Sign-on access token" } } },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === "string" ? json.$id : `def-${index}`) },
+  });
+  registerCourseList(app, ctx);
+  registerCourseDetail(app, ctx);
+  registerStats(app, ctx);
+  registerCompletionBatch(app, ctx);
+  registerAdminImport(app, ctx, options.importBodyLimit ?? 64 * 1024 * 1024);
+  registerOpenApi(app);
+  return app;
+}

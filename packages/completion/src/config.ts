@@ -1,0 +1,87 @@
+/** The completion service's configuration, read once at start-up. */
+export interface CompletionConfig {
+  /** PostgreSQL connection string. */
+  readonly databaseUrl: string;
+  /** Base URL of the Sign-on service, whose `/user.json` resolves bearer tokens. */
+  readonly signonUrl: string;
+  /** Block types whose aggregates are stored and may be requested (C8). */
+  readonly aggregatorTypes: readonly string[];
+  /** C14: ignore stored aggregates for stale single-user reads. */
+  readonly rebuildStaleFromScratch: boolean;
+  /** How long a resolved bearer token is trusted, in milliseconds (at most 60 s). */
+  readonly callerCacheMs: number;
+  /** Interface and port to listen on. */
+  readonly host: string;
+  readonly port: number;
+  /** Pause of the stale-record worker between empty polls, in milliseconds; 0 disables the worker. */
+  readonly staleWorkerIntervalMs: number;
+}
+
+/** Bad configuration: the message names the variable and why. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+export const DEFAULT_AGGREGATOR_TYPES: readonly string[] = ["course", "chapter", "sequential", "vertical"];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const text = env[name];
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}; got "${text}".`);
+  }
+  return value;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const text = (env[name] ?? "").toLowerCase();
+  if (["", "0", "false", "no", "off"].includes(text)) return false;
+  if (["1", "true", "yes", "on"].includes(text)) return true;
+  throw new ConfigError(`${name} must be true or false; got "${env[name] ?? ""}".`);
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: readonly string[]): string {
+  const text = env[name] ?? fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    throw new ConfigError(`${name} must be a URL; got "${text}".`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(" or ")}; got "${text}".`);
+  return text;
+}
+
+/**
+ * Reads the configuration from environment variables:
+ * `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`),
+ * `SIGNON_URL` (default `http://127.0.0.1:3000`),
+ * `COMPLETION_AGGREGATOR_TYPES` (comma-separated; default course,chapter,sequential,vertical),
+ * `COMPLETION_REBUILD_STALE_FROM_SCRATCH` (default false),
+ * `COMPLETION_CALLER_CACHE_SECONDS` (0–60, default 30),
+ * `HOST` (default 127.0.0.1), `PORT` (default 3001),
+ * `COMPLETION_STALE_WORKER_INTERVAL_MS` (default 1000; 0 turns the worker off).
+ */
+export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
+  const types = (env["COMPLETION_AGGREGATOR_TYPES"] ?? DEFAULT_AGGREGATOR_TYPES.join(","))
+    .split(",")
+    .map((type) => type.trim())
+    .filter((type) => type !== "");
+  if (!types.includes("course")) throw new ConfigError("COMPLETION_AGGREGATOR_TYPES must include course.");
+  for (const type of types) {
+    if (!/^[\w-]+$/.test(type) || type === "mean" || type === "username") {
+      throw new ConfigError(`COMPLETION_AGGREGATOR_TYPES: "${type}" is not a block type.`);
+    }
+  }
+  return {
+    databaseUrl: url(env, "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres", ["postgres:", "postgresql:"]),
+    signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
+    aggregatorTypes: [...new Set(types)],
+    rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),
+    callerCacheMs: integer(env, "COMPLETION_CALLER_CACHE_SECONDS", 30, 0, 60) * 1000,
+    host: env["HOST"] ?? "127.0.0.1",
+    port: integer(env, "PORT", 3001, 0, 65535),
+    staleWorkerIntervalMs: integer(env, "COMPLETION_STALE_WORKER_INTERVAL_MS", 1000, 0, 3_600_000),
+  };
+}

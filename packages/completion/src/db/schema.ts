@@ -1,0 +1,180 @@
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  pgSchema,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+/** The completion service owns this PostgreSQL schema and nothing outside it. */
+export const completionSchema = pgSchema("completion");
+
+/** Learners: integer id (the `user_ids` of the API), unique username, e-mail and Sign-on uid once linked. */
+export const learners = completionSchema.table(
+  "learners",
+  {
+    id: integer("id").primaryKey(),
+    username: text("username").notNull().unique(),
+    email: text("email").notNull(),
+    signonUid: text("signon_uid").unique(),
+  },
+  (table) => [index("learners_email_lower_idx").on(sql`lower(${table.email})`)],
+);
+
+/** Courses. `structureVersion` changes whenever the block tree does; `structureHash` detects a re-import of the same tree. */
+export const courses = completionSchema.table("courses", {
+  key: text("key").primaryKey(),
+  mobileAvailable: boolean("mobile_available").notNull().default(false),
+  structureVersion: integer("structure_version").notNull().default(0),
+  structureHash: text("structure_hash"),
+});
+
+/** The course tree: one row per block, with its parent and position among its siblings. */
+export const blocks = completionSchema.table(
+  "blocks",
+  {
+    courseKey: text("course_key")
+      .notNull()
+      .references(() => courses.key, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    type: text("type").notNull(),
+    parentKey: text("parent_key"),
+    position: integer("position").notNull(),
+    mode: text("mode", { enum: ["aggregator", "excluded", "completable"] }).notNull(),
+    displayName: text("display_name"),
+    start: timestamp("start", { withTimezone: true }),
+    visibleToStaffOnly: boolean("visible_to_staff_only").notNull().default(false),
+  },
+  (table) => [primaryKey({ columns: [table.courseKey, table.key] })],
+);
+
+/** Enrollments; only active ones count. */
+export const enrollments = completionSchema.table(
+  "enrollments",
+  {
+    learnerId: integer("learner_id")
+      .notNull()
+      .references(() => learners.id, { onDelete: "cascade" }),
+    courseKey: text("course_key")
+      .notNull()
+      .references(() => courses.key, { onDelete: "cascade" }),
+    isActive: boolean("is_active").notNull().default(true),
+    mode: text("mode").notNull().default("audit"),
+  },
+  (table) => [
+    primaryKey({ columns: [table.courseKey, table.learnerId] }),
+    index("enrollments_learner_idx").on(table.learnerId),
+  ],
+);
+
+/** Course roles (staff, instructor, beta_testers, ...) held by learners in a course. */
+export const courseRoles = completionSchema.table(
+  "course_roles",
+  {
+    courseKey: text("course_key")
+      .notNull()
+      .references(() => courses.key, { onDelete: "cascade" }),
+    learnerId: integer("learner_id")
+      .notNull()
+      .references(() => learners.id, { onDelete: "cascade" }),
+    role: text("role").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.courseKey, table.learnerId, table.role] })],
+);
+
+/** Cohorts of a course. */
+export const cohorts = completionSchema.table(
+  "cohorts",
+  {
+    id: integer("id").primaryKey(),
+    courseKey: text("course_key")
+      .notNull()
+      .references(() => courses.key, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+  },
+  (table) => [uniqueIndex("cohorts_course_name_idx").on(table.courseKey, table.name)],
+);
+
+/** Cohort memberships. */
+export const cohortMemberships = completionSchema.table(
+  "cohort_memberships",
+  {
+    cohortId: integer("cohort_id")
+      .notNull()
+      .references(() => cohorts.id, { onDelete: "cascade" }),
+    learnerId: integer("learner_id")
+      .notNull()
+      .references(() => learners.id, { onDelete: "cascade" }),
+  },
+  (table) => [primaryKey({ columns: [table.cohortId, table.learnerId] })],
+);
+
+/** A learner's completion of one block: a value in [0, 1]. */
+export const blockCompletions = completionSchema.table(
+  "block_completions",
+  {
+    courseKey: text("course_key")
+      .notNull()
+      .references(() => courses.key, { onDelete: "cascade" }),
+    learnerId: integer("learner_id")
+      .notNull()
+      .references(() => learners.id, { onDelete: "cascade" }),
+    blockKey: text("block_key").notNull(),
+    completion: doublePrecision("completion").notNull(),
+    modified: timestamp("modified", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.courseKey, table.learnerId, table.blockKey] }),
+    // Unqualified on purpose: a schema-qualified column is not allowed in a CHECK.
+    check("block_completions_completion_range", sql`completion >= 0 and completion <= 1`),
+  ],
+);
+
+/** Stored aggregates per (learner, course, block) for the configured aggregator types. */
+export const aggregates = completionSchema.table(
+  "aggregates",
+  {
+    courseKey: text("course_key")
+      .notNull()
+      .references(() => courses.key, { onDelete: "cascade" }),
+    learnerId: integer("learner_id")
+      .notNull()
+      .references(() => learners.id, { onDelete: "cascade" }),
+    blockKey: text("block_key").notNull(),
+    aggregationName: text("aggregation_name").notNull(),
+    earned: doublePrecision("earned").notNull(),
+    possible: doublePrecision("possible").notNull(),
+    percent: doublePrecision("percent").notNull(),
+    modified: timestamp("modified", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.courseKey, table.learnerId, table.blockKey] }),
+    index("aggregates_course_block_idx").on(table.courseKey, table.blockKey, table.learnerId),
+  ],
+);
+
+/** Stale records: a learner's aggregates in a course (or under one block) need recomputing. */
+export const staleCompletions = completionSchema.table(
+  "stale_completions",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    username: text("username").notNull(),
+    courseKey: text("course_key").notNull(),
+    blockKey: text("block_key"),
+    force: boolean("force").notNull().default(false),
+    resolved: boolean("resolved").notNull().default(false),
+    created: timestamp("created", { withTimezone: true }).notNull().defaultNow(),
+    modified: timestamp("modified", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    index("stale_completions_unresolved_idx")
+      .on(table.username, table.courseKey)
+      .where(sql`${table.resolved} = false`),
+  ],
+);

@@ -1,0 +1,46 @@
+import type { FastifyError, FastifyInstance } from "fastify";
+import { SignonUnavailableError } from "../auth/signon-caller-resolver.js";
+
+/** An API refusal: an HTTP status and the `detail` text of its `{"detail": …}` body. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly statusCode: 400 | 401 | 403 | 404 | 503,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** 400 with a detail. */
+export const badRequest = (detail: string): ApiError => new ApiError(400, detail);
+/** 403 with a detail. */
+export const forbidden = (detail = "You do not have permission to perform this action."): ApiError => new ApiError(403, detail);
+/** 404 with a detail. */
+export const notFound = (detail = "Not found."): ApiError => new ApiError(404, detail);
+
+/**
+ * Writes every error as `{"detail": …}`: API refusals with their status,
+ * request validation failures as 400, a body that is not JSON as 400, and
+ * anything unexpected as a 500 that says nothing about the inside.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) {
+      if (error.statusCode === 401) void reply.header("www-authenticate", 'Bearer error="invalid_token"');
+      return reply.code(error.statusCode).send({ detail: error.detail });
+    }
+    if (error instanceof SignonUnavailableError) {
+      request.log.warn({ err: error }, "sign-on unavailable");
+      return reply.code(503).send({ detail: "The sign-on service is unavailable; try again later." });
+    }
+    if (error.validation) {
+      return reply.code(400).send({ detail: `Invalid ${error.validationContext ?? "request"}: ${error.message}` });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return reply.code(status).send({ detail: error.message });
+    request.log.error({ err: error }, "unexpected error");
+    return reply.code(500).send({ detail: "Internal server error." });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: "Not found." }));
+}

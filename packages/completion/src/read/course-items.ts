@@ -1,0 +1,81 @@
+import { completionDictionary, UNKNOWN_STRUCTURE_COMPLETION, type CompletionDictionary, type Progress } from "../aggregation/completion-math.js";
+import type { CourseStructure } from "../domain/course-structures.js";
+import { subtreeOutline, type TreeNode } from "../domain/course-tree.js";
+
+/** What a read asks for beyond the course-level completion (C8). */
+export interface RequestedFields {
+  /** Aggregator types whose block lists to include, in the order asked. */
+  readonly types: readonly string[];
+  readonly mean: boolean;
+  readonly username: boolean;
+}
+
+/** A block entry (C3). */
+export interface BlockEntry {
+  course_key: string;
+  block_key: string;
+  usage_key: string;
+  completion: CompletionDictionary;
+}
+
+/** A course completion item as sent. */
+export type CourseItem = {
+  course_key: string;
+  completion: CompletionDictionary;
+  username?: string;
+  mean?: number;
+} & { [aggregatorType: string]: unknown };
+
+/** The blocks an item reports: its root and, per requested type, that type's blocks under the root in outline order. */
+export interface ItemShape {
+  readonly root: TreeNode | null;
+  readonly lists: ReadonlyMap<string, readonly TreeNode[]>;
+  /** Every block whose progress the item needs. */
+  readonly needed: readonly TreeNode[];
+}
+
+/** Works out which blocks an item reports, under `root` (the course when null). */
+export function itemShape(structure: CourseStructure, types: readonly string[], root: TreeNode | null): ItemShape {
+  const tree = structure.tree;
+  const top = root ?? tree?.root ?? null;
+  const lists = new Map<string, TreeNode[]>(types.map((type) => [type, []]));
+  if (!top) return { root: null, lists, needed: [] };
+  const needed = new Map<string, TreeNode>([[top.key, top]]);
+  if (types.length > 0) {
+    for (const node of subtreeOutline(top)) {
+      const list = lists.get(node.type);
+      if (!list) continue;
+      list.push(node);
+      needed.set(node.key, node);
+    }
+  }
+  return { root: top, lists, needed: [...needed.values()] };
+}
+
+/** Builds one item from a learner's progress. */
+export function buildItem(
+  structure: CourseStructure,
+  shape: ItemShape,
+  progress: ReadonlyMap<string, Progress> | undefined,
+  extras: { username?: string; mean?: number },
+): CourseItem {
+  const courseKey = structure.course.key;
+  const progressOf = (node: TreeNode): Progress => progress?.get(node.key) ?? structure.noProgress.get(node.key)!;
+  const item: CourseItem = {
+    course_key: courseKey,
+    completion: shape.root ? completionDictionary(progressOf(shape.root)) : { ...UNKNOWN_STRUCTURE_COMPLETION },
+  };
+  if (extras.username !== undefined) item.username = extras.username;
+  if (extras.mean !== undefined) item.mean = extras.mean;
+  for (const [type, nodes] of shape.lists) {
+    item[type] = nodes.map(
+      (node): BlockEntry => ({
+        course_key: courseKey,
+        block_key: node.key,
+        usage_key: node.key,
+        completion: completionDictionary(progressOf(node)),
+      }),
+    );
+  }
+  return item;
+}

@@ -1,0 +1,148 @@
+import { Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
+import { holds, PERMISSIONS } from "../../auth/caller.js";
+import type { CompletionContext } from "../../context.js";
+import type { CourseStructure } from "../../domain/course-structures.js";
+import type { TreeNode } from "../../domain/course-tree.js";
+import { parseCourseKey, resolveBlockKey } from "../../domain/keys.js";
+import { callerLearner, effectiveLearner, usernameParam } from "../../http/access.js";
+import { authenticate } from "../../http/authenticate.js";
+import { badRequest, forbidden, notFound } from "../../http/errors.js";
+import type { FastifyTypeBox } from "../../http/fastify-typebox.js";
+import { pageEnvelope, pageWindow, parsePageRequest } from "../../http/paging.js";
+import { courseKeyFromPath, parseRequestedFields, parseUserIds } from "../../http/read-params.js";
+import { absoluteUrl } from "../../http/request-url.js";
+import { errorResponses, Page } from "../../http/schemas.js";
+import { readAllLearners, readLearnerInCourse } from "../../read/course-reads.js";
+import { hasActiveEnrollment } from "../../repositories/enrollments.js";
+
+const Params = Type.Object({ "*": Type.String({ description: "course key: course-v1:org+course+run or org/course/run" }) });
+
+const Query = Type.Object({
+  username: Type.Optional(Type.String()),
+  user_ids: Type.Optional(Type.String({ description: "integer user ids separated by comma or period" })),
+  root_block: Type.Optional(Type.String()),
+  requested_fields: Type.Optional(Type.String()),
+  page: Type.Optional(Type.String()),
+  page_size: Type.Optional(Type.String()),
+});
+
+const Body = Type.Object(
+  {
+    username: Type.Optional(Type.String()),
+    user_ids: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: 2147483647 }), { maxItems: 10000 })),
+    root_block: Type.Optional(Type.String()),
+    requested_fields: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+/** The filters of a detail read, from the query (GET) or the body (POST). */
+interface DetailInput {
+  readonly username: string | undefined;
+  readonly userIds: string | readonly number[] | undefined;
+  readonly rootBlock: string | undefined;
+  readonly requestedFields: string | readonly string[] | undefined;
+  readonly page: string | undefined;
+  readonly pageSize: string | undefined;
+}
+
+/** The course of the path, or 404 for a key that does not parse or a course that is not known (rule 1). */
+async function courseOfPath(ctx: CompletionContext, rest: string): Promise<CourseStructure> {
+  const text = courseKeyFromPath(rest);
+  if (!parseCourseKey(text)) throw notFound(`Invalid course key: ${text}`);
+  const structure = await ctx.structures.get(ctx.db, text);
+  if (!structure) throw notFound(`Course not found: ${text}`);
+  return structure;
+}
+
+/** `root_block` mapped into the course and found in its tree (rule 2, C10); 404 otherwise. */
+function rootBlockOf(structure: CourseStructure, text: string | undefined): TreeNode | null {
+  if (text === undefined || text === "") return null;
+  const key = resolveBlockKey(text, structure.key);
+  const node = key === null ? undefined : structure.tree?.byKey.get(key);
+  if (!node) throw notFound(`Invalid block key: ${text}`);
+  return node;
+}
+
+async function readDetail(ctx: CompletionContext, request: FastifyRequest, rest: string, input: DetailInput): Promise<unknown> {
+  const caller = await authenticate(request, ctx.callers);
+  const structure = await courseOfPath(ctx, rest);
+  const fields = parseRequestedFields(input.requestedFields, ctx.settings.aggregatorTypes);
+  const userIds = parseUserIds(input.userIds);
+  const root = rootBlockOf(structure, input.rootBlock);
+  const page = parsePageRequest(input.page, input.pageSize);
+  if (page === "page") throw notFound("Invalid page.");
+  if (page === "page_size") throw badRequest("Invalid page_size.");
+  const url = absoluteUrl(request);
+  const username = usernameParam(input.username);
+
+  if (username === null && holds(caller, PERMISSIONS.staff)) {
+    const result = await readAllLearners(ctx, structure, userIds, fields, root, page);
+    if (!result) throw notFound("Invalid page.");
+    return pageEnvelope(result.window, url, result.items);
+  }
+  if (username === null) throw forbidden("Only staff may read the completion of every user of a course; pass username.");
+
+  const own = await callerLearner(ctx, caller);
+  const learner = await effectiveLearner(ctx, caller, own, username);
+  const enrolled =
+    learner !== null &&
+    (userIds === null || userIds.includes(learner.id)) &&
+    (await hasActiveEnrollment(ctx.db, learner.id, structure.course.key));
+  if (!learner || !enrolled) throw notFound(`User ${username} is not actively enrolled in ${structure.course.key}.`);
+  const window = pageWindow(page, 1);
+  if (!window) throw notFound("Invalid page.");
+  const item = await readLearnerInCourse(ctx, structure, learner, fields, root);
+  return pageEnvelope(window, url, [item]);
+}
+
+/** `GET` and `POST /api/completion/v1/course/{course_key}/`: aggregates of one course. */
+export function registerCourseDetail(app: FastifyTypeBox, ctx: CompletionContext): void {
+  const response = { 200: Page(Type.Ref("CourseCompletionItem")), ...errorResponses };
+  app.get(
+    "/api/completion/v1/course/*",
+    {
+      schema: {
+        summary: "Aggregates for one course: one user, or every enrolled user for staff",
+        tags: ["completion"],
+        security: [{ bearer: [] }],
+        params: Params,
+        querystring: Query,
+        response,
+      },
+    },
+    async (request) =>
+      readDetail(ctx, request, request.params["*"], {
+        username: request.query.username,
+        userIds: request.query.user_ids,
+        rootBlock: request.query.root_block,
+        requestedFields: request.query.requested_fields,
+        page: request.query.page,
+        pageSize: request.query.page_size,
+      }),
+  );
+  app.post(
+    "/api/completion/v1/course/*",
+    {
+      schema: {
+        summary: "Aggregates for one course, with the filters in a JSON body",
+        tags: ["completion"],
+        security: [{ bearer: [] }],
+        params: Params,
+        querystring: Type.Pick(Query, ["page", "page_size"]),
+        body: Body,
+        response,
+      },
+    },
+    async (request) =>
+      readDetail(ctx, request, request.params["*"], {
+        username: request.body.username,
+        userIds: request.body.user_ids,
+        rootBlock: request.body.root_block,
+        requestedFields: request.body.requested_fields,
+        page: request.query.page,
+        pageSize: request.query.page_size,
+      }),
+  );
+}

@@ -1,0 +1,44 @@
+import { Type } from "@sinclair/typebox";
+import type { CompletionContext } from "../context.js";
+import { parseCourseKey } from "../domain/keys.js";
+import { authenticate } from "../http/authenticate.js";
+import { notFound } from "../http/errors.js";
+import type { FastifyTypeBox } from "../http/fastify-typebox.js";
+import { courseKeyFromPath, parseCohort, parseExcludeRoles } from "../http/read-params.js";
+import { errorResponses, StatsBody } from "../http/schemas.js";
+import { readCourseStats } from "../read/course-stats.js";
+
+const Query = Type.Object({
+  cohorts: Type.Optional(Type.String({ description: "one integer cohort id" })),
+  exclude_roles: Type.Optional(Type.String({ description: "comma-separated course role names" })),
+});
+
+/** `GET /api/completion/v1/stats/{course_key}/`: mean completion of selected learners (C12). */
+export function registerStats(app: FastifyTypeBox, ctx: CompletionContext): void {
+  app.get(
+    "/api/completion/v1/stats/*",
+    {
+      schema: {
+        summary: "Mean completion over the selected enrolled users of a course",
+        tags: ["completion"],
+        security: [{ bearer: [] }],
+        params: Type.Object({ "*": Type.String({ description: "course key" }) }),
+        querystring: Query,
+        response: { 200: StatsBody, ...errorResponses },
+      },
+    },
+    async (request) => {
+      await authenticate(request, ctx.callers);
+      const text = courseKeyFromPath(request.params["*"]);
+      if (!parseCourseKey(text)) throw notFound(`Invalid course key: ${text}`);
+      const cohortId = parseCohort(request.query.cohorts);
+      const excludeRoles = parseExcludeRoles(request.query.exclude_roles);
+      const structure = await ctx.structures.get(ctx.db, text);
+      if (!structure) throw notFound(`Course not found: ${text}`);
+      const meanCompletion = await readCourseStats(ctx, structure, { cohortId, excludeRoles });
+      return {
+        results: [{ course_key: text, mean_completion: meanCompletion, filters: { cohorts: cohortId, exclude_roles: excludeRoles } }],
+      };
+    },
+  );
+}
