@@ -48,9 +48,15 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
  * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
  *
+ * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
+ * the listening and TLS rules do not apply to it.
+ *
  * @throws ConfigError naming the variable at fault.
  */
-export function loadConfig(env: Record<string, string | undefined> = process.env): SignonConfig {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  purpose: "server" | "cli" = "server",
+): SignonConfig {
   const mode = readMode(env);
   const port = readInteger(env, "SIGNON_PORT", 3000, { min: 0, max: 65_535 });
   const host = env.SIGNON_HOST?.trim() || "127.0.0.1";
@@ -62,17 +68,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const tls = certFile && keyFile ? { certFile, keyFile } : null;
   const trustProxy = readBoolean(env, "SIGNON_TRUST_PROXY", false);
 
-  if (mode === "development" && !loopbackHosts.has(host)) {
+  if (purpose === "server" && mode === "development" && !loopbackHosts.has(host)) {
     throw new ConfigError("SIGNON_HOST", `development mode listens on a loopback address only, not ${host}; set NODE_ENV=production to serve other hosts`);
   }
-  if (mode === "production" && tls === null && !trustProxy) {
+  if (purpose === "server" && mode === "production" && tls === null && !trustProxy) {
     throw new ConfigError("SIGNON_TLS_CERT", "production mode needs TLS: set SIGNON_TLS_CERT and SIGNON_TLS_KEY, or SIGNON_TRUST_PROXY=true behind a proxy that terminates TLS");
   }
   if (host !== "localhost" && isIP(host) === 0 && host !== "0.0.0.0") {
     throw new ConfigError("SIGNON_HOST", `not an IP address: ${host}`);
   }
 
-  const publicUrl = readPublicUrl(env, mode, port);
+  const publicUrl = readPublicUrl(env, purpose === "server" ? mode : "development", port);
   return {
     mode,
     host,

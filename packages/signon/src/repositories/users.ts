@@ -72,3 +72,9 @@ export async function updateUser(
   const [row] = await db.update(users).set(changes).where(eq(users.uid, uid)).returning();
   return row ?? null;
 }
+
+/** How many people (not API users) have an account. */
+export async function countPeople(db: SignonDatabase): Promise<number> {
+  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(users).where(eq(users.isApiUser, false));
+  return row?.count ?? 0;
+}

@@ -1,0 +1,170 @@
+import { randomBytes } from "node:crypto";
+import { createApiUser, createUser, roles, suspendUser, unsuspendUser, type Role } from "../accounts/manage-users.js";
+import { grantPermissions, revokePermissions } from "../applications/permissions.js";
+import { registerApplication } from "../applications/register-application.js";
+import type { SignonContext } from "../context.js";
+import { issueOperatorToken } from "../oauth/issue-operator-token.js";
+import { UsageError, type CommandResult } from "./output.js";
+
+/** Parsed option values, as `node:util` `parseArgs` gives them. */
+export type Options = Record<string, string | boolean | string[] | undefined>;
+
+/** A CLI command: the options it takes and what it does. */
+export interface Command {
+  usage: string;
+  options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
+  run(ctx: SignonContext, options: Options): Promise<CommandResult>;
+}
+
+function required(options: Options, name: string): string {
+  const value = options[name];
+  if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function optional(options: Options, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+export const commands: Record<string, Command> = {
+  "apps create": {
+    usage: "signon apps create --name NAME --redirect-uri URI [--redirect-uri URI …] [--home-uri URI] [--push-base URL] [--permissions a,b] [--require-pkce] [--json]",
+    options: {
+      name: { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
+      "home-uri": { type: "string" },
+      "push-base": { type: "string" },
+      permissions: { type: "string" },
+      "require-pkce": { type: "boolean" },
+    },
+    async run(ctx, options) {
+      const redirectUris = (options["redirect-uri"] as string[] | undefined) ?? [];
+      if (redirectUris.length === 0) throw new UsageError("--redirect-uri is required");
+      const { application, clientSecret } = await registerApplication(ctx, {
+        name: required(options, "name"),
+        redirectUris,
+        homeUri: optional(options, "home-uri"),
+        pushBaseUrl: optional(options, "push-base"),
+        permissions: list(optional(options, "permissions")),
+        requirePkce: options["require-pkce"] === true,
+      });
+      return {
+        json: {
+          name: application.name,
+          client_id: application.clientId,
+          client_secret: clientSecret,
+          redirect_uris: application.redirectUris,
+          permissions: application.supportedPermissions,
+        },
+        text: [
+          `Registered ${application.name}.`,
+          `client_id:     ${application.clientId}`,
+          `client_secret: ${clientSecret}`,
+          "The secret is shown only now: put it in the application's private configuration.",
+        ],
+      };
+    },
+  },
+
+  "users create": {
+    usage: "signon users create --email E --name N [--role ROLE] [--password P | --generate-password] [--json]",
+    options: { email: { type: "string" }, name: { type: "string" }, role: { type: "string" }, password: { type: "string" }, "generate-password": { type: "boolean" } },
+    async run(ctx, options) {
+      const role = optional(options, "role") ?? "normal";
+      if (!roles.includes(role as Role)) throw new UsageError(`--role must be one of ${roles.join(", ")}`);
+      if (options.password !== undefined && options["generate-password"]) throw new UsageError("Use --password or --generate-password, not both");
+      const generated = options["generate-password"] === true ? randomBytes(18).toString("base64url") : undefined;
+      const password = generated ?? optional(options, "password");
+      const user = await createUser(ctx, { email: required(options, "email"), name: required(options, "name"), role: role as Role, password });
+      const json: Record<string, unknown> = { uid: user.uid, email: user.email, name: user.name, role: user.role };
+      if (generated) json.password = generated;
+      return {
+        json,
+        text: [
+          `Created ${user.email} (${user.role}), uid ${user.uid}.`,
+          ...(generated ? [`Password: ${generated}`, "The password is shown only now."] : []),
+          ...(password === undefined ? ["No password set: this user cannot sign in yet."] : []),
+        ],
+      };
+    },
+  },
+
+  "users suspend": {
+    usage: "signon users suspend --email E --reason TEXT [--json]",
+    options: { email: { type: "string" }, reason: { type: "string" } },
+    async run(ctx, options) {
+      const user = await suspendUser(ctx, required(options, "email"), required(options, "reason"));
+      return {
+        json: { uid: user.uid, email: user.email, suspended: true, reason: user.suspensionReason },
+        text: [`Suspended ${user.email}: their sessions ended and their tokens were revoked.`],
+      };
+    },
+  },
+
+  "users unsuspend": {
+    usage: "signon users unsuspend --email E [--json]",
+    options: { email: { type: "string" } },
+    async run(ctx, options) {
+      const user = await unsuspendUser(ctx, required(options, "email"));
+      return { json: { uid: user.uid, email: user.email, suspended: false }, text: [`Unsuspended ${user.email}.`] };
+    },
+  },
+
+  "permissions grant": {
+    usage: "signon permissions grant --email E --app NAME --permissions signin,admin [--json]",
+    options: { email: { type: "string" }, app: { type: "string" }, permissions: { type: "string" } },
+    async run(ctx, options) {
+      const permissions = list(required(options, "permissions"));
+      const held = await grantPermissions(ctx, { email: required(options, "email"), application: required(options, "app"), permissions });
+      return { json: { email: options.email, app: options.app, permissions: held }, text: [`${String(options.email)} now holds on ${String(options.app)}: ${held.join(", ") || "nothing"}`] };
+    },
+  },
+
+  "permissions revoke": {
+    usage: "signon permissions revoke --email E --app NAME --permissions signin,admin [--json]",
+    options: { email: { type: "string" }, app: { type: "string" }, permissions: { type: "string" } },
+    async run(ctx, options) {
+      const permissions = list(required(options, "permissions"));
+      const held = await revokePermissions(ctx, { email: required(options, "email"), application: required(options, "app"), permissions });
+      return { json: { email: options.email, app: options.app, permissions: held }, text: [`${String(options.email)} now holds on ${String(options.app)}: ${held.join(", ") || "nothing"}`] };
+    },
+  },
+
+  "api-users create": {
+    usage: "signon api-users create --name N --email E [--json]",
+    options: { name: { type: "string" }, email: { type: "string" } },
+    async run(ctx, options) {
+      const user = await createApiUser(ctx, { email: required(options, "email"), name: required(options, "name") });
+      return {
+        json: { uid: user.uid, email: user.email, name: user.name, api_user: true },
+        text: [`Created API user ${user.email}, uid ${user.uid}.`, "Next: grant it signin on an application, then `signon tokens issue`."],
+      };
+    },
+  },
+
+  "tokens issue": {
+    usage: "signon tokens issue --email E --app NAME [--expires-in SECONDS] [--json]",
+    options: { email: { type: "string" }, app: { type: "string" }, "expires-in": { type: "string" } },
+    async run(ctx, options) {
+      const rawExpiry = optional(options, "expires-in");
+      if (rawExpiry !== undefined && !/^\d+$/.test(rawExpiry)) throw new UsageError("--expires-in is a whole number of seconds");
+      const issued = await issueOperatorToken(ctx, {
+        email: required(options, "email"),
+        application: required(options, "app"),
+        expiresInSeconds: rawExpiry === undefined ? undefined : Number(rawExpiry),
+      });
+      return {
+        json: { access_token: issued.accessToken, token_type: "Bearer", expires_at: issued.expiresAt.toISOString(), uid: issued.userUid },
+        text: [`Bearer token: ${issued.accessToken}`, `Expires ${issued.expiresAt.toISOString()}. Shown only now.`],
+      };
+    },
+  },
+};

@@ -1,0 +1,55 @@
+import { parseArgs } from "node:util";
+import { AccountError } from "../accounts/manage-users.js";
+import { RegistrationError } from "../applications/register-application.js";
+import { ConfigError, loadConfig } from "../config.js";
+import { openSignonDatabase } from "../database.js";
+import { commands } from "./commands.js";
+import { UsageError, type CliIo } from "./output.js";
+
+function usage(): string {
+  return ["Usage:", ...Object.values(commands).map((command) => `  ${command.usage}`), "", "Connects to DATABASE_URL, or to the embedded database in SIGNON_DATA_DIR (default ./data)."].join("\n");
+}
+
+/**
+ * Runs one CLI command and returns the exit code: 0 on success, 1 when the
+ * command was refused or failed, 2 for a usage mistake. With `--json`, stdout
+ * gets exactly one JSON object; errors always go to stderr.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [group, action, ...rest] = argv;
+  const command = commands[`${group ?? ""} ${action ?? ""}`];
+  if (!command) {
+    io.stderr.write(`${group === undefined || group === "help" || group === "--help" ? "" : `Unknown command: ${argv.slice(0, 2).join(" ")}\n`}${usage()}\n`);
+    return group === "help" || group === "--help" ? 0 : 2;
+  }
+  let values: Record<string, string | boolean | string[] | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...rest], options: { ...command.options, json: { type: "boolean" } }, strict: true, allowPositionals: false }));
+  } catch (error) {
+    io.stderr.write(`${(error as Error).message}\nUsage: ${command.usage}\n`);
+    return 2;
+  }
+  const json = values.json === true;
+
+  let database: Awaited<ReturnType<typeof openSignonDatabase>> | undefined;
+  try {
+    const config = loadConfig(io.env, "cli");
+    database = await openSignonDatabase(config);
+    const result = await command.run({ db: database.db, config, now: () => new Date() }, values);
+    io.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text.join("\n")}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`${error.message}\nUsage: ${command.usage}\n`);
+      return 2;
+    }
+    if (error instanceof AccountError || error instanceof RegistrationError || error instanceof ConfigError) {
+      io.stderr.write(`signon: ${error.message}\n`);
+      return 1;
+    }
+    io.stderr.write(`signon: ${(error as Error).message ?? String(error)}\n`);
+    return 1;
+  } finally {
+    await database?.close();
+  }
+}

@@ -1,0 +1,83 @@
+import { pathToFileURL } from "node:url";
+import Fastify, { type FastifyInstance } from "fastify";
+import signonApp, { signonServerOptions } from "./app.js";
+import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
+import { openSignonDatabase } from "./database.js";
+import { countPeople } from "./repositories/users.js";
+
+/** A running Sign-on server. */
+export interface RunningSignon {
+  app: FastifyInstance;
+  config: SignonConfig;
+  /** The address it listens on. */
+  url: string;
+  /** Stops accepting requests, lets running ones finish, then closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts Sign-on: reads the configuration from `env`, opens and migrates the
+ * database, and listens. On a database without accounts it prints how to
+ * create the first administrator.
+ */
+export async function startSignon(env: Record<string, string | undefined> = process.env): Promise<RunningSignon> {
+  const config = loadConfig(env);
+  const app = Fastify(signonServerOptions(config));
+  const database = await openSignonDatabase(config, app.log);
+  try {
+    await app.register(signonApp, { config, db: database.db });
+    const url = await app.listen({ host: config.host, port: config.port });
+    if (config.mode === "development") {
+      app.log.warn(`Sign-on is in development mode: plain HTTP on the loopback address only (${url}). Set NODE_ENV=production to serve others.`);
+    }
+    if ((await countPeople(database.db)) === 0) {
+      app.log.info(
+        "No accounts yet. Create the first administrator with:\n" +
+          '  npx signon users create --email you@example.org --name "Your Name" --role superadmin --generate-password',
+      );
+    }
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        try {
+          await app.close();
+        } finally {
+          await database.close();
+        }
+      })());
+    return { app, config, url, close };
+  } catch (error) {
+    await app.close();
+    await database.close();
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  let running: RunningSignon;
+  try {
+    running = await startSignon();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Sign-on cannot start: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      running.app.log.info(`${signal}: closing`);
+      running.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await main();
+}
