@@ -30,6 +30,8 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
   const app = Fastify({
     logger: options.logger ?? false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // Validate as written: no coercion ("1" is not an integer) and no silent removal of unknown fields.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

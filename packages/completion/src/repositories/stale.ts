@@ -35,27 +35,14 @@ export async function resolveStale(q: Queryable, username: string, courseKey: st
     .where(and(eq(staleCompletions.username, username), eq(staleCompletions.courseKey, courseKey), eq(staleCompletions.resolved, false)));
 }
 
-/** Records that every enrolled learner of a course needs recomputing (its structure changed). */
+/** Records that every enrolled learner of a course needs recomputing (its structure changed, or a forced rebuild). */
 export async function markCourseStale(q: Queryable, courseKey: string, force: boolean): Promise<number> {
-  const rows = await q
-    .insert(staleCompletions)
-    .select(
-      q
-        .select({
-          username: learners.username,
-          courseKey: enrollments.courseKey,
-          blockKey: sql<string | null>`null`.as("block_key"),
-          force: sql<boolean>`${force}::boolean`.as("force"),
-          resolved: sql<boolean>`false`.as("resolved"),
-          created: sql<Date>`now()`.as("created"),
-          modified: sql<Date>`now()`.as("modified"),
-        })
-        .from(enrollments)
-        .innerJoin(learners, eq(learners.id, enrollments.learnerId))
-        .where(eq(enrollments.courseKey, courseKey)),
-    )
-    .returning({ id: staleCompletions.id });
-  return rows.length;
+  const result = await q.execute(sql`
+    insert into ${staleCompletions} (${sql.identifier("username")}, ${sql.identifier("course_key")}, ${sql.identifier("force")})
+    select ${learners.username}, ${enrollments.courseKey}, ${force}
+    from ${enrollments} inner join ${learners} on ${learners.id} = ${enrollments.learnerId}
+    where ${enrollments.courseKey} = ${courseKey}`);
+  return result.rowCount ?? 0;
 }
 
 /**
