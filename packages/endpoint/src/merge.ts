@@ -1,28 +1,31 @@
-import { lowercaseHeaders } from "./lowercase-headers.js";
+import { BoundedCache } from "./bounded-cache.js";
 import { isPlainObject, mergeDeep } from "./merge-deep.js";
-import type { EndpointOptions, MediaType, MergedOptions } from "./types.js";
+import type { EndpointOptions, MediaType, MergedOptions, RequestHeaders } from "./types.js";
 
-/** Method and URL of a `"<METHOD> <url>"` route; a route without a space is a URL. */
-function routeParts(route: string): Record<string, unknown> {
-  const space = route.indexOf(" ");
-  if (space === -1) return { url: route };
-  const nextSpace = route.indexOf(" ", space + 1);
-  const url = route.slice(space + 1, nextSpace === -1 ? route.length : nextSpace);
-  return url === "" ? { url: route.slice(0, space) } : { method: route.slice(0, space), url };
+interface RouteParts {
+  readonly method: string | undefined;
+  readonly url: string;
 }
 
-/** The options of one call: route parts overlaid by options, undefined values dropped, header names lowercased. */
-function callOptions(route: string | EndpointOptions | undefined, options: EndpointOptions | undefined): Record<string, unknown> {
-  const given = typeof route === "string" ? routeParts(route) : {};
-  const source = typeof route === "string" ? options : route;
-  if (source !== undefined && source !== null) {
-    for (const key of Object.keys(source)) {
-      const value = source[key];
-      if (value !== undefined && key !== "__proto__") given[key] = value;
-    }
+/** Method and URL of a `"<METHOD> <url>"` route; a route without a space is a URL. */
+function splitRoute(route: string): RouteParts {
+  const space = route.indexOf(" ");
+  if (space === -1) return { method: undefined, url: route };
+  const nextSpace = route.indexOf(" ", space + 1);
+  const url = route.slice(space + 1, nextSpace === -1 ? route.length : nextSpace);
+  return url === "" ? { method: undefined, url: route.slice(0, space) } : { method: route.slice(0, space), url };
+}
+
+// Routes are usually string constants; keeping their parts also hands the template cache the same URL string each time.
+const routes = new BoundedCache<RouteParts>(500, 2048);
+
+/** Adds `headers` to `target` with lowercased names, leaving out undefined values. */
+function addLowercaseHeaders(target: RequestHeaders, headers: unknown): void {
+  if (typeof headers !== "object" || headers === null) return;
+  for (const name of Object.keys(headers)) {
+    const value = (headers as RequestHeaders)[name];
+    if (value !== undefined && name !== "__proto__") target[name.toLowerCase()] = value;
   }
-  given["headers"] = lowercaseHeaders(given["headers"]);
-  return given;
 }
 
 /**
@@ -42,15 +45,42 @@ function graphqlMediaType(defaults: MergedOptions | null, merged: Record<string,
 /**
  * Applies `defaults` to the options of a call without parsing anything: the
  * result has `method` as given, `url` with its placeholders, lowercased
- * headers merged over the default headers, and every other option.
+ * headers merged over the default headers, and every other option. Options
+ * override the route's method and URL, undefined values are left out, and
+ * plain objects present in both (such as `mediaType`) merge key by key.
  */
 export function merge(
   defaults: MergedOptions | null,
   route: string | EndpointOptions | undefined,
   options?: EndpointOptions,
 ): MergedOptions {
-  const given = callOptions(route, options);
-  const merged = mergeDeep(defaults ?? {}, given);
-  if (given["url"] === "/graphql") merged["mediaType"] = graphqlMediaType(defaults, merged);
+  const base: Readonly<Record<string, unknown>> = defaults ?? {};
+  const merged: Record<string, unknown> = Object.assign({}, base);
+  const headers: RequestHeaders = Object.assign({}, isPlainObject(base["headers"]) ? (base["headers"] as RequestHeaders) : {});
+  merged["headers"] = headers;
+  let source: EndpointOptions | undefined = options;
+  let url: unknown;
+  if (typeof route === "string") {
+    const parts = routes.getOrCreate(route, splitRoute);
+    if (parts.method !== undefined) merged["method"] = parts.method;
+    merged["url"] = url = parts.url;
+  } else {
+    source = route;
+  }
+  if (source !== undefined && source !== null) {
+    for (const key of Object.keys(source)) {
+      const value = source[key];
+      if (value === undefined || key === "__proto__") continue;
+      if (key === "headers") {
+        addLowercaseHeaders(headers, value);
+        continue;
+      }
+      if (key === "url") url = value;
+      const inherited = base[key];
+      merged[key] =
+        isPlainObject(value) && isPlainObject(inherited) && Object.prototype.hasOwnProperty.call(base, key) ? mergeDeep(inherited, value) : value;
+    }
+  }
+  if (url === "/graphql") merged["mediaType"] = graphqlMediaType(defaults, merged);
   return merged as MergedOptions;
 }

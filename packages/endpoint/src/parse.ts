@@ -1,13 +1,13 @@
 import { lowercaseHeaders } from "./lowercase-headers.js";
 import { amendAccept } from "./media-type.js";
-import { OPTION_NAMES } from "./option-names.js";
+import { isOptionName } from "./option-names.js";
 import { queryParameter } from "./query-parameter.js";
 import { routeTemplate } from "./route-template.js";
 import type { MergedOptions, RequestOptions } from "./types.js";
 
 /** Whether `key` is a parameter left over after the URL template took its variables. */
 function isLeftover(key: string, value: unknown, variableNames: readonly string[]): boolean {
-  return value !== undefined && key !== "__proto__" && !OPTION_NAMES.has(key) && !variableNames.includes(key);
+  return value !== undefined && key !== "__proto__" && !isOptionName(key) && !variableNames.includes(key);
 }
 
 /** `url` with the leftover parameters appended as its query string. */

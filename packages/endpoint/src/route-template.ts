@@ -1,6 +1,6 @@
 import { BoundedCache } from "./bounded-cache.js";
 import { colonParametersToTemplate } from "./colon-parameters.js";
-import { OPTION_NAMES } from "./option-names.js";
+import { isOptionName } from "./option-names.js";
 import { expandTemplate, type TemplateContext } from "./uri-template/expand.js";
 import { parseTemplate, type ParsedTemplate } from "./uri-template/parse-template.js";
 
@@ -16,14 +16,14 @@ export interface RouteTemplate {
 function withoutOptionNames(options: TemplateContext): TemplateContext {
   const parameters: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.has(key)) parameters[key] = options[key];
+    if (!isOptionName(key)) parameters[key] = options[key];
   }
   return parameters;
 }
 
 function compileRouteTemplate(url: string): RouteTemplate {
   const template: ParsedTemplate = parseTemplate(colonParametersToTemplate(url));
-  const usesOptionName = template.variableNames.some((name) => OPTION_NAMES.has(name));
+  const usesOptionName = template.variableNames.some((name) => isOptionName(name));
   return {
     expand: usesOptionName
       ? (options) => expandTemplate(template, withoutOptionNames(options))
