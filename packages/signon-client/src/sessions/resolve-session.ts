@@ -62,11 +62,13 @@ export async function refreshSessionTokens(
   current: SignedInSession,
   log: WarningLogger,
 ): Promise<SignedInSession | null> {
-  const { session } = current;
-  const refreshToken = session.tokens?.refreshToken;
   const now = config.clock.now();
-  if (!refreshToken) return current;
-  if (!(await config.sessionStore.claimRefresh(session.idDigest, now, now + REFRESH_CLAIM_MS))) return current;
+  if (!current.session.tokens?.refreshToken) return current;
+  if (!(await config.sessionStore.claimRefresh(current.session.idDigest, now, now + REFRESH_CLAIM_MS))) return current;
+  // Read again under the claim: another request may have refreshed since this one read the session.
+  const session = await config.sessionStore.find(current.session.idDigest, now);
+  const refreshToken = session?.tokens?.refreshToken;
+  if (!session || !refreshToken) return current;
   try {
     const issued = await refreshAccessToken(config, refreshToken);
     const tokens = sessionTokens(config, issued, config.clock.now());

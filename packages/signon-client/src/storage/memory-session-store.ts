@@ -38,7 +38,8 @@ export class MemorySessionStore implements SessionStore {
 
   claimRefresh(idDigest: string, now: number, until: number): Promise<boolean> {
     const stored = this.#sessions.get(idDigest);
-    if (!stored || (stored.refreshClaimedUntil !== null && stored.refreshClaimedUntil > now)) {
+    const due = stored?.session.tokens != null && stored.session.tokens.refreshAt <= now;
+    if (!stored || !due || (stored.refreshClaimedUntil !== null && stored.refreshClaimedUntil > now)) {
       return Promise.resolve(false);
     }
     stored.refreshClaimedUntil = until;

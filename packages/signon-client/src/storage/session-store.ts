@@ -42,9 +42,11 @@ export interface SessionStore {
   /** Ends every session of the user; returns how many there were. */
   deleteForUser(uid: string): Promise<number>;
   /**
-   * Claims the right to refresh the session's tokens until `until`, unless
-   * another request holds an unexpired claim. Atomic across processes, so a
-   * refresh token is presented once (presenting it twice revokes the family).
+   * Claims the right to refresh the session's tokens until `until`: succeeds
+   * only when the stored tokens are due (`refreshAt <= now`) and no other
+   * request holds an unexpired claim. Atomic across processes, so a refresh
+   * token is presented once (presenting it twice revokes the whole family),
+   * and a request that read the tokens before another refreshed them loses.
    */
   claimRefresh(idDigest: string, now: number, until: number): Promise<boolean>;
   /** Stores refreshed tokens and releases the refresh claim. */
