@@ -134,4 +134,26 @@ describe("deliberate differences from @octokit/endpoint", () => {
     expect(endpoint("GET /search", { q: 42 }).url).toBe("http://localhost:3000/search?q=42");
     expect(() => theirs("GET /search", { q: 42 })).toThrow(TypeError);
   });
+
+  it("keeps a :word in the authority of a full URL as text", () => {
+    const args: Call = ["GET https://user:pass@host.example/x"];
+    expect(call(endpoint, args)).toMatchObject({ url: "https://user:pass@host.example/x" });
+    expect(call(theirs, args)).toMatchObject({ url: "https://user@host.example/x" });
+  });
+
+  it("expands numbers in a reserved expansion", () => {
+    expect(endpoint("GET /ids/{+ids}", { ids: [1, 2] }).url).toBe("http://localhost:3000/ids/1,2");
+    expect(() => theirs("GET /ids/{+ids}", { ids: [1, 2] })).toThrow(TypeError);
+  });
+
+  it("never splits a surrogate pair with a prefix", () => {
+    expect(endpoint("GET /v/{v:1}", { v: "😀x" }).url).toBe("http://localhost:3000/v/%F0%9F%98%80");
+    expect(() => theirs("GET /v/{v:1}", { v: "😀x" })).toThrow(URIError);
+  });
+
+  it("encodes a % that does not start a percent-encoded triplet", () => {
+    const args: Call = ["GET /a/%4z/{+v}", { v: "b%4z" }];
+    expect(call(endpoint, args)).toMatchObject({ url: "http://localhost:3000/a/%254z/b%254z" });
+    expect(call(theirs, args)).toMatchObject({ url: "http://localhost:3000/a/%4z/b%4z" });
+  });
 });
