@@ -44,6 +44,8 @@ export function signonServerOptions(config: SignonConfig, logger: boolean = true
   return {
     bodyLimit: bodyLimitBytes,
     trustProxy: config.trustProxy,
+    // Parameters are strings; coercing a string into a one-element array would let schemas accept what they should not.
+    ajv: { customOptions: { coerceTypes: false } },
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
     logger: logger
       ? {

@@ -36,7 +36,7 @@ export async function exchangeAuthorizationCode(
   const now = ctx.now();
 
   const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
-    const grant = await useCode(tx, codeHash, now);
+    const grant = await useCode(tx, codeHash, application.id, now);
     if (!grant) {
       const earlier = await findGrantByCodeHash(tx, codeHash);
       if (earlier && earlier.applicationId === application.id && earlier.codeUsedAt !== null) {
@@ -63,7 +63,6 @@ async function codeProblem(
   request: CodeExchange,
   now: Date,
 ): Promise<OAuthError | null> {
-  if (grant.applicationId !== application.id) return new InvalidGrantError("The authorization code was issued to another client");
   if (grant.revokedAt !== null || grant.codeExpiresAt === null || grant.codeExpiresAt <= now) {
     return new InvalidGrantError("The authorization code has expired");
   }

@@ -12,14 +12,15 @@ export async function insertGrant(db: SignonDatabase, row: NewGrant): Promise<Gr
 }
 
 /**
- * Marks a code used, once: returns the grant when this call used it, `null`
- * when no unused code has that digest (unknown, or already used).
+ * Marks a code of an application used, once: returns the grant when this call
+ * used it, `null` when the application has no unused code with that digest
+ * (unknown, already used, or another application's).
  */
-export async function useCode(db: SignonDatabase, codeHash: string, now: Date): Promise<Grant | null> {
+export async function useCode(db: SignonDatabase, codeHash: string, applicationId: string, now: Date): Promise<Grant | null> {
   const [row] = await db
     .update(grants)
     .set({ codeUsedAt: now })
-    .where(and(eq(grants.codeHash, codeHash), isNull(grants.codeUsedAt)))
+    .where(and(eq(grants.codeHash, codeHash), eq(grants.applicationId, applicationId), isNull(grants.codeUsedAt)))
     .returning();
   return row ?? null;
 }

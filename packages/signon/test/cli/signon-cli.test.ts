@@ -1,0 +1,98 @@
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/run-cli.js";
+import { openTestDatabase } from "../support/signon.js";
+
+const database = await openTestDatabase();
+afterAll(() => database.close());
+beforeEach(() => database.reset());
+
+async function signon(...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(argv, {
+    stdout: { write: (chunk: string) => ((stdout += chunk), true) },
+    stderr: { write: (chunk: string) => ((stderr += chunk), true) },
+    env: { DATABASE_URL: database.url, SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1" },
+  });
+  return { code, stdout, stderr };
+}
+
+describe("signon CLI", () => {
+  it("apps create --json prints exactly one JSON object with the client id and secret", async () => {
+    const result = await signon("apps", "create", "--name", "Publisher", "--redirect-uri", "https://pub.example/cb", "--redirect-uri", "https://pub.example/cb2", "--permissions", "admin,editor", "--json");
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(result.stdout)).toEqual({
+      name: "Publisher",
+      client_id: expect.stringMatching(/^[0-9a-f]{64}$/),
+      client_secret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      redirect_uris: ["https://pub.example/cb", "https://pub.example/cb2"],
+      permissions: ["admin", "editor", "signin"],
+    });
+    expect(result.stdout.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("users create --generate-password prints the password once", async () => {
+    const result = await signon("users", "create", "--email", "Ada@Example.org", "--name", "Ada", "--role", "superadmin", "--generate-password", "--json");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      uid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      email: "Ada@Example.org",
+      name: "Ada",
+      role: "superadmin",
+      password: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/),
+    });
+  });
+
+  it("grants and revokes permissions, and issues a token for an API user", async () => {
+    await signon("apps", "create", "--name", "Completion", "--redirect-uri", "https://completion.example/cb", "--permissions", "staff");
+    await signon("api-users", "create", "--name", "Reporting", "--email", "reporting@example.org");
+    const granted = await signon("permissions", "grant", "--email", "reporting@example.org", "--app", "Completion", "--permissions", "signin,staff", "--json");
+    expect(JSON.parse(granted.stdout)).toEqual({ email: "reporting@example.org", app: "Completion", permissions: ["signin", "staff"] });
+
+    const issued = await signon("tokens", "issue", "--email", "reporting@example.org", "--app", "Completion", "--expires-in", "3600", "--json");
+    expect(issued.code).toBe(0);
+    expect(JSON.parse(issued.stdout)).toEqual({
+      access_token: expect.stringMatching(/^[0-9a-f]{64}$/),
+      token_type: "Bearer",
+      expires_at: expect.any(String),
+      uid: expect.any(String),
+    });
+
+    const revoked = await signon("permissions", "revoke", "--email", "reporting@example.org", "--app", "Completion", "--permissions", "staff", "--json");
+    expect(JSON.parse(revoked.stdout).permissions).toEqual(["signin"]);
+  });
+
+  it("suspends with a reason and unsuspends", async () => {
+    await signon("users", "create", "--email", "bob@example.org", "--name", "Bob", "--password", "a long enough password");
+    expect(await signon("users", "suspend", "--email", "bob@example.org")).toMatchObject({ code: 2, stderr: expect.stringContaining("--reason is required") });
+    const suspended = await signon("users", "suspend", "--email", "bob@example.org", "--reason", "Left the team", "--json");
+    expect(JSON.parse(suspended.stdout)).toMatchObject({ email: "bob@example.org", suspended: true, reason: "Left the team" });
+    const unsuspended = await signon("users", "unsuspend", "--email", "bob@example.org", "--json");
+    expect(JSON.parse(unsuspended.stdout)).toMatchObject({ suspended: false });
+  });
+
+  it.each([
+    [["users", "frob"], 2, /Unknown command: users frob/],
+    [["apps", "create", "--name", "X"], 2, /--redirect-uri is required/],
+    [["apps", "create", "--name", "X", "--redirect-uri", "http://x.example/cb"], 1, /must use https/],
+    [["users", "create", "--email", "a@example.org", "--name", "A", "--bogus"], 2, /Unknown option '--bogus'/],
+    [["users", "create", "--email", "not-an-email", "--name", "A"], 1, /Not an e-mail address/],
+    [["users", "create", "--email", "a@example.org", "--name", "A", "--role", "emperor"], 2, /--role must be one of/],
+    [["tokens", "issue", "--email", "nobody@example.org", "--app", "X"], 1, /No user has e-mail nobody@example.org/],
+    [["permissions", "grant", "--email", "nobody@example.org", "--app", "X", "--permissions", "signin"], 1, /No user has e-mail/],
+  ])("%j exits %i with the reason on stderr and nothing on stdout", async (argv, code, message) => {
+    const result = await signon(...argv);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe("");
+  });
+
+  it("refuses a second application with the same name", async () => {
+    await signon("apps", "create", "--name", "Dup", "--redirect-uri", "https://dup.example/cb");
+    expect(await signon("apps", "create", "--name", "Dup", "--redirect-uri", "https://dup.example/cb", "--json")).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: "signon: An application named Dup already exists\n",
+    });
+  });
+});

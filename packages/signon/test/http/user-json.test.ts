@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { revokePermissions } from "../../src/applications/permissions.js";
+import { suspendUser } from "../../src/accounts/manage-users.js";
+import { createApp, createUser } from "../support/factories.js";
+import { exchangeCode, getUserJson, obtainCode } from "../support/flow.js";
+import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
+
+const database = await openTestDatabase();
+let signon: TestSignon;
+beforeAll(async () => {
+  signon = await buildTestSignon(database);
+});
+afterAll(async () => {
+  await signon.app.close();
+  await database.close();
+});
+beforeEach(() => database.reset());
+
+const invalidToken = { error: "invalid_token", error_description: "The access token is not valid" };
+const bearerChallenge = 'Bearer realm="signon", error="invalid_token"';
+
+async function signedInUser() {
+  const client = await createApp(signon.ctx, { name: "Publisher", permissions: ["admin"] });
+  await createApp(signon.ctx, { name: "Other", permissions: ["admin"] });
+  const user = await createUser(signon.ctx, { name: "Grace Hopper", permissions: { Publisher: ["signin", "admin"], Other: ["signin"] } });
+  const { code } = await obtainCode(signon.app, client, user.email);
+  const { access_token } = (await exchangeCode(signon.app, client, code)).json<{ access_token: string }>();
+  return { client, user, accessToken: access_token };
+}
+
+describe("GET /user.json", () => {
+  it("returns the user with this application's permissions only, sorted (S11, S12)", async () => {
+    const { user, accessToken } = await signedInUser();
+    const response = await getUserJson(signon.app, accessToken);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers["cache-control"]).toBe("no-store");
+    expect(response.json()).toEqual({
+      user: {
+        uid: user.uid,
+        name: "Grace Hopper",
+        email: user.email,
+        permissions: ["admin", "signin"],
+        organisation_slug: null,
+        organisation_content_id: null,
+        disabled: false,
+      },
+    });
+  });
+
+  it("accepts the token as the access_token query parameter (RFC 6750 §2.3)", async () => {
+    const { accessToken, client } = await signedInUser();
+    const response = await signon.app.inject({ method: "GET", url: `/user.json?access_token=${accessToken}&client_id=${client.clientId}` });
+    expect(response.statusCode).toBe(200);
+  });
+
+  it("refuses a token after 7200 seconds", async () => {
+    const { accessToken } = await signedInUser();
+    signon.clock.advance(7199);
+    expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(200);
+    signon.clock.advance(1);
+    const expired = await getUserJson(signon.app, accessToken);
+    expect(expired.statusCode).toBe(401);
+    expect(expired.headers["www-authenticate"]).toBe(bearerChallenge);
+    expect(expired.json()).toEqual(invalidToken);
+  });
+
+  it("refuses the token of a user who lost signin, or was suspended", async () => {
+    const first = await signedInUser();
+    await revokePermissions(signon.ctx, { email: first.user.email, application: "Publisher", permissions: ["signin"] });
+    expect((await getUserJson(signon.app, first.accessToken)).statusCode).toBe(401);
+
+    await database.reset();
+    const second = await signedInUser();
+    await suspendUser(signon.ctx, second.user.email, "Left");
+    expect((await getUserJson(signon.app, second.accessToken)).json()).toEqual(invalidToken);
+  });
+
+  it("refuses a client_id that is not the token's application", async () => {
+    const { accessToken } = await signedInUser();
+    const response = await signon.app.inject({
+      method: "GET",
+      url: `/user.json?client_id=someone-else`,
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    expect(response.statusCode).toBe(401);
+  });
+
+  it.each([
+    ["no token", {}, "", 401, { error: "invalid_token", error_description: "An access token is required" }],
+    ["an unknown token", { authorization: `Bearer ${"0".repeat(64)}` }, "", 401, invalidToken],
+    ["a malformed Authorization header", { authorization: "Bearer" }, "", 401, { error: "invalid_token", error_description: "Malformed Authorization header" }],
+    ["a Basic header", { authorization: "Basic YTpi" }, "", 401, { error: "invalid_token", error_description: "Malformed Authorization header" }],
+    ["the token sent two ways", { authorization: `Bearer ${"0".repeat(64)}` }, `?access_token=${"0".repeat(64)}`, 400, { error: "invalid_request", error_description: "Send the access token one way only" }],
+    ["a repeated access_token", {}, "?access_token=a&access_token=b", 400, { error: "invalid_request", error_description: "access_token is repeated" }],
+    ["an oversized access_token", {}, `?access_token=${"a".repeat(600)}`, 400, { error: "invalid_request", error_description: "Invalid or repeated parameter: access_token" }],
+    ["invalid UTF-8 in the query", {}, "?access_token=%FF", 400, { error: "invalid_request", error_description: "The query string has a malformed percent-escape or invalid UTF-8" }],
+  ])("answers %s with status $3", async (_name, headers, query, status, body) => {
+    const response = await signon.app.inject({ method: "GET", url: `/user.json${query}`, headers });
+    expect(response.statusCode).toBe(status);
+    expect(response.json()).toEqual(body);
+    if (status === 401) expect(response.headers["www-authenticate"]).toBe(bearerChallenge);
+  });
+});
