@@ -86,6 +86,18 @@ describe("GET /auth/gds/callback", () => {
     expect(codeChallengeS256(h.signon.tokenRequests[0]?.code_verifier ?? "")).toBe(challenge);
   });
 
+  it("builds its calls to Sign-on with @tessera/endpoint", async () => {
+    const user = h.signon.addUser(createUser());
+    h.signon.userAgents.clear();
+
+    await new Browser(h.app).signIn(h.signon, user.uid);
+
+    expect([...h.signon.userAgents]).toEqual([
+      expect.stringMatching(/^undici|^node$/) as unknown,
+      expect.stringMatching(/^tessera-endpoint\.js\//) as unknown,
+    ]);
+  });
+
   it("stores the user from /user.json and signs the browser in", async () => {
     const user = h.signon.addUser(createUser({ permissions: ["editor", "admin"] }));
     const browser = new Browser(h.app);

@@ -1,7 +1,7 @@
-import type { Clock } from "../../src/clock.js";
+import type { Clock } from "../clock.js";
 
 /** A clock that only moves when told to. */
-export class FakeClock implements Clock {
+export class ManualClock implements Clock {
   constructor(private current = Date.now()) {}
 
   now(): number {

@@ -1,14 +1,15 @@
 /**
- * STAND-IN for Sign-on, for the client kit's tests only: a small Fastify app on
- * 127.0.0.1 that implements just enough of `/oauth/authorize`, `/token` and
- * `/user.json` as DECISIONS S3, S4, S6, S7, S10 and S11 describe. It is not
- * Sign-on (no accounts, no pages, no database); the end-to-end test of the
- * example application runs against the real one.
+ * STAND-IN for Sign-on, for tests only (this kit's and those of applications
+ * built on it): a small Fastify app on 127.0.0.1 that implements just enough
+ * of `/oauth/authorize`, `/token` and `/user.json` as DECISIONS S3, S4, S6,
+ * S7, S10 and S11 describe. It is not Sign-on (no accounts, no sign-in page,
+ * no database: `/oauth/authorize` signs in whoever `signedInUid` names); the
+ * end-to-end test of the example application runs against the real one.
  */
 import { createHash, randomBytes } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
-import type { Clock } from "../../src/clock.js";
-import type { SignonUserJson } from "../../src/user.js";
+import type { Clock } from "../clock.js";
+import type { SignonUserJson } from "../user.js";
 
 export interface StandInClient {
   clientId: string;
@@ -44,6 +45,8 @@ export class StandInSignon {
   readonly users = new Map<string, SignonUserJson>();
   /** Every form body posted to `/token`, in order. */
   readonly tokenRequests: Record<string, string>[] = [];
+  /** The `user-agent` of every request received. */
+  readonly userAgents = new Set<string>();
   /** How many times `/user.json` was asked. */
   userInfoRequests = 0;
   /** The user the authorize endpoint "signs in" (no login page here). */
@@ -63,6 +66,9 @@ export class StandInSignon {
       { parseAs: "string" },
       (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
     );
+    this.app.addHook("onRequest", async (request) => {
+      this.userAgents.add(request.headers["user-agent"] ?? "");
+    });
     this.#routes();
   }
 

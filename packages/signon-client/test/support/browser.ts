@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { expect } from "vitest";
-import type { StandInSignon } from "./stand-in-signon.js";
+import type { StandInSignon } from "../../src/testing/stand-in-signon.js";
 
 /** A browser of the client app: keeps its cookies, follows nothing by itself. */
 export class Browser {

@@ -6,8 +6,8 @@ import { MemoryUserStore } from "../../src/storage/memory-user-store.js";
 import type { SessionStore } from "../../src/storage/session-store.js";
 import type { UserStore } from "../../src/storage/user-store.js";
 import type { SignonUserJson } from "../../src/user.js";
-import { FakeClock } from "./fake-clock.js";
-import { StandInSignon } from "./stand-in-signon.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
+import { StandInSignon } from "../../src/testing/stand-in-signon.js";
 
 export const CLIENT = {
   clientId: "editorial-client-id",
@@ -17,7 +17,7 @@ export const CLIENT = {
 
 /** Everything one test needs: the stand-in Sign-on, the client app, its stores and the clock. */
 export interface Harness {
-  clock: FakeClock;
+  clock: ManualClock;
   signon: StandInSignon;
   app: FastifyInstance;
   users: UserStore;
@@ -36,7 +36,7 @@ export interface HarnessOptions {
 /** A client application with a page for each guard, the way an application would use the plugin. */
 export async function buildClientApp(
   signonUrl: string,
-  clock: FakeClock,
+  clock: ManualClock,
   stores: { users: UserStore; sessions: SessionStore },
   plugin: Partial<SignonPluginOptions> = {},
 ): Promise<FastifyInstance> {
@@ -63,7 +63,7 @@ export async function buildClientApp(
 export function useHarness(options: HarnessOptions = {}): Harness {
   const harness = {} as Harness;
   beforeEach(async () => {
-    harness.clock = new FakeClock();
+    harness.clock = new ManualClock();
     harness.signon = new StandInSignon({
       client: CLIENT,
       clock: harness.clock,
