@@ -1,7 +1,7 @@
 /** The completion service's configuration, read once at start-up. */
 export interface CompletionConfig {
-  /** PostgreSQL connection string. */
-  readonly databaseUrl: string;
+  /** PostgreSQL connection string; undefined: the embedded database (PGlite) in ./data/pglite. */
+  readonly databaseUrl: string | undefined;
   /** Base URL of the Sign-on service, whose `/user.json` resolves bearer tokens. */
   readonly signonUrl: string;
   /** Block types whose aggregates are stored and may be requested (C8). */
@@ -55,7 +55,7 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
 
 /**
  * Reads the configuration from environment variables:
- * `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`),
+ * `DATABASE_URL` (default: none, which means the embedded database),
  * `SIGNON_URL` (default `http://127.0.0.1:3000`),
  * `COMPLETION_AGGREGATOR_TYPES` (comma-separated; default course,chapter,sequential,vertical),
  * `COMPLETION_REBUILD_STALE_FROM_SCRATCH` (default false),
@@ -75,7 +75,7 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     }
   }
   return {
-    databaseUrl: url(env, "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres", ["postgres:", "postgresql:"]),
+    databaseUrl: env["DATABASE_URL"] ? url(env, "DATABASE_URL", "", ["postgres:", "postgresql:"]) : undefined,
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
     aggregatorTypes: [...new Set(types)],
     rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),
