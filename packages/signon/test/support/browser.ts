@@ -13,6 +13,11 @@ export class InjectBrowser {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
   }
 
+  /** Plants a cookie, as an attacker or a stale tab might. */
+  setCookie(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
   cookie(name: string): string | undefined {
     return this.cookies.get(name);
   }
