@@ -8,6 +8,7 @@ export interface CodeSize {
   gzipped: number;
 }
 
+/** Byte counts of `code` as UTF-8, as it is and compressed with gzip at level 9. */
 export function sizeOf(code: string): CodeSize {
   const bytes = Buffer.from(code, "utf8");
   return { minified: bytes.length, gzipped: gzipSync(bytes, { level: 9 }).length };

@@ -16,6 +16,7 @@ export function operationsPerSecond(call: () => { url: string }, milliseconds: n
   return (calls * 1000) / elapsed;
 }
 
+/** The middle value (the mean of the two middle values for an even count). */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);

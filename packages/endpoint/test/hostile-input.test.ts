@@ -25,6 +25,7 @@ describe("hostile input", () => {
   it.each([
     ["punctuation runs in the URL", () => endpoint("GET /a" + hostileText())],
     ["punctuation runs in a parameter", () => endpoint("GET /a/{p}{?q}", { p: hostileText(), q: hostileText() })],
+    ["punctuation runs in a query parameter", () => endpoint("GET /a", { p: hostileText(), q: hostileText() })],
     ["punctuation runs in a JSON body parameter", () => endpoint("POST /a/{p}", { p: hostileText(), title: hostileText() })],
     ["unclosed braces", () => endpoint("GET /" + "{".repeat(HUNDRED_KB))],
     ["stray closing braces", () => endpoint("GET /" + "}".repeat(HUNDRED_KB))],
