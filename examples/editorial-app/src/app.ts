@@ -1,0 +1,59 @@
+import { startDatabase } from "@tessera/db";
+import { signon } from "@tessera/signon-client/fastify";
+import { PostgresSessionStore, PostgresUserStore, signonClientMigrations } from "@tessera/signon-client/postgres";
+import type { FastifyInstance } from "fastify";
+import type { EditorialAppConfig } from "./config.js";
+import { adminRoutes } from "./routes/admin.js";
+import { apiMeRoutes } from "./routes/api/me.js";
+import { homeRoutes } from "./routes/home.js";
+
+export type { EditorialAppConfig } from "./config.js";
+
+/** How often expired sessions are removed from the database. */
+const SESSION_SWEEP_MS = 10 * 60 * 1000;
+
+/**
+ * The editorial application as a Fastify plugin: opens (and migrates) its
+ * database, makes itself a Sign-on client, and serves
+ *
+ * - `GET /`: who you are and your permissions (signed in),
+ * - `GET /admin`: the users Sign-on told it about (permission `admin`),
+ * - `GET /api/me`: the caller of a Sign-on bearer token,
+ * - the Sign-on routes: `/auth/gds`, `/auth/gds/callback`, `/auth/gds/sign_out`,
+ *   and the push receivers `PUT /auth/gds/api/users/:uid`, `POST /auth/gds/api/users/:uid/reauth`.
+ */
+export default async function editorialApp(app: FastifyInstance, options: { config: EditorialAppConfig }) {
+  const { config } = options;
+  const database = await startDatabase({
+    url: config.database.url,
+    dataDir: config.database.dataDir,
+    log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message) },
+    migrations: [signonClientMigrations],
+  });
+  const sessionStore = new PostgresSessionStore(database.pool);
+  const sweep = setInterval(() => {
+    sessionStore.deleteExpired(Date.now()).catch((error: unknown) => {
+      app.log.warn({ err: error }, "could not remove expired sessions");
+    });
+  }, SESSION_SWEEP_MS);
+  sweep.unref();
+  app.addHook("onClose", async () => {
+    clearInterval(sweep);
+    await database.close();
+  });
+
+  await app.register(signon, {
+    signonUrl: config.signonUrl,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri: config.redirectUri,
+    userStore: new PostgresUserStore(database.pool),
+    sessionStore,
+    ...(config.fetch ? { fetch: config.fetch } : {}),
+    ...(config.clock ? { clock: config.clock } : {}),
+  });
+  app.get("/healthz", async () => ({ status: "ok" }));
+  await app.register(homeRoutes);
+  await app.register(adminRoutes(database.pool));
+  await app.register(apiMeRoutes);
+}

@@ -1,0 +1,48 @@
+import { pathToFileURL } from "node:url";
+import Fastify, { type FastifyInstance } from "fastify";
+import editorialApp from "./app.js";
+import { ConfigError, configFromEnv } from "./config.js";
+
+/**
+ * Starts the editorial application from environment variables (see
+ * `configFromEnv`) and listens, by default on 127.0.0.1:3002.
+ */
+export async function startEditorialApp(env: Record<string, string | undefined> = process.env): Promise<FastifyInstance> {
+  const config = configFromEnv(env);
+  const app = Fastify({ logger: { level: env["LOG_LEVEL"] ?? "info" } });
+  try {
+    await app.register(editorialApp, { config });
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  return app;
+}
+
+async function main(): Promise<void> {
+  let app: FastifyInstance;
+  try {
+    app = await startEditorialApp();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`editorial-app: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      app.log.info(`${signal}: closing`);
+      app.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.log.error({ err: error }, "close failed");
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

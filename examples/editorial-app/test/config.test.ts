@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { configFromEnv } from "../src/config.js";
+
+const credentials = { EDITORIAL_APP_CLIENT_ID: "id", EDITORIAL_APP_CLIENT_SECRET: "secret" };
+
+describe("configFromEnv", () => {
+  it("fills in the defaults of a local npm start", () => {
+    expect(configFromEnv(credentials)).toEqual({
+      signonUrl: "http://localhost:3000",
+      clientId: "id",
+      clientSecret: "secret",
+      redirectUri: "http://localhost:3002/auth/gds/callback",
+      database: { url: undefined, dataDir: undefined },
+      host: "127.0.0.1",
+      port: 3002,
+    });
+  });
+
+  it("reads every variable", () => {
+    expect(
+      configFromEnv({
+        ...credentials,
+        SIGNON_URL: "https://signon.example.org/",
+        EDITORIAL_APP_URL: "https://editorial.example.org",
+        DATABASE_URL: "postgres://db/editorial",
+        EDITORIAL_APP_DATA_DIR: "/var/lib/tessera",
+        HOST: "0.0.0.0",
+        PORT: "8080",
+      }),
+    ).toEqual({
+      signonUrl: "https://signon.example.org",
+      clientId: "id",
+      clientSecret: "secret",
+      redirectUri: "https://editorial.example.org/auth/gds/callback",
+      database: { url: "postgres://db/editorial", dataDir: "/var/lib/tessera" },
+      host: "0.0.0.0",
+      port: 8080,
+    });
+  });
+
+  it.each([
+    [{ EDITORIAL_APP_CLIENT_ID: undefined }, /^EDITORIAL_APP_CLIENT_ID is required/],
+    [{ EDITORIAL_APP_CLIENT_SECRET: "" }, /^EDITORIAL_APP_CLIENT_SECRET is required/],
+    [{ SIGNON_URL: "signon" }, /^SIGNON_URL must be an http\(s\) URL, got "signon"$/],
+    [{ PORT: "http" }, /^PORT must be a port number, got "http"$/],
+  ])("stops at %j with a message naming the variable", (change, message) => {
+    expect(() => configFromEnv({ ...credentials, ...change })).toThrow(message);
+  });
+});

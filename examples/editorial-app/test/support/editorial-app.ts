@@ -1,0 +1,31 @@
+import { useTestDatabase } from "@tessera/db/testing";
+import { signonClientMigrations } from "@tessera/signon-client/postgres";
+import Fastify, { type FastifyInstance } from "fastify";
+import editorialApp from "../../src/app.js";
+import type { EditorialAppConfig } from "../../src/config.js";
+
+/** A migrated test database for the editorial application's tables. */
+export function editorialTestDatabase() {
+  return useTestDatabase({ migrations: [signonClientMigrations], label: "editorial_app" });
+}
+
+/** A port nobody listens on right now (to put in a redirect URI before the app listens on it). */
+export async function freePort(): Promise<number> {
+  const probe = Fastify();
+  await probe.listen({ host: "127.0.0.1", port: 0 });
+  const address = probe.server.address();
+  await probe.close();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/** Starts the editorial application on 127.0.0.1:`port` with `config`; returns it and its origin. */
+export async function listenEditorialApp(
+  config: EditorialAppConfig,
+  port: number,
+): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify({ logger: false });
+  await app.register(editorialApp, { config });
+  const url = await app.listen({ host: "127.0.0.1", port });
+  return { app, url };
+}
