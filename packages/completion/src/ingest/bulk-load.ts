@@ -76,6 +76,33 @@ export async function loadBulkData(
   });
   if (problems.length > 0) throw new BulkLoadError(problems);
 
+  try {
+    return await writeBulkData(db, structures, aggregatorTypes, data, courseStructures, now);
+  } catch (error) {
+    // A unique key of stored data (a username or Sign-on uid held by another learner id): refuse, do not crash.
+    const violation = uniqueViolation(error);
+    if (violation) throw new BulkLoadError([`conflicts with stored data: ${violation.detail ?? "duplicate key"}`]);
+    throw error;
+  }
+}
+
+/** The PostgreSQL unique-violation error (23505) in an error's cause chain, if any. */
+function uniqueViolation(error: unknown): { detail?: string } | null {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    if ((current as { code?: unknown }).code === "23505") return current as { detail?: string };
+  }
+  return null;
+}
+
+async function writeBulkData(
+  db: Database,
+  structures: CourseStructures,
+  aggregatorTypes: ReadonlySet<string>,
+  data: BulkData,
+  courseStructures: ReadonlyMap<string, BlockRow[] | null>,
+  now: Date,
+): Promise<BulkLoadSummary> {
+  const problems: string[] = [];
   return db.transaction(async (tx) => {
     const summary: BulkLoadSummary = {
       courses: 0,
