@@ -1,6 +1,6 @@
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifySchema, type FastifyServerOptions } from "fastify";
 import type { CompletionContext } from "./context.js";
 import { installErrorHandler } from "./http/errors.js";
 import type { FastifyTypeBox } from "./http/fastify-typebox.js";
@@ -12,6 +12,20 @@ import { registerCourseDetail } from "./routes/course/detail.js";
 import { registerCourseList } from "./routes/course/list.js";
 import { registerOpenApi } from "./routes/openapi.js";
 import { registerStats } from "./routes/stats.js";
+
+/**
+ * Course keys may contain slashes (`org/course/run`), so those routes end in a
+ * wildcard; the document names it as the `{course_key}` path parameter.
+ */
+function documentCourseKeyPaths({ schema, url }: { schema: FastifySchema; url: string }): { schema: FastifySchema; url: string } {
+  if (!url.endsWith("/*")) return { schema, url };
+  const params = schema.params as { properties?: Record<string, unknown> } | undefined;
+  const courseKey = params?.properties?.["*"] ?? { type: "string" };
+  return {
+    url: `${url.slice(0, -1)}{course_key}/`,
+    schema: { ...schema, params: { type: "object", required: ["course_key"], properties: { course_key: courseKey } } },
+  };
+}
 
 /** Options of {@link buildApp} beyond the shared context. */
 export interface AppOptions {
@@ -46,6 +60,7 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A Sign-on access token" } } },
     },
+    transform: documentCourseKeyPaths,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === "string" ? json.$id : `def-${index}`) },
   });
   registerCourseList(app, ctx);

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, readConfig } from "../src/config.js";
+
+describe("readConfig", () => {
+  it("has documented defaults", () => {
+    expect(readConfig({})).toEqual({
+      databaseUrl: undefined,
+      signonUrl: "http://127.0.0.1:3000",
+      aggregatorTypes: ["course", "chapter", "sequential", "vertical"],
+      rebuildStaleFromScratch: false,
+      callerCacheMs: 30_000,
+      host: "127.0.0.1",
+      port: 3001,
+      staleWorkerIntervalMs: 1000,
+    });
+  });
+
+  it("reads every variable", () => {
+    expect(
+      readConfig({
+        DATABASE_URL: "postgres://u@db:5432/tessera",
+        SIGNON_URL: "https://signon.example.com",
+        COMPLETION_AGGREGATOR_TYPES: "course, chapter,unit",
+        COMPLETION_REBUILD_STALE_FROM_SCRATCH: "TRUE",
+        COMPLETION_CALLER_CACHE_SECONDS: "60",
+        HOST: "0.0.0.0",
+        PORT: "8080",
+        COMPLETION_STALE_WORKER_INTERVAL_MS: "0",
+      }),
+    ).toEqual({
+      databaseUrl: "postgres://u@db:5432/tessera",
+      signonUrl: "https://signon.example.com",
+      aggregatorTypes: ["course", "chapter", "unit"],
+      rebuildStaleFromScratch: true,
+      callerCacheMs: 60_000,
+      host: "0.0.0.0",
+      port: 8080,
+      staleWorkerIntervalMs: 0,
+    });
+  });
+
+  it.each([
+    [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL must use postgres: or postgresql:/],
+    [{ SIGNON_URL: "not a url" }, /SIGNON_URL must be a URL/],
+    [{ COMPLETION_AGGREGATOR_TYPES: "chapter" }, /must include course/],
+    [{ COMPLETION_AGGREGATOR_TYPES: "course,mean" }, /"mean" is not a block type/],
+    [{ COMPLETION_REBUILD_STALE_FROM_SCRATCH: "maybe" }, /COMPLETION_REBUILD_STALE_FROM_SCRATCH must be true or false/],
+    [{ COMPLETION_CALLER_CACHE_SECONDS: "61" }, /COMPLETION_CALLER_CACHE_SECONDS must be an integer from 0 to 60/],
+    [{ PORT: "http" }, /PORT must be an integer/],
+  ])("refuses %j", (env, message) => {
+    expect(() => readConfig(env)).toThrow(ConfigError);
+    expect(() => readConfig(env)).toThrow(message);
+  });
+});
