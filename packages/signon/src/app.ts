@@ -45,7 +45,7 @@ export function signonServerOptions(config: SignonConfig, logger: boolean = true
     bodyLimit: bodyLimitBytes,
     trustProxy: config.trustProxy,
     // Parameters are strings; coercing a string into a one-element array would let schemas accept what they should not.
-    ajv: { customOptions: { coerceTypes: false } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
     logger: logger
       ? {
