@@ -1,12 +1,11 @@
 import type { RequestHeaders } from "./types.js";
 
-/** A copy of `headers` with every name lowercased and undefined values left out. */
-export function lowercaseHeaders(headers: unknown): RequestHeaders {
-  const lowercased: RequestHeaders = {};
-  if (typeof headers !== "object" || headers === null) return lowercased;
+/** Copies `headers` into `target` with every name lowercased, leaving out undefined values; returns `target`. */
+export function addLowercaseHeaders(target: RequestHeaders, headers: unknown): RequestHeaders {
+  if (typeof headers !== "object" || headers === null) return target;
   for (const name of Object.keys(headers)) {
     const value = (headers as RequestHeaders)[name];
-    if (value !== undefined && name !== "__proto__") lowercased[name.toLowerCase()] = value;
+    if (value !== undefined && name !== "__proto__") target[name.toLowerCase()] = value;
   }
-  return lowercased;
+  return target;
 }

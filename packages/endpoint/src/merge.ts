@@ -1,4 +1,5 @@
-import { BoundedCache } from "./bounded-cache.js";
+import { boundedCache } from "./bounded-cache.js";
+import { addLowercaseHeaders } from "./lowercase-headers.js";
 import { isPlainObject, mergeDeep } from "./merge-deep.js";
 import type { EndpointOptions, MediaType, MergedOptions, RequestHeaders } from "./types.js";
 
@@ -17,16 +18,7 @@ function splitRoute(route: string): RouteParts {
 }
 
 // Routes are usually string constants; keeping their parts also hands the template cache the same URL string each time.
-const routes = new BoundedCache<RouteParts>(500, 2048);
-
-/** Adds `headers` to `target` with lowercased names, leaving out undefined values. */
-function addLowercaseHeaders(target: RequestHeaders, headers: unknown): void {
-  if (typeof headers !== "object" || headers === null) return;
-  for (const name of Object.keys(headers)) {
-    const value = (headers as RequestHeaders)[name];
-    if (value !== undefined && name !== "__proto__") target[name.toLowerCase()] = value;
-  }
-}
+const cachedRoute = boundedCache<RouteParts>(500, 2048);
 
 /**
  * GraphQL calls combine the default previews with their own, named without
@@ -61,7 +53,7 @@ export function merge(
   let source: EndpointOptions | undefined = options;
   let url: unknown;
   if (typeof route === "string") {
-    const parts = routes.getOrCreate(route, splitRoute);
+    const parts = cachedRoute(route, splitRoute);
     if (parts.method !== undefined) merged["method"] = parts.method;
     merged["url"] = url = parts.url;
   } else {

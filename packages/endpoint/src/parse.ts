@@ -1,4 +1,4 @@
-import { lowercaseHeaders } from "./lowercase-headers.js";
+import { addLowercaseHeaders } from "./lowercase-headers.js";
 import { amendAccept } from "./media-type.js";
 import { isOptionName } from "./option-names.js";
 import { queryParameter } from "./query-parameter.js";
@@ -47,7 +47,7 @@ export function parse(options: MergedOptions): RequestOptions {
   if (url !== "/" && url.endsWith("/")) url = url.slice(0, -1);
   if (!url.startsWith("http")) url = options.baseUrl + url;
 
-  const headers = lowercaseHeaders(options.headers) as Record<string, string | number>;
+  const headers = addLowercaseHeaders({}, options.headers) as Record<string, string | number>;
   if (typeof headers["accept"] === "string") headers["accept"] = amendAccept(headers["accept"], options.mediaType ?? {}, url);
 
   let body: unknown;

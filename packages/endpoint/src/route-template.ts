@@ -1,4 +1,4 @@
-import { BoundedCache } from "./bounded-cache.js";
+import { boundedCache } from "./bounded-cache.js";
 import { colonParametersToTemplate } from "./colon-parameters.js";
 import { isOptionName } from "./option-names.js";
 import { expandTemplate, type TemplateContext } from "./uri-template/expand.js";
@@ -37,9 +37,9 @@ const CACHED_ROUTES = 500;
 /** Longer URLs are compiled on every call instead of being kept. */
 const LONGEST_CACHED_URL = 2048;
 
-const compiledRoutes = new BoundedCache<RouteTemplate>(CACHED_ROUTES, LONGEST_CACHED_URL);
+const cachedRouteTemplate = boundedCache<RouteTemplate>(CACHED_ROUTES, LONGEST_CACHED_URL);
 
 /** The compiled form of a route URL, from a bounded cache so repeated calls do not parse again. */
 export function routeTemplate(url: string): RouteTemplate {
-  return compiledRoutes.getOrCreate(url, compileRouteTemplate);
+  return cachedRouteTemplate(url, compileRouteTemplate);
 }

@@ -1,19 +1,11 @@
 const SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT = /[!'()*]/g;
 const ENCODED_BRACKET = /%5[BD]/g;
+const ONLY_UNRESERVED = /^[\w.~-]*$/;
+/** Splits text around percent-encoded triplets, which land at odd indexes. */
+const PERCENT_ENCODED_TRIPLET = /(%[\dA-Fa-f]{2})/;
 
 function percentEncode(character: string): string {
   return "%" + character.charCodeAt(0).toString(16).toUpperCase();
-}
-
-function isHexDigit(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102);
-}
-
-/** Whether `code` is ALPHA, DIGIT, `-`, `.`, `_` or `~`. */
-function isUnreserved(code: number): boolean {
-  return (
-    (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 45 || code === 46 || code === 95 || code === 126
-  );
 }
 
 /** `encodeURI`, except that `[` and `]` (reserved characters) stay as they are. */
@@ -27,12 +19,7 @@ function encodeKeepingReserved(text: string): string {
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1 (allow U)
  */
 export function encodeUnreserved(text: string): string {
-  for (let at = 0; at < text.length; at++) {
-    if (!isUnreserved(text.charCodeAt(at))) {
-      return encodeURIComponent(text).replace(SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT, percentEncode);
-    }
-  }
-  return text;
+  return ONLY_UNRESERVED.test(text) ? text : encodeURIComponent(text).replace(SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT, percentEncode);
 }
 
 /**
@@ -41,14 +28,9 @@ export function encodeUnreserved(text: string): string {
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1 (allow U+R)
  */
 export function encodeReserved(text: string): string {
-  let encoded = "";
-  let copiedUpTo = 0;
-  for (let at = text.indexOf("%"); at !== -1; at = text.indexOf("%", at + 1)) {
-    if (isHexDigit(text.charCodeAt(at + 1)) && isHexDigit(text.charCodeAt(at + 2))) {
-      encoded += encodeKeepingReserved(text.slice(copiedUpTo, at)) + text.slice(at, at + 3);
-      copiedUpTo = at + 3;
-      at += 2;
-    }
-  }
-  return copiedUpTo === 0 ? encodeKeepingReserved(text) : encoded + encodeKeepingReserved(text.slice(copiedUpTo));
+  if (!text.includes("%")) return encodeKeepingReserved(text);
+  return text
+    .split(PERCENT_ENCODED_TRIPLET)
+    .map((part, index) => (index % 2 === 1 ? part : encodeKeepingReserved(part)))
+    .join("");
 }

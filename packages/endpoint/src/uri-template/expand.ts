@@ -23,32 +23,29 @@ function namedValue(operator: OperatorBehaviour, encodedName: string, text: stri
   return text === "" ? encodedName + operator.ifEmpty : encodedName + "=" + operator.encode(text);
 }
 
-function expandList(operator: OperatorBehaviour, variable: VariableSpec, list: readonly unknown[]): string | undefined {
+/**
+ * A list (keys undefined) or associative array (keys given) variable. Exploded,
+ * each member is one value (`name=value` when named); otherwise the members are
+ * joined with commas after a single `name=`.
+ */
+function expandComposite(operator: OperatorBehaviour, variable: VariableSpec, values: readonly unknown[], keys?: readonly string[]): string | undefined {
   const items: string[] = [];
-  for (const item of list) {
-    if (!isDefined(item)) continue;
-    const text = String(item);
-    items.push(
-      variable.explode && operator.named ? namedValue(operator, variable.encodedName, text) : operator.encode(text),
-    );
-  }
-  if (items.length === 0) return undefined;
-  if (variable.explode) return items.join(operator.separator);
-  return operator.named ? variable.encodedName + "=" + items.join(",") : items.join(",");
-}
-
-function expandPairs(operator: OperatorBehaviour, variable: VariableSpec, pairs: object): string | undefined {
-  const items: string[] = [];
-  for (const key of Object.keys(pairs)) {
-    const value: unknown = (pairs as Record<string, unknown>)[key];
-    if (!isDefined(value)) continue;
+  values.forEach((value, index) => {
+    if (!isDefined(value)) return;
     const text = String(value);
-    if (variable.explode) items.push(namedValue(operator, operator.encode(key), text));
-    else items.push(operator.encode(key), operator.encode(text));
-  }
+    const key = keys?.[index];
+    if (!variable.explode) {
+      if (key !== undefined) items.push(operator.encode(key));
+      items.push(operator.encode(text));
+    } else if (key !== undefined) {
+      items.push(namedValue(operator, operator.encode(key), text));
+    } else {
+      items.push(operator.named ? namedValue(operator, variable.encodedName, text) : operator.encode(text));
+    }
+  });
   if (items.length === 0) return undefined;
   if (variable.explode) return items.join(operator.separator);
-  return operator.named ? variable.encodedName + "=" + items.join(",") : items.join(",");
+  return (operator.named ? variable.encodedName + "=" : "") + items.join(",");
 }
 
 function expandVariable(operator: OperatorBehaviour, variable: VariableSpec, value: unknown): string | undefined {
@@ -62,7 +59,8 @@ function expandVariable(operator: OperatorBehaviour, variable: VariableSpec, val
     }
     case "object":
       if (value === null) return undefined;
-      return Array.isArray(value) ? expandList(operator, variable, value) : expandPairs(operator, variable, value);
+      if (Array.isArray(value)) return expandComposite(operator, variable, value);
+      return expandComposite(operator, variable, Object.values(value), Object.keys(value));
     default:
       return undefined;
   }
