@@ -49,6 +49,7 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     redirectUri: config.redirectUri,
     userStore: new PostgresUserStore(database.pool),
     sessionStore,
+    cookieName: "editorial_session",
     ...(config.fetch ? { fetch: config.fetch } : {}),
     ...(config.clock ? { clock: config.clock } : {}),
   });

@@ -190,7 +190,7 @@ describe("GET /auth/gds/sign_out", () => {
 
     const out = await browser.get(`${appUrl}/auth/gds/sign_out`);
 
-    expect(out.url).toBe(`${signon.url}/users/sign_out`);
-    expect(browser.cookie(appUrl, "signon_session")).toBeUndefined();
+    expect(out.url).toBe(`${signon.url}/`);
+    expect(browser.cookie(appUrl, "editorial_session")).toBeUndefined();
   });
 });

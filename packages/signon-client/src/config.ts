@@ -11,7 +11,11 @@ export interface SignonPaths {
   token: string;
   /** Default `/user.json`. */
   userInfo: string;
-  /** Where the browser goes after signing out here; default `/users/sign_out`. */
+  /**
+   * Where the browser goes after signing out here; default `/`, Sign-on's home
+   * page with its sign-out button (Sign-on signs out by a CSRF-protected POST,
+   * which a redirect cannot make). gds-sso's Sign-on used `/users/sign_out`.
+   */
   signOut: string;
 }
 
@@ -90,7 +94,7 @@ export function resolveSignonClientConfig(options: SignonClientOptions): SignonC
       authorize: "/oauth/authorize",
       token: "/token",
       userInfo: "/user.json",
-      signOut: "/users/sign_out",
+      signOut: "/",
       ...options.paths,
     },
     sessionTtlSeconds: options.sessionTtlSeconds ?? 20 * 60 * 60,

@@ -36,7 +36,7 @@ export class SignonClient {
     return resolveSession(this.config, sessionId, log);
   }
 
-  /** Ends a session here (Sign-on's own session is ended by sending the browser to its sign-out page). */
+  /** Ends a session here; Sign-on's own session ends on its page at `signonSignOutUrl`. */
   signOut(sessionId: string): Promise<void> {
     return this.config.sessionStore.delete(sessionIdDigest(sessionId));
   }

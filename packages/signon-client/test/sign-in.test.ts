@@ -26,7 +26,7 @@ describe("GET /auth/gds", () => {
     const response = await new Browser(h.app).get("/auth/gds");
 
     expect(response.cookies).toEqual([
-      expect.objectContaining({ name: "signon_session", path: "/", httpOnly: true, sameSite: "Lax" }),
+      expect.objectContaining({ name: "signon_client_session", path: "/", httpOnly: true, sameSite: "Lax" }),
     ]);
     expect(response.cookies[0]?.secure).toBeUndefined();
   });
@@ -125,12 +125,12 @@ describe("GET /auth/gds/callback", () => {
     const browser = new Browser(h.app);
     h.signon.signedInUid = user.uid;
     const start = await browser.get("/auth/gds");
-    const before = browser.cookies.get("signon_session");
+    const before = browser.cookies.get("signon_client_session");
 
     await browser.get(await authorize(location(start)));
 
-    expect(browser.cookies.get("signon_session")).toEqual(expect.any(String));
-    expect(browser.cookies.get("signon_session")).not.toBe(before);
+    expect(browser.cookies.get("signon_client_session")).toEqual(expect.any(String));
+    expect(browser.cookies.get("signon_client_session")).not.toBe(before);
   });
 
   it("refuses a state that does not match the sign-in this browser started, without asking for tokens", async () => {
@@ -166,12 +166,12 @@ describe("GET /auth/gds/callback", () => {
     const browser = new Browser(h.app);
     h.signon.signedInUid = user.uid;
     const start = await browser.get("/auth/gds");
-    const startCookie = browser.cookies.get("signon_session") ?? "";
+    const startCookie = browser.cookies.get("signon_client_session") ?? "";
     const callback = await authorize(location(start));
     await browser.get(callback);
 
     const replay = new Browser(h.app);
-    replay.cookies.set("signon_session", startCookie);
+    replay.cookies.set("signon_client_session", startCookie);
     const response = await replay.get(callback);
 
     expect(response.statusCode).toBe(400);
@@ -208,14 +208,14 @@ describe("GET /auth/gds/sign_out", () => {
     const user = h.signon.addUser(createUser());
     const browser = new Browser(h.app);
     await browser.signIn(h.signon, user.uid);
-    const sessionId = browser.cookies.get("signon_session") ?? "";
+    const sessionId = browser.cookies.get("signon_client_session") ?? "";
 
     const response = await browser.get("/auth/gds/sign_out");
 
     expect(response.statusCode).toBe(302);
-    expect(location(response)).toBe(`${h.signon.url}/users/sign_out`);
+    expect(location(response)).toBe(`${h.signon.url}/`);
     const stale = new Browser(h.app);
-    stale.cookies.set("signon_session", sessionId);
+    stale.cookies.set("signon_client_session", sessionId);
     expect((await stale.get("/")).statusCode).toBe(302);
   });
 });

@@ -82,7 +82,7 @@ describe("resolveSignonClientConfig", () => {
       sessionStore: undefined,
       fetch: undefined,
       clock: undefined,
-      paths: { authorize: "/oauth/authorize", token: "/token", userInfo: "/user.json", signOut: "/users/sign_out" },
+      paths: { authorize: "/oauth/authorize", token: "/token", userInfo: "/user.json", signOut: "/" },
       sessionTtlSeconds: 72000,
       signInTtlSeconds: 600,
       refreshMarginSeconds: 300,

@@ -1,7 +1,8 @@
 /**
  * A small browser over `fetch` for end-to-end tests on real ports: keeps
- * cookies per host (name=value, path /, no expiry handling beyond deletion),
- * follows redirects one by one and remembers where it went.
+ * cookies per host name, shared by all ports as real browsers do (name=value,
+ * path /, no expiry handling beyond deletion), follows redirects one by one
+ * and remembers where it went.
  */
 export class HttpBrowser {
   readonly #cookies = new Map<string, Map<string, string>>();
@@ -24,7 +25,7 @@ export class HttpBrowser {
 
   /** The cookie `name` held for `origin`'s host. */
   cookie(origin: string, name: string): string | undefined {
-    return this.#cookies.get(new URL(origin).host)?.get(name);
+    return this.#cookies.get(new URL(origin).hostname)?.get(name);
   }
 
   async #follow(start: string, init: RequestInit): Promise<{ response: Response; body: string; url: string }> {
@@ -45,7 +46,7 @@ export class HttpBrowser {
 
   async #send(url: string, init: RequestInit): Promise<Response> {
     this.visited.push(url);
-    const host = new URL(url).host;
+    const host = new URL(url).hostname;
     const jar = this.#cookies.get(host) ?? new Map<string, string>();
     this.#cookies.set(host, jar);
     const headers = new Headers(init.headers);

@@ -11,7 +11,7 @@ export interface BrowserRoutePaths {
   signIn: string;
   /** The callback, the path of the registered redirect URI, e.g. `/auth/gds/callback`. */
   callback: string;
-  /** Signs out here and at Sign-on, e.g. `/auth/gds/sign_out`. */
+  /** Signs out here and sends the browser to Sign-on, e.g. `/auth/gds/sign_out`. */
   signOut: string;
 }
 

@@ -16,7 +16,7 @@ export interface SignonPluginOptions extends SignonClientOptions {
   authPrefix?: string;
   /** Prefix of the push receivers; default `/auth/gds/api` (gds-sso's paths). */
   apiPrefix?: string;
-  /** Name of the session cookie; default `signon_session`. */
+  /** Name of the session cookie; default `signon_client_session` (not `signon_session`: Sign-on uses that, and browsers share cookies between ports of one host). */
   cookieName?: string;
   /** Mark the cookie `Secure`; default: when `redirectUri` is `https://`. */
   secureCookie?: boolean;
@@ -60,7 +60,7 @@ async function signonPlugin(app: FastifyInstance, options: SignonPluginOptions):
     api: trimSlash(options.apiPrefix ?? `${authPrefix}/api`),
   };
   const cookie = new SessionCookie(
-    options.cookieName ?? "signon_session",
+    options.cookieName ?? "signon_client_session",
     options.secureCookie ?? client.config.redirectUri.startsWith("https:"),
   );
   const guards = createGuards(client, paths.signIn, options.onForbidden ?? defaultForbidden);
