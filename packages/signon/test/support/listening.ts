@@ -1,0 +1,30 @@
+import { createServer } from "node:net";
+import type { TestDatabase } from "@tessera/db/testing";
+import Fastify, { type FastifyInstance } from "fastify";
+import signonApp, { signonServerOptions } from "../../src/app.js";
+import type { SignonContext } from "../../src/context.js";
+import type * as schema from "../../src/db/schema.js";
+import { testConfig } from "./signon.js";
+
+/** A free TCP port on the loopback interface. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** Sign-on listening on a real port, its issuer equal to its address. */
+export async function listenSignon(database: TestDatabase<typeof schema>): Promise<{ app: FastifyInstance; issuer: string; ctx: SignonContext }> {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const config = testConfig({ SIGNON_PORT: String(port), SIGNON_PUBLIC_URL: issuer });
+  const app = Fastify(signonServerOptions(config, false));
+  await app.register(signonApp, { config, db: database.db });
+  await app.listen({ host: "127.0.0.1", port });
+  return { app, issuer, ctx: { db: database.db, config, now: () => new Date() } };
+}
