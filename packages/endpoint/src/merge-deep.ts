@@ -6,20 +6,23 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /**
- * A new object with `overrides` laid over `defaults`. Plain objects present on
- * both sides (such as `headers`) merge key by key; anything else is taken from
- * `overrides` as it is. Neither input is changed.
+ * The value `defaults[key]` becomes when `override` is laid over it: both
+ * plain objects merge key by key (see {@link mergeDeep}); otherwise
+ * `override` as it is.
+ */
+export function overriddenValue(defaults: Readonly<Record<string, unknown>>, key: string, override: unknown): unknown {
+  const base = defaults[key];
+  return isPlainObject(override) && isPlainObject(base) && Object.prototype.hasOwnProperty.call(defaults, key) ? mergeDeep(base, override) : override;
+}
+
+/**
+ * A new object with `overrides` laid over `defaults`, plain objects present on
+ * both sides (such as `mediaType`) merging key by key. Neither input is changed.
  */
 export function mergeDeep(defaults: Readonly<Record<string, unknown>>, overrides: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const merged: Record<string, unknown> = Object.assign({}, defaults);
   for (const key of Object.keys(overrides)) {
-    const override = overrides[key];
-    const base = merged[key];
-    if (isPlainObject(override) && isPlainObject(base) && Object.prototype.hasOwnProperty.call(defaults, key)) {
-      merged[key] = mergeDeep(base, override);
-    } else if (key !== "__proto__") {
-      merged[key] = override;
-    }
+    if (key !== "__proto__") merged[key] = overriddenValue(defaults, key, overrides[key]);
   }
   return merged;
 }

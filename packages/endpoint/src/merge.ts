@@ -1,6 +1,6 @@
 import { boundedCache } from "./bounded-cache.js";
 import { addLowercaseHeaders } from "./lowercase-headers.js";
-import { isPlainObject, mergeDeep } from "./merge-deep.js";
+import { isPlainObject, overriddenValue } from "./merge-deep.js";
 import type { EndpointOptions, MediaType, MergedOptions, RequestHeaders } from "./types.js";
 
 interface RouteParts {
@@ -68,9 +68,7 @@ export function merge(
         continue;
       }
       if (key === "url") url = value;
-      const inherited = base[key];
-      merged[key] =
-        isPlainObject(value) && isPlainObject(inherited) && Object.prototype.hasOwnProperty.call(base, key) ? mergeDeep(inherited, value) : value;
+      merged[key] = overriddenValue(base, key, value);
     }
   }
   if (url === "/graphql") merged["mediaType"] = graphqlMediaType(defaults, merged);

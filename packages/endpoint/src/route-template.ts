@@ -4,7 +4,6 @@ import { isOptionName } from "./option-names.js";
 import { expandTemplate, type TemplateContext } from "./uri-template/expand.js";
 import { parseTemplate, type ParsedTemplate } from "./uri-template/parse-template.js";
 
-
 /** A route URL compiled once: `:name` placeholders rewritten, template parsed. */
 export interface RouteTemplate {
   /** Expands the template from the options of a call; option names such as `url` never fill a variable. */
