@@ -8,6 +8,8 @@ export default defineConfig([
   {
     entry: { index: "src/index.ts" },
     format: ["esm", "cjs"],
+    // CommonJS is part of the contract (decision E3), so the advice to drop it does not apply.
+    checks: { legacyCjs: false },
     platform: "neutral",
     fixedExtension: true,
     dts: true,

@@ -81,6 +81,12 @@ describe("compatibility with @octokit/endpoint 11.0.5", () => {
     expect(ours.DEFAULTS).toEqual(octokit.DEFAULTS);
     expect(ours("GET /users/{uid}", { uid: "u-1" })).toEqual(octokit("GET /users/{uid}", { uid: "u-1" }));
   });
+
+  it("merges plain-object options with defaults of the same name the same way", () => {
+    const settings = { request: { timeout: 1000 }, filter: { state: "open" }, mediaType: { previews: ["a"] } };
+    const call: EndpointOptions = { request: { retries: 2 }, filter: { label: "bug" }, mediaType: { format: "raw" } };
+    expect(endpoint.defaults(settings)("POST /issues", call)).toEqual(theirs.defaults(settings)("POST /issues", call as never));
+  });
 });
 
 /** Where @octokit/endpoint is wrong, we are right; each case is listed in the README. */

@@ -42,6 +42,15 @@ describe("endpoint(route, options)", () => {
     });
   });
 
+  it("lets options override the route's method and URL", () => {
+    expect(endpoint("GET /ignored", { method: "POST", url: "/sessions", username: "ada" })).toEqual({
+      method: "POST",
+      url: "http://localhost:3000/sessions",
+      headers: JSON_BODY_HEADERS,
+      body: { username: "ada" },
+    });
+  });
+
   it("fills :name placeholders in the path", () => {
     expect(endpoint("GET /users/:uid/reauth/:reason", { uid: "u 1", reason: "suspended" }).url).toBe(
       "http://localhost:3000/users/u%201/reauth/suspended",
