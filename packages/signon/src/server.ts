@@ -20,9 +20,12 @@ export interface RunningSignon {
  * database, and listens. On a database without accounts it prints how to
  * create the first administrator.
  */
-export async function startSignon(env: Record<string, string | undefined> = process.env): Promise<RunningSignon> {
+export async function startSignon(
+  env: Record<string, string | undefined> = process.env,
+  options: { logger?: boolean } = {},
+): Promise<RunningSignon> {
   const config = loadConfig(env);
-  const app = Fastify(signonServerOptions(config));
+  const app = Fastify(signonServerOptions(config, options.logger ?? true));
   const database = await openSignonDatabase(config, app.log);
   try {
     await app.register(signonApp, { config, db: database.db });
