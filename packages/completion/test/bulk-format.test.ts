@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkBulkData } from "../src/ingest/bulk-format.js";
 
@@ -46,5 +48,14 @@ describe("checkBulkData", () => {
   it("refuses a start that is not a date-time", () => {
     const result = checkBulkData({ courses: [{ course_key: "o/c/r", structure: { type: "course", id: "course", start: "soon" } }] });
     expect(result.ok).toBe(false);
+  });
+});
+
+describe("the README's bulk-load example", () => {
+  it("is in the format", async () => {
+    const readme = await readFile(join(import.meta.dirname, "..", "README.md"), "utf8");
+    const example = /```json\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    expect(checkBulkData(JSON.parse(example!))).toMatchObject({ ok: true });
   });
 });

@@ -1,7 +1,7 @@
 import { holds, PERMISSIONS, type SignonCaller } from "../auth/caller.js";
 import type { CompletionContext } from "../context.js";
-import { findLearnerByUsername, linkSignonUser, type LearnerRow } from "../repositories/learners.js";
-import { forbidden, notFound } from "./errors.js";
+import { linkSignonUser, type LearnerRow } from "../repositories/learners.js";
+import { forbidden } from "./errors.js";
 
 /** The learner record of the caller (C7), linked by Sign-on uid or on first sight by e-mail; null when there is none. */
 export function callerLearner(ctx: CompletionContext, caller: SignonCaller): Promise<LearnerRow | null> {
@@ -9,23 +9,16 @@ export function callerLearner(ctx: CompletionContext, caller: SignonCaller): Pro
 }
 
 /**
- * The learner whose data a single-user read returns: the caller's own record,
- * or, with `staff` or `masquerade`, any learner named by `username` (C7).
- * Another username without either permission: 403; an unknown one: 404.
+ * The username whose data a single-user read returns (C7): `username` when
+ * the caller holds `staff` or `masquerade` or it is the caller's own, else
+ * 403; without `username`, the caller's own (null when the caller has no
+ * learner record).
  */
-export async function effectiveLearner(
-  ctx: CompletionContext,
-  caller: SignonCaller,
-  own: LearnerRow | null,
-  username: string | null,
-): Promise<LearnerRow | null> {
-  if (username === null || username === own?.username) return own;
-  if (!holds(caller, PERMISSIONS.staff) && !holds(caller, PERMISSIONS.masquerade)) {
-    throw forbidden("You do not have permission to read another user's completion data.");
-  }
-  const learner = await findLearnerByUsername(ctx.db, username);
-  if (!learner) throw notFound(`User not found: ${username}`);
-  return learner;
+export async function effectiveUsername(ctx: CompletionContext, caller: SignonCaller, username: string | null): Promise<string | null> {
+  if (username !== null && (holds(caller, PERMISSIONS.staff) || holds(caller, PERMISSIONS.masquerade))) return username;
+  const own = await callerLearner(ctx, caller);
+  if (username === null || username === own?.username) return own?.username ?? null;
+  throw forbidden("You do not have permission to read another user's completion data.");
 }
 
 /** The `username` parameter, with an empty value treated as absent. */

@@ -4,10 +4,11 @@ import type { CourseStructure } from "../domain/course-structures.js";
 import type { TreeNode } from "../domain/course-tree.js";
 import type { PageRequest, PageWindow } from "../http/paging.js";
 import { pageWindow } from "../http/paging.js";
-import { meanCoursePercent } from "../repositories/aggregates.js";
-import { countActiveCourses, countActiveLearners, listActiveCourses, listActiveLearners } from "../repositories/enrollments.js";
-import { buildItem, itemShape, type CourseItem, type RequestedFields } from "./course-items.js";
-import { loadProgress } from "./progress-source.js";
+import { loadAggregates, meanCoursePercent } from "../repositories/aggregates.js";
+import { countActiveCourses, countActiveLearners, listActiveCourses } from "../repositories/enrollments.js";
+import { findLearnerInCourse, pageActiveLearners, type LearnerInCourse } from "../repositories/learner-reads.js";
+import { buildItem, itemShape, type CourseItem, type ItemShape, type RequestedFields } from "./course-items.js";
+import { progressFromCompletions, progressFromStored, storedCovers } from "./progress-source.js";
 
 /** A page of items, or null when the page lies beyond the last one. */
 export type ItemPage = { window: PageWindow; items: CourseItem[] } | null;
@@ -17,26 +18,43 @@ export async function courseMean(ctx: CompletionContext, structure: CourseStruct
   return meanCoursePercent(ctx.db, structure.course.key, structure.tree?.root.key ?? null);
 }
 
+/** The keys whose stored aggregates a shape can use (none when stored rows do not cover it). */
+function storedKeys(ctx: CompletionContext, shape: ItemShape): string[] {
+  return storedCovers(shape.needed, ctx.settings.aggregatorTypes) ? shape.needed.map((node) => node.key) : [];
+}
+
+/** A learner's state in a course (enrollment, staleness, the stored aggregates the shape needs); null for an unknown username. */
+export function findLearnerForShape(ctx: CompletionContext, structure: CourseStructure, shape: ItemShape, username: string): Promise<LearnerInCourse | null> {
+  return findLearnerInCourse(ctx.db, username, structure.course.key, storedKeys(ctx, shape));
+}
+
 /**
- * One learner in one course (detail view, single user): stale aggregates are
- * recomputed and stored first (C14), then the item is read.
+ * One learner in one course (single-user reads): stale aggregates are
+ * recomputed and stored first (C14), then the item is built.
  */
 export async function readLearnerInCourse(
   ctx: CompletionContext,
   structure: CourseStructure,
-  learner: { id: number; username: string },
+  learner: LearnerInCourse,
   fields: RequestedFields,
   root: TreeNode | null,
 ): Promise<CourseItem> {
-  if (await refreshStaleLearner(ctx.db, ctx.structures, ctx.settings, learner, structure.course.key, ctx.now())) {
+  let shape = itemShape(structure, fields.types, root);
+  let stored = learner.aggregates;
+  if (learner.stale && (await refreshStaleLearner(ctx.db, ctx.structures, ctx.settings, learner, structure.course.key, ctx.now()))) {
     structure = await ctx.structures.forCourse(ctx.db, structure.course);
+    const sameRoot = root === null ? null : (structure.tree?.byKey.get(root.key) ?? null);
+    shape = itemShape(structure, fields.types, sameRoot);
+    const reread = await loadAggregates(ctx.db, structure.course.key, [learner.id], storedKeys(ctx, shape));
+    stored = reread.get(learner.id) ?? new Map();
   }
-  const shape = itemShape(structure, fields.types, root);
-  const progress = await loadProgress(ctx.db, structure, ctx.settings.aggregatorTypes, [learner.id], shape.needed);
+  const progress = storedCovers(shape.needed, ctx.settings.aggregatorTypes)
+    ? progressFromStored(structure, shape.needed, stored)
+    : (await progressFromCompletions(ctx.db, structure, [learner.id])).get(learner.id);
   const extras: { username?: string; mean?: number } = {};
   if (fields.username) extras.username = learner.username;
   if (fields.mean) extras.mean = await courseMean(ctx, structure);
-  return buildItem(structure, shape, progress.get(learner.id), extras);
+  return buildItem(structure, shape, progress, extras);
 }
 
 /** All active learners of a course (staff detail view), by learner id, from stored aggregates only (C11, C14). */
@@ -48,41 +66,45 @@ export async function readAllLearners(
   root: TreeNode | null,
   page: PageRequest,
 ): Promise<ItemPage> {
-  const count = await countActiveLearners(ctx.db, structure.course.key, userIds);
+  const shape = itemShape(structure, fields.types, root);
+  const start = (page.page - 1) * page.pageSize;
+  const found = await pageActiveLearners(ctx.db, structure.course.key, userIds, start, page.pageSize, storedKeys(ctx, shape));
+  const count = found.total ?? (await countActiveLearners(ctx.db, structure.course.key, userIds));
   const window = pageWindow(page, count);
   if (!window) return null;
-  const learners = await listActiveLearners(ctx.db, structure.course.key, userIds, window.start, window.limit);
-  const shape = itemShape(structure, fields.types, root);
-  const progress = await loadProgress(
-    ctx.db,
-    structure,
-    ctx.settings.aggregatorTypes,
-    learners.map((learner) => learner.id),
-    shape.needed,
-  );
+  const computed = storedCovers(shape.needed, ctx.settings.aggregatorTypes)
+    ? null
+    : await progressFromCompletions(
+        ctx.db,
+        structure,
+        found.learners.map((learner) => learner.id),
+      );
   const mean = fields.mean ? await courseMean(ctx, structure) : undefined;
-  const items = learners.map((learner) =>
-    buildItem(structure, shape, progress.get(learner.id), mean === undefined ? { username: learner.username } : { username: learner.username, mean }),
-  );
+  const items = found.learners.map((learner) => {
+    const progress = computed ? computed.get(learner.id) : progressFromStored(structure, shape.needed, learner.aggregates);
+    return buildItem(structure, shape, progress, mean === undefined ? { username: learner.username } : { username: learner.username, mean });
+  });
   return { window, items };
 }
 
 /** One learner's active courses (list view), by course key; stale aggregates are recomputed first. */
 export async function readLearnerCourses(
   ctx: CompletionContext,
-  learner: { id: number; username: string },
+  username: string,
+  learnerId: number,
   mobileOnly: boolean,
   fields: RequestedFields,
   page: PageRequest,
 ): Promise<ItemPage> {
-  const count = await countActiveCourses(ctx.db, learner.id, mobileOnly);
+  const count = await countActiveCourses(ctx.db, learnerId, mobileOnly);
   const window = pageWindow(page, count);
   if (!window) return null;
-  const courses = await listActiveCourses(ctx.db, learner.id, mobileOnly, window.start, window.limit);
+  const courses = await listActiveCourses(ctx.db, learnerId, mobileOnly, window.start, window.limit);
   const items: CourseItem[] = [];
   for (const course of courses) {
     const structure = await ctx.structures.forCourse(ctx.db, course);
-    items.push(await readLearnerInCourse(ctx, structure, learner, fields, null));
+    const learner = await findLearnerForShape(ctx, structure, itemShape(structure, fields.types, null), username);
+    if (learner) items.push(await readLearnerInCourse(ctx, structure, learner, fields, null));
   }
   return { window, items };
 }

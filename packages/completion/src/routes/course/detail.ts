@@ -5,7 +5,7 @@ import type { CompletionContext } from "../../context.js";
 import type { CourseStructure } from "../../domain/course-structures.js";
 import type { TreeNode } from "../../domain/course-tree.js";
 import { parseCourseKey, resolveBlockKey } from "../../domain/keys.js";
-import { callerLearner, effectiveLearner, usernameParam } from "../../http/access.js";
+import { effectiveUsername, usernameParam } from "../../http/access.js";
 import { authenticate } from "../../http/authenticate.js";
 import { badRequest, forbidden, notFound } from "../../http/errors.js";
 import type { FastifyTypeBox } from "../../http/fastify-typebox.js";
@@ -13,8 +13,8 @@ import { pageEnvelope, pageWindow, parsePageRequest } from "../../http/paging.js
 import { courseKeyFromPath, parseRequestedFields, parseUserIds } from "../../http/read-params.js";
 import { absoluteUrl } from "../../http/request-url.js";
 import { errorResponses, Page } from "../../http/schemas.js";
-import { readAllLearners, readLearnerInCourse } from "../../read/course-reads.js";
-import { hasActiveEnrollment } from "../../repositories/enrollments.js";
+import { itemShape } from "../../read/course-items.js";
+import { findLearnerForShape, readAllLearners, readLearnerInCourse } from "../../read/course-reads.js";
 
 const Params = Type.Object({ "*": Type.String({ description: "course key: course-v1:org+course+run or org/course/run" }) });
 
@@ -84,13 +84,12 @@ async function readDetail(ctx: CompletionContext, request: FastifyRequest, rest:
   }
   if (username === null) throw forbidden("Only staff may read the completion of every user of a course; pass username.");
 
-  const own = await callerLearner(ctx, caller);
-  const learner = await effectiveLearner(ctx, caller, own, username);
-  const enrolled =
-    learner !== null &&
-    (userIds === null || userIds.includes(learner.id)) &&
-    (await hasActiveEnrollment(ctx.db, learner.id, structure.course.key));
-  if (!learner || !enrolled) throw notFound(`User ${username} is not actively enrolled in ${structure.course.key}.`);
+  const effective = await effectiveUsername(ctx, caller, username);
+  const learner = effective === null ? null : await findLearnerForShape(ctx, structure, itemShape(structure, fields.types, root), effective);
+  if (!learner) throw notFound(`User not found: ${username}`);
+  if (!learner.activelyEnrolled || (userIds !== null && !userIds.includes(learner.id))) {
+    throw notFound(`User ${username} is not actively enrolled in ${structure.course.key}.`);
+  }
   const window = pageWindow(page, 1);
   if (!window) throw notFound("Invalid page.");
   const item = await readLearnerInCourse(ctx, structure, learner, fields, root);

@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyTypeBox } from "../../http/fastify-typebox.js";
 import type { CompletionContext } from "../../context.js";
-import { callerLearner, effectiveLearner, usernameParam } from "../../http/access.js";
+import { effectiveUsername, usernameParam } from "../../http/access.js";
+import { findLearnerByUsername } from "../../repositories/learners.js";
 import { authenticate } from "../../http/authenticate.js";
 import { notFound, badRequest } from "../../http/errors.js";
 import { pageEnvelope, pageWindow, parsePageRequest } from "../../http/paging.js";
@@ -37,11 +38,12 @@ export function registerCourseList(app: FastifyTypeBox, ctx: CompletionContext):
       const page = parsePageRequest(request.query.page, request.query.page_size);
       if (page === "page") throw notFound("Invalid page.");
       if (page === "page_size") throw badRequest("Invalid page_size.");
-      const own = await callerLearner(ctx, caller);
-      const learner = await effectiveLearner(ctx, caller, own, usernameParam(request.query.username));
+      const username = await effectiveUsername(ctx, caller, usernameParam(request.query.username));
+      const learner = username === null ? null : await findLearnerByUsername(ctx.db, username);
       const url = absoluteUrl(request);
+      if (username !== null && !learner) throw notFound(`User not found: ${username}`);
       if (!learner) return pageEnvelope(pageWindow(page, 0) ?? notFoundPage(), url, []);
-      const result = await readLearnerCourses(ctx, learner, parseMobileOnly(request.query.mobile_only), fields, page);
+      const result = await readLearnerCourses(ctx, learner.username, learner.id, parseMobileOnly(request.query.mobile_only), fields, page);
       if (!result) throw notFound("Invalid page.");
       return pageEnvelope(result.window, url, result.items);
     },

@@ -1,0 +1,236 @@
+// Completion API benchmark on real PostgreSQL: a course of ~400 blocks, 10,000
+// enrolled learners and ~1.5 million completions, ingested through
+// POST /api/completion/v1/completion-batch; then single-user detail, the staff
+// all-users page and stats, each against the bare SQL that fetches the same rows.
+//
+//   npm run bench -- completion
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default)
+//   BENCH_LEARNERS=10000 BENCH_BATCH=50 BENCH_CONCURRENCY=8 BENCH_READS=1000
+import { performance } from "node:perf_hooks";
+import { createDrizzle, createPool, runMigrations } from "@tessera/db";
+import pg from "pg";
+import {
+  buildApp,
+  COMPLETION_MIGRATIONS,
+  completionSchema,
+  createContext,
+  DEFAULT_AGGREGATOR_TYPES,
+  loadBulkData,
+  type BulkBlock,
+  type CallerResolver,
+} from "@tessera/completion";
+
+const SERVER = process.env["BENCH_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const LEARNERS = Number(process.env["BENCH_LEARNERS"] ?? 10_000);
+const BATCH = Number(process.env["BENCH_BATCH"] ?? 50);
+const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? 8);
+const READS = Number(process.env["BENCH_READS"] ?? 1000);
+const COURSE = "course-v1:BenchX+Big101+2026";
+const DATABASE = `completion_bench_${process.pid}`;
+
+/** 6 chapters, 20 sequentials, 60 verticals and 313 leaves (every 25th a discussion): 400 blocks. */
+function courseTree(): { root: BulkBlock; leaves: string[]; blockCount: number } {
+  const leaves: string[] = [];
+  const sequentialsPerChapter = [4, 4, 3, 3, 3, 3];
+  let leafNumber = 0;
+  let verticalNumber = 0;
+  let sequentialNumber = 0;
+  const chapters: BulkBlock[] = sequentialsPerChapter.map((count, c) => ({
+    type: "chapter",
+    id: `ch${c}`,
+    children: Array.from({ length: count }, () => {
+      const s = sequentialNumber++;
+      return {
+        type: "sequential",
+        id: `seq${s}`,
+        children: Array.from({ length: 3 }, () => {
+          const v = verticalNumber++;
+          const leafCount = v < 13 ? 6 : 5;
+          return {
+            type: "vertical",
+            id: `v${v}`,
+            children: Array.from({ length: leafCount }, () => {
+              const n = leafNumber++;
+              const type = n % 25 === 24 ? "discussion" : ["problem", "html", "video"][n % 3]!;
+              const key = `block-v1:BenchX+Big101+2026+type@${type}+block@b${n}`;
+              if (type !== "discussion") leaves.push(key);
+              return { type, id: `b${n}` };
+            }),
+          };
+        }),
+      };
+    }),
+  }));
+  return { root: { type: "course", id: "course", children: chapters }, leaves, blockCount: 1 + 6 + 20 + 60 + leafNumber };
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function time(runs: number, run: (i: number) => Promise<void>): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < Math.min(50, runs); i += 1) await run(i);
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const start = performance.now();
+    await run(i);
+    samples.push(performance.now() - start);
+  }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+const admin = new pg.Client({ connectionString: SERVER });
+await admin.connect();
+await admin.query(`drop database if exists ${DATABASE}`);
+await admin.query(`create database ${DATABASE}`);
+const url = new URL(SERVER);
+url.pathname = `/${DATABASE}`;
+const pool = createPool({ url: url.toString(), max: CONCURRENCY + 2 });
+
+try {
+  await runMigrations(pool, [COMPLETION_MIGRATIONS]);
+  const db = createDrizzle(pool, completionSchema);
+  const staffCaller = { uid: "bench", email: "bench@example.com", name: "Bench", permissions: ["signin", "staff"] };
+  // The benchmark measures this service, not Sign-on: every token is the staff caller.
+  const callers: CallerResolver = { resolveCaller: async () => staffCaller };
+  const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false }, db, callers);
+  const app = await buildApp(ctx);
+  await app.ready();
+
+  const { root, leaves, blockCount } = courseTree();
+  console.log(`course: ${blockCount} blocks (${leaves.length} completable); learners: ${LEARNERS}`);
+  const users = Array.from({ length: LEARNERS }, (_, i) => ({ id: i + 1, username: `learner${i + 1}`, email: `learner${i + 1}@example.com` }));
+  let start = performance.now();
+  await loadBulkData(
+    db,
+    ctx.structures,
+    ctx.settings.aggregatorTypes,
+    {
+      courses: [{ course_key: COURSE, structure: root }],
+      users,
+      enrollments: users.map((user) => ({ username: user.username, course_key: COURSE })),
+      roles: users.filter((user) => user.id % 100 === 0).map((user) => ({ username: user.username, course_key: COURSE, role: "beta_testers" })),
+      cohorts: [{ id: 1, course_key: COURSE, name: "Odd", members: users.filter((user) => user.id % 2 === 1).map((user) => user.username) }],
+    },
+    new Date(),
+  );
+  console.log(`setup (users, enrollments, roles, cohort): ${((performance.now() - start) / 1000).toFixed(1)} s`);
+
+  // Learner i completes the first 100..200 completable blocks (avg 150); every 7th value is fractional.
+  const batches: { username: string; blocks: Record<string, number> }[] = [];
+  let totalBlocks = 0;
+  for (const user of users) {
+    const count = 100 + ((user.id * 37) % 101);
+    for (let at = 0; at < count; at += BATCH) {
+      const blocks: Record<string, number> = {};
+      for (let b = at; b < Math.min(count, at + BATCH); b += 1) blocks[leaves[b]!] = b % 7 === 3 ? 0.5 : 1;
+      batches.push({ username: user.username, blocks });
+      totalBlocks += Object.keys(blocks).length;
+    }
+  }
+  start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < batches.length) {
+        const batch = batches[next++]!;
+        const response = await app.inject({
+          method: "POST",
+          url: "/api/completion/v1/completion-batch",
+          headers: { authorization: "Bearer bench" },
+          payload: { username: batch.username, course_key: COURSE, blocks: batch.blocks },
+        });
+        if (response.statusCode !== 200) throw new Error(`completion-batch: ${response.statusCode} ${response.body}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  console.log(
+    `ingestion: ${totalBlocks} completions in ${batches.length} batches of up to ${BATCH}, ${CONCURRENCY} concurrent: ` +
+      `${seconds.toFixed(1)} s = ${Math.round(totalBlocks / seconds)} blocks/s (target >= 5000)`,
+  );
+  await pool.query("vacuum analyze");
+
+  const rows: [string, { p50: number; p99: number }, { p50: number; p99: number }][] = [];
+  const learnerOf = (i: number): number => 1 + ((i * 7919) % LEARNERS);
+  const typed = ["chapter", "sequential", "vertical"];
+  const structure = await ctx.structures.get(db, COURSE);
+  const typedKeys = structure!.tree!.outline.filter((node) => node.type === "course" || typed.includes(node.type)).map((node) => node.key);
+
+  rows.push([
+    "single-user detail, requested_fields=chapter,sequential,vertical",
+    await time(READS, async (i) => {
+      const response = await app.inject({
+        method: "GET",
+        url: `/api/completion/v1/course/${COURSE}/?username=learner${learnerOf(i)}&requested_fields=chapter,sequential,vertical`,
+        headers: { authorization: "Bearer bench" },
+      });
+      if (response.statusCode !== 200) throw new Error(response.body);
+    }),
+    await time(READS, async (i) => {
+      await pool.query(
+        `select a.block_key, a.earned, a.possible, a.percent from completion.aggregates a
+         where a.course_key = $1 and a.learner_id = $2 and a.block_key = any($3)`,
+        [COURSE, learnerOf(i), typedKeys],
+      );
+    }),
+  ]);
+
+  const pages = Math.ceil(LEARNERS / 100);
+  rows.push([
+    "staff all-users page, page_size=100",
+    await time(READS, async (i) => {
+      const response = await app.inject({
+        method: "GET",
+        url: `/api/completion/v1/course/${COURSE}/?page_size=100&page=${1 + (i % pages)}`,
+        headers: { authorization: "Bearer bench" },
+      });
+      if (response.statusCode !== 200) throw new Error(response.body);
+    }),
+    await time(READS, async (i) => {
+      await pool.query(
+        `select e.learner_id, l.username, a.earned, a.possible, a.percent
+         from completion.enrollments e join completion.learners l on l.id = e.learner_id
+         left join completion.aggregates a on a.course_key = e.course_key and a.learner_id = e.learner_id and a.block_key = $2
+         where e.course_key = $1 and e.is_active order by e.learner_id offset $3 limit 100`,
+        [COURSE, structure!.tree!.root.key, (i % pages) * 100],
+      );
+    }),
+  ]);
+
+  rows.push([
+    "stats (cohorts=1, exclude_roles=beta_testers)",
+    await time(Math.min(READS, 300), async () => {
+      const response = await app.inject({
+        method: "GET",
+        url: `/api/completion/v1/stats/${COURSE}/?cohorts=1&exclude_roles=beta_testers`,
+        headers: { authorization: "Bearer bench" },
+      });
+      if (response.statusCode !== 200) throw new Error(response.body);
+    }),
+    await time(Math.min(READS, 300), async () => {
+      await pool.query(
+        `select count(*), sum(a.earned), sum(a.possible) from completion.enrollments e
+         left join completion.aggregates a on a.course_key = e.course_key and a.learner_id = e.learner_id and a.block_key = $2
+         where e.course_key = $1 and e.is_active
+           and exists (select 1 from completion.cohort_memberships m where m.cohort_id = 1 and m.learner_id = e.learner_id)
+           and not exists (select 1 from completion.course_roles r where r.course_key = e.course_key and r.learner_id = e.learner_id and r.role = any($3))`,
+        [COURSE, structure!.tree!.root.key, ["beta_testers"]],
+      );
+    }),
+  ]);
+
+  console.log("\nread                                                        ours p50/p99 ms   bare SQL p50/p99 ms   ours ÷ bare (p50/p99)");
+  for (const [name, ours, bare] of rows) {
+    console.log(
+      `${name.padEnd(60)}${ours.p50.toFixed(2).padStart(7)} /${ours.p99.toFixed(2).padStart(7)}   ${bare.p50.toFixed(2).padStart(8)} /${bare.p99.toFixed(2).padStart(7)}      ${(ours.p50 / bare.p50).toFixed(2)} / ${(ours.p99 / bare.p99).toFixed(2)}`,
+    );
+  }
+  console.log("targets: ingestion >= 5000 blocks/s; every read <= 2x bare SQL and < 50 ms at p99");
+  await app.close();
+} finally {
+  await pool.end();
+  await admin.query(`drop database if exists ${DATABASE}`);
+  await admin.end();
+}

@@ -1,0 +1,10 @@
+export { buildApp, type AppOptions } from "./app.js";
+export { createContext, type CompletionContext } from "./context.js";
+export { readConfig, ConfigError, DEFAULT_AGGREGATOR_TYPES, type CompletionConfig } from "./config.js";
+export { COMPLETION_MIGRATIONS, type Database } from "./db/database.js";
+export * as completionSchema from "./db/schema.js";
+export type { CallerResolver, SignonCaller } from "./auth/caller.js";
+export { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
+export { loadBulkData, BulkLoadError, type BulkLoadSummary } from "./ingest/bulk-load.js";
+export { checkBulkData, type BulkData, type BulkBlock } from "./ingest/bulk-format.js";
+export { startStaleWorker } from "./aggregation/stale-worker.js";
