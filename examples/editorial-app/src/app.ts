@@ -1,5 +1,5 @@
 import { startDatabase } from "@tessera/db";
-import { signon } from "@tessera/signon-client/fastify";
+import { signonClientPlugin } from "@tessera/signon-client/fastify";
 import { PostgresSessionStore, PostgresUserStore, signonClientMigrations } from "@tessera/signon-client/postgres";
 import type { FastifyInstance } from "fastify";
 import type { EditorialAppConfig } from "./config.js";
@@ -42,7 +42,7 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     await database.close();
   });
 
-  await app.register(signon, {
+  await app.register(signonClientPlugin, {
     signonUrl: config.signonUrl,
     clientId: config.clientId,
     clientSecret: config.clientSecret,

@@ -6,7 +6,7 @@ import { escapeHtml, page } from "../views/layout.js";
 /** `GET /admin` (permission `admin`): the users Sign-on has told this application about. */
 export function adminRoutes(pool: pg.Pool) {
   return async function admin(app: FastifyInstance): Promise<void> {
-    app.get("/admin", { preHandler: app.signon.requirePermission("admin") }, async (request, reply) => {
+    app.get("/admin", { preHandler: app.signonClient.requirePermission("admin") }, async (request, reply) => {
       const rows = (await listKnownUsers(pool))
         .map(
           (user) =>

@@ -3,7 +3,7 @@ import { escapeHtml, page } from "../views/layout.js";
 
 /** `GET /`: who you are, as Sign-on told this application, and your permissions here. */
 export async function homeRoutes(app: FastifyInstance): Promise<void> {
-  app.get("/", { preHandler: app.signon.requireSignIn }, async (request, reply) => {
+  app.get("/", { preHandler: app.signonClient.requireSignIn }, async (request, reply) => {
     const user = request.signonUser;
     if (!user) throw new Error("requireSignIn let a signed-out request through");
     const permissions = user.permissions.map((p) => `<li><code>${escapeHtml(p)}</code></li>`).join("");

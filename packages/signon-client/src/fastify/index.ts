@@ -1,4 +1,4 @@
-export { signon, type SignonPluginOptions, type SignonDecoration } from "./plugin.js";
+export { signonClientPlugin, type SignonPluginOptions, type SignonDecoration } from "./plugin.js";
 export type { SignonGuards, ForbiddenHandler } from "./guards.js";
 export { USER_UPDATE_PERMISSION } from "./receiver-routes.js";
 export { apiErrors, sendApiError, type ApiErrorCode } from "./bearer-errors.js";

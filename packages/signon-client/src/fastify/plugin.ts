@@ -24,7 +24,7 @@ export interface SignonPluginOptions extends SignonClientOptions {
   onForbidden?: ForbiddenHandler;
 }
 
-/** What the plugin adds to the Fastify instance as `app.signon`. */
+/** What the plugin adds to the Fastify instance as `app.signonClient`. */
 export interface SignonDecoration extends SignonGuards {
   client: SignonClient;
   paths: { signIn: string; callback: string; signOut: string; api: string };
@@ -32,7 +32,7 @@ export interface SignonDecoration extends SignonGuards {
 
 declare module "fastify" {
   interface FastifyInstance {
-    signon: SignonDecoration;
+    signonClient: SignonDecoration;
   }
   interface FastifyRequest {
     /** The signed-in user of this browser session, or `null`. */
@@ -66,7 +66,7 @@ async function signonPlugin(app: FastifyInstance, options: SignonPluginOptions):
   const guards = createGuards(client, paths.signIn, options.onForbidden ?? defaultForbidden);
 
   if (!app.hasRequestDecorator("cookies")) await app.register(fastifyCookie);
-  app.decorate("signon", { client, paths, ...guards });
+  app.decorate("signonClient", { client, paths, ...guards });
   app.decorateRequest("signonUser", null);
   app.decorateRequest("signonApiUser", null);
   app.addHook("onRequest", async (request: FastifyRequest, _reply: FastifyReply) => {
@@ -87,6 +87,7 @@ function trimSlash(path: string): string {
 /**
  * Makes a Fastify application a Sign-on client: the sign-in routes, the push
  * receivers, a server-side session resolved on every request into
- * `request.signonUser`, and the guards on `app.signon`.
+ * `request.signonUser`, and the guards on `app.signonClient` (not
+ * `app.signon`: Sign-on itself decorates that name).
  */
-export const signon = fastifyPlugin(signonPlugin, { fastify: "5.x", name: "@tessera/signon-client" });
+export const signonClientPlugin = fastifyPlugin(signonPlugin, { fastify: "5.x", name: "@tessera/signon-client" });

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, beforeEach } from "vitest";
-import { signon, type SignonPluginOptions } from "../../src/fastify/index.js";
+import { signonClientPlugin, type SignonPluginOptions } from "../../src/fastify/index.js";
 import { MemorySessionStore } from "../../src/storage/memory-session-store.js";
 import { MemoryUserStore } from "../../src/storage/memory-user-store.js";
 import type { SessionStore } from "../../src/storage/session-store.js";
@@ -41,7 +41,7 @@ export async function buildClientApp(
   plugin: Partial<SignonPluginOptions> = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
-  await app.register(signon, {
+  await app.register(signonClientPlugin, {
     signonUrl,
     ...CLIENT,
     userStore: stores.users,
@@ -49,11 +49,11 @@ export async function buildClientApp(
     clock,
     ...plugin,
   });
-  app.get("/", { preHandler: app.signon.requireSignIn }, (request) => ({ user: request.signonUser }));
-  app.get("/admin", { preHandler: app.signon.requirePermission("admin") }, () => ({ admin: true }));
-  app.get("/either", { preHandler: app.signon.requireAnyPermission(["admin", "editor"]) }, () => ({ ok: true }));
-  app.get("/both", { preHandler: app.signon.requireAllPermissions(["admin", "editor"]) }, () => ({ ok: true }));
-  app.get("/api/whoami", { onRequest: app.signon.requireBearerToken() }, (request) => ({
+  app.get("/", { preHandler: app.signonClient.requireSignIn }, (request) => ({ user: request.signonUser }));
+  app.get("/admin", { preHandler: app.signonClient.requirePermission("admin") }, () => ({ admin: true }));
+  app.get("/either", { preHandler: app.signonClient.requireAnyPermission(["admin", "editor"]) }, () => ({ ok: true }));
+  app.get("/both", { preHandler: app.signonClient.requireAllPermissions(["admin", "editor"]) }, () => ({ ok: true }));
+  app.get("/api/whoami", { onRequest: app.signonClient.requireBearerToken() }, (request) => ({
     user: request.signonApiUser,
   }));
   return app;

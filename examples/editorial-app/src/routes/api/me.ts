@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 
 /** `GET /api/me` (Sign-on bearer token): the token's user, as Sign-on describes it to this application. */
 export async function apiMeRoutes(app: FastifyInstance): Promise<void> {
-  app.get("/api/me", { onRequest: app.signon.requireBearerToken() }, async (request) => {
+  app.get("/api/me", { onRequest: app.signonClient.requireBearerToken() }, async (request) => {
     const user = request.signonApiUser;
     if (!user) throw new Error("requireBearerToken let a request without a user through");
     return {

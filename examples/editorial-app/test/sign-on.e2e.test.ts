@@ -1,0 +1,120 @@
+import { signonMigrations } from "@tessera/signon";
+import { signonClientMigrations } from "@tessera/signon-client/postgres";
+import { useTestDatabase } from "@tessera/db/testing";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, listenEditorialApp } from "./support/editorial-app.js";
+import { HttpBrowser } from "./support/http-browser.js";
+import { signInForm, startRealSignon, type RealSignon } from "./support/real-signon.js";
+
+// End to end against the REAL Sign-on (@tessera/signon) on real ports: the
+// application is registered and the users created with Sign-on's CLI, and a
+// browser signs in through Sign-on's own sign-in form.
+const database = await useTestDatabase({
+  migrations: [signonMigrations, signonClientMigrations],
+  label: "editorial_e2e",
+});
+
+const password = "correct horse battery staple";
+let signon: RealSignon;
+let app: FastifyInstance;
+let appUrl: string;
+
+beforeAll(async () => {
+  const [signonPort, appPort] = [await freePort(), await freePort()];
+  signon = await startRealSignon(database.url, signonPort);
+  const redirectUri = `http://127.0.0.1:${appPort}/auth/gds/callback`;
+  const registered = await signon.cli(
+    "apps", "create", "--name", "Editorial", "--redirect-uri", redirectUri,
+    "--push-base", `http://127.0.0.1:${appPort}/auth/gds/api`, "--permissions", "admin",
+  );
+  await signon.cli("users", "create", "--email", "ed@example.org", "--name", "Ed Itor", "--password", password);
+  await signon.cli("users", "create", "--email", "al@example.org", "--name", "Al Admin", "--password", password);
+  await signon.cli("permissions", "grant", "--email", "ed@example.org", "--app", "Editorial", "--permissions", "signin");
+  await signon.cli("permissions", "grant", "--email", "al@example.org", "--app", "Editorial", "--permissions", "signin,admin");
+  ({ app, url: appUrl } = await listenEditorialApp(
+    {
+      signonUrl: signon.url,
+      clientId: String(registered["client_id"]),
+      clientSecret: String(registered["client_secret"]),
+      redirectUri,
+      database: { url: database.url },
+    },
+    appPort,
+  ));
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await signon?.close();
+  await database.close();
+});
+
+/** Opens `path` on the app, signs in on Sign-on's form, and returns where the browser ends up. */
+async function signIn(browser: HttpBrowser, email: string, path = "/") {
+  const signInPage = await browser.get(`${appUrl}${path}`);
+  expect(new URL(signInPage.url).origin).toBe(signon.url);
+  expect(signInPage.response.status).toBe(200);
+  const form = signInForm(signInPage.body);
+  return browser.postForm(`${signon.url}/sign-in`, { _csrf: form.csrf, return_to: form.returnTo, email, password });
+}
+
+describe("the editorial application with the real Sign-on", () => {
+  it("signs a user in through Sign-on's form and shows who they are", async () => {
+    const browser = new HttpBrowser();
+
+    const home = await signIn(browser, "ed@example.org");
+
+    expect(home.url).toBe(`${appUrl}/`);
+    expect(home.response.status).toBe(200);
+    expect(home.body).toContain(`<dd id="name">Ed Itor</dd>`);
+    expect(home.body).toContain(`<dd id="email">ed@example.org</dd>`);
+    expect(home.body).toContain(`<ul id="permissions"><li><code>signin</code></li></ul>`);
+  });
+
+  it("keeps a user without admin out of /admin and lets an admin in", async () => {
+    const editor = new HttpBrowser();
+    await signIn(editor, "ed@example.org");
+    const admin = new HttpBrowser();
+
+    const adminPage = await signIn(admin, "al@example.org", "/admin");
+
+    expect((await editor.get(`${appUrl}/admin`)).response.status).toBe(403);
+    expect(adminPage.url).toBe(`${appUrl}/admin`);
+    expect(adminPage.response.status).toBe(200);
+    expect(adminPage.body).toContain("<td>al@example.org</td><td><code>admin</code> <code>signin</code></td><td>active</td>");
+  });
+
+  it("accepts a bearer token Sign-on issued to an API user", async () => {
+    await signon.cli("api-users", "create", "--name", "Publisher", "--email", "publisher@example.org");
+    await signon.cli("permissions", "grant", "--email", "publisher@example.org", "--app", "Editorial", "--permissions", "signin");
+    const issued = await signon.cli("tokens", "issue", "--email", "publisher@example.org", "--app", "Editorial");
+
+    const response = await fetch(`${appUrl}/api/me`, { headers: { authorization: `Bearer ${String(issued["access_token"])}` } });
+
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      user: expect.objectContaining({ uid: issued["uid"], email: "publisher@example.org", permissions: ["signin"] }) as unknown,
+    });
+  });
+
+  it("signs out here; the next visit goes through Sign-on again, which still knows the browser", async () => {
+    const browser = new HttpBrowser();
+    await signIn(browser, "ed@example.org");
+
+    const out = await browser.get(`${appUrl}/auth/gds/sign_out`);
+    browser.visited.length = 0;
+    const again = await browser.get(`${appUrl}/`);
+
+    expect(out.url).toBe(`${signon.url}/`);
+    expect(out.body).toContain("Ed Itor");
+    expect(browser.visited.map((url) => new URL(url).pathname)).toEqual([
+      "/",
+      "/auth/gds",
+      "/oauth/authorize",
+      "/auth/gds/callback",
+      "/",
+    ]);
+    expect(again.body).toContain(`<dd id="name">Ed Itor</dd>`);
+  });
+});

@@ -1,0 +1,61 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { loadConfig, openSignonDatabase, signonApp, signonServerOptions } from "@tessera/signon";
+import Fastify, { type FastifyInstance } from "fastify";
+
+const run = promisify(execFile);
+const signonCli = fileURLToPath(new URL("../../../../node_modules/@tessera/signon/bin/signon.js", import.meta.url));
+
+/** Sign-on's environment for tests: development mode, argon2 lowered so sign-in stays fast. */
+function signonEnv(databaseUrl: string, port: number): Record<string, string> {
+  return {
+    NODE_ENV: "development",
+    DATABASE_URL: databaseUrl,
+    SIGNON_PORT: String(port),
+    SIGNON_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    SIGNON_ARGON2_MEMORY_KIB: "64",
+    SIGNON_ARGON2_TIME_COST: "1",
+  };
+}
+
+/** The real Sign-on (`@tessera/signon`), listening on 127.0.0.1:`port`, with its CLI at hand. */
+export interface RealSignon {
+  app: FastifyInstance;
+  url: string;
+  /** Runs `signon <args> --json` against the same database and returns the parsed output. */
+  cli(...args: string[]): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** Starts the real Sign-on on `databaseUrl` (migrating its schema) and listens on `port`. */
+export async function startRealSignon(databaseUrl: string, port: number): Promise<RealSignon> {
+  const env = signonEnv(databaseUrl, port);
+  const config = loadConfig(env);
+  const database = await openSignonDatabase(config);
+  const app = Fastify(signonServerOptions(config, false));
+  await app.register(signonApp, { config, db: database.db });
+  const url = await app.listen({ host: "127.0.0.1", port });
+  return {
+    app,
+    url,
+    async cli(...args) {
+      const { stdout } = await run(process.execPath, [signonCli, ...args, "--json"], { env: { ...process.env, ...env } });
+      return JSON.parse(stdout) as Record<string, unknown>;
+    },
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+/** The hidden fields of Sign-on's sign-in form. */
+export function signInForm(html: string): { csrf: string; returnTo: string } {
+  const csrf = /name="_csrf" value="([^"]*)"/.exec(html)?.[1];
+  const returnTo = /name="return_to" value="([^"]*)"/.exec(html)?.[1];
+  if (csrf === undefined || returnTo === undefined) throw new Error(`no sign-in form in:\n${html}`);
+  const decode = (value: string) =>
+    value.replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code))).replace(/&amp;/g, "&").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">");
+  return { csrf: decode(csrf), returnTo: decode(returnTo) };
+}
