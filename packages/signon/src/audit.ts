@@ -8,6 +8,7 @@ export type AuditAction =
   | "sign_in_failed"
   | "sign_in_refused"
   | "account_locked"
+  | "account_unlocked"
   | "sign_out"
   | "authorization_code_issued"
   | "authorization_code_replayed"

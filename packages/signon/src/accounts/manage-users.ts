@@ -94,6 +94,17 @@ export async function unsuspendUser(ctx: SignonContext, email: string, actorUid:
   });
 }
 
+/** Lifts a lock from wrong passwords before its hour is up (S15). */
+export async function unlockUser(ctx: SignonContext, email: string, actorUid: string | null = null): Promise<User> {
+  const user = await requireUserByEmail(ctx, email);
+  const now = ctx.now();
+  await ctx.db.transaction(async (tx) => {
+    await clearPasswordFailures(tx, user.uid, now);
+    await audit(tx, { action: "account_unlocked", at: now, actorUid, subjectUid: user.uid });
+  });
+  return user;
+}
+
 function checkEmail(raw: string): string {
   const email = raw.trim();
   if (!emailPattern.test(email) || email.length > 254) throw new AccountError(`Not an e-mail address: ${JSON.stringify(raw)}`);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createApiUser, createUser, roles, suspendUser, unsuspendUser, type Role } from "../accounts/manage-users.js";
+import { createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, type Role } from "../accounts/manage-users.js";
 import { grantPermissions, revokePermissions } from "../applications/permissions.js";
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
@@ -115,6 +115,15 @@ export const commands: Record<string, Command> = {
     async run(ctx, options) {
       const user = await unsuspendUser(ctx, required(options, "email"));
       return { json: { uid: user.uid, email: user.email, suspended: false }, text: [`Unsuspended ${user.email}.`] };
+    },
+  },
+
+  "users unlock": {
+    usage: "signon users unlock --email E [--json]",
+    options: { email: { type: "string" } },
+    async run(ctx, options) {
+      const user = await unlockUser(ctx, required(options, "email"));
+      return { json: { uid: user.uid, email: user.email, locked: false }, text: [`Unlocked ${user.email}: wrong passwords no longer count against it.`] };
     },
   },
 

@@ -169,3 +169,15 @@ describe("sessions", () => {
     expect((await browser.get("/")).body).toContain("You are not signed in");
   });
 });
+
+describe("an administrator unlocking an account", () => {
+  it("lets the user sign in again before the hour is up", async () => {
+    const { unlockUser } = await import("../../src/accounts/manage-users.js");
+    const user = await createUser(signon.ctx);
+    const browser = new InjectBrowser(signon.app);
+    for (let i = 0; i < 6; i++) await browser.signIn("/sign-in", user.email, "wrong");
+    expect((await browser.signIn("/sign-in", user.email, defaultPassword)).body).toContain("This account is locked");
+    await unlockUser(signon.ctx, user.email);
+    expect((await browser.signIn("/sign-in", user.email, defaultPassword)).statusCode).toBe(303);
+  });
+});
