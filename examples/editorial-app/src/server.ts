@@ -9,7 +9,13 @@ import { ConfigError, configFromEnv } from "./config.js";
  */
 export async function startEditorialApp(env: Record<string, string | undefined> = process.env): Promise<FastifyInstance> {
   const config = configFromEnv(env);
-  const app = Fastify({ logger: { level: env["LOG_LEVEL"] ?? "info" } });
+  const app = Fastify({
+    logger: {
+      level: env["LOG_LEVEL"] ?? "info",
+      // Paths only: the sign-in callback's query string carries the authorization code.
+      serializers: { req: (request: { method: string; url: string }) => ({ method: request.method, path: pathOf(request.url) }) },
+    },
+  });
   try {
     await app.register(editorialApp, { config });
     await app.listen({ host: config.host, port: config.port });
@@ -18,6 +24,10 @@ export async function startEditorialApp(env: Record<string, string | undefined> 
     throw error;
   }
   return app;
+}
+
+function pathOf(url: string): string {
+  return url.split("?")[0] ?? url;
 }
 
 async function main(): Promise<void> {

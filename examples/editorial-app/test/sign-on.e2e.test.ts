@@ -19,6 +19,7 @@ const password = "correct horse battery staple";
 let signon: RealSignon;
 let app: FastifyInstance;
 let appUrl: string;
+let publisherToken: Record<string, unknown>;
 
 beforeAll(async () => {
   const [signonPort, appPort] = [await freePort(), await freePort()];
@@ -28,10 +29,17 @@ beforeAll(async () => {
     "apps", "create", "--name", "Editorial", "--redirect-uri", redirectUri,
     "--push-base", `http://127.0.0.1:${appPort}/auth/gds/api`, "--permissions", "admin",
   );
-  await signon.cli("users", "create", "--email", "ed@example.org", "--name", "Ed Itor", "--password", password);
-  await signon.cli("users", "create", "--email", "al@example.org", "--name", "Al Admin", "--password", password);
-  await signon.cli("permissions", "grant", "--email", "ed@example.org", "--app", "Editorial", "--permissions", "signin");
-  await signon.cli("permissions", "grant", "--email", "al@example.org", "--app", "Editorial", "--permissions", "signin,admin");
+  await Promise.all([
+    signon.cli("users", "create", "--email", "ed@example.org", "--name", "Ed Itor", "--password", password),
+    signon.cli("users", "create", "--email", "al@example.org", "--name", "Al Admin", "--password", password),
+    signon.cli("api-users", "create", "--name", "Publisher", "--email", "publisher@example.org"),
+  ]);
+  await Promise.all([
+    signon.cli("permissions", "grant", "--email", "ed@example.org", "--app", "Editorial", "--permissions", "signin"),
+    signon.cli("permissions", "grant", "--email", "al@example.org", "--app", "Editorial", "--permissions", "signin,admin"),
+    signon.cli("permissions", "grant", "--email", "publisher@example.org", "--app", "Editorial", "--permissions", "signin"),
+  ]);
+  publisherToken = await signon.cli("tokens", "issue", "--email", "publisher@example.org", "--app", "Editorial");
   ({ app, url: appUrl } = await listenEditorialApp(
     {
       signonUrl: signon.url,
@@ -86,9 +94,7 @@ describe("the editorial application with the real Sign-on", () => {
   });
 
   it("accepts a bearer token Sign-on issued to an API user", async () => {
-    await signon.cli("api-users", "create", "--name", "Publisher", "--email", "publisher@example.org");
-    await signon.cli("permissions", "grant", "--email", "publisher@example.org", "--app", "Editorial", "--permissions", "signin");
-    const issued = await signon.cli("tokens", "issue", "--email", "publisher@example.org", "--app", "Editorial");
+    const issued = publisherToken;
 
     const response = await fetch(`${appUrl}/api/me`, { headers: { authorization: `Bearer ${String(issued["access_token"])}` } });
 

@@ -50,6 +50,18 @@ describe("GET /auth/gds", () => {
     expect(location(callback)).toBe("/admin?tab=2");
   });
 
+  it("ends the browser's previous session when it starts signing in again", async () => {
+    const user = h.signon.addUser(createUser());
+    const browser = new Browser(h.app);
+    await browser.signIn(h.signon, user.uid);
+    const old = new Browser(h.app);
+    old.cookies.set("signon_client_session", browser.cookies.get("signon_client_session") ?? "");
+
+    await browser.get("/auth/gds");
+
+    expect((await old.get("/")).statusCode).toBe(302);
+  });
+
   it("never returns to another site after sign-in", async () => {
     const user = h.signon.addUser(createUser());
     const browser = new Browser(h.app);

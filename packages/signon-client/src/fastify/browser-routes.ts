@@ -28,6 +28,9 @@ export function browserRoutes(client: SignonClient, paths: BrowserRoutePaths, co
     const routes = app.withTypeProvider<TypeBoxTypeProvider>();
 
     routes.get(paths.signIn, { schema: { querystring: SignInQuery } }, async (request, reply) => {
+      // The new cookie replaces the old one, so the session it named could never be used again.
+      const previous = cookie.read(request);
+      if (previous !== undefined) await client.signOut(previous);
       const started = await client.startSignIn(request.query.return_to ?? "/");
       cookie.set(reply, started.sessionId, started.expiresAt);
       return reply.header("cache-control", "no-store").redirect(started.authorizationUrl, 302);
