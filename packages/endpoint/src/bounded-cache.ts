@@ -1,20 +1,23 @@
-/** Looks a key up, computing and storing its value on a miss. */
-export type CachedLookup<Value> = (key: string, create: (key: string) => Value) => Value;
+/** Most entries kept; an application uses far fewer distinct routes. */
+const LIMIT = 500;
+/** Longer keys are never stored, so a stream of huge one-off keys cannot pin much memory. */
+const LONGEST_KEY = 2048;
 
 /**
- * A cache that holds at most `limit` entries; adding one more forgets the
- * oldest. Keys longer than `maxKeyLength` are never stored, so a stream of
- * huge one-off keys cannot pin much memory.
+ * `create`, remembered: a lookup that computes a key's value on a miss and
+ * keeps at most 500 entries (adding one more forgets the oldest). Keys longer
+ * than 2,048 characters are computed every time.
  */
-export function boundedCache<Value>(limit: number, maxKeyLength: number): CachedLookup<Value> {
+export function boundedCache<Value>(create: (key: string) => Value): (key: string) => Value {
   const entries = new Map<string, Value>();
-  return (key, create) => {
-    const cached = entries.get(key);
-    if (cached !== undefined) return cached;
-    const value = create(key);
-    if (key.length <= maxKeyLength) {
-      if (entries.size >= limit) entries.delete(entries.keys().next().value as string);
-      entries.set(key, value);
+  return (key) => {
+    let value = entries.get(key);
+    if (value === undefined) {
+      value = create(key);
+      if (key.length <= LONGEST_KEY) {
+        if (entries.size >= LIMIT) entries.delete(entries.keys().next().value as string);
+        entries.set(key, value);
+      }
     }
     return value;
   };

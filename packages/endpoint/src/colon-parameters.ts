@@ -11,19 +11,15 @@ const PATH_TOKENS = /[{}?#]|:[a-z]\w+/g;
  * fragment or inside an expression stays text.
  */
 export function colonParametersToTemplate(url: string): string {
-  let rewritten = "";
-  let copiedUpTo = 0;
+  const pathStart = SCHEME_AND_AUTHORITY.exec(url)?.[0].length ?? 0;
   let insideExpression = false;
-  PATH_TOKENS.lastIndex = SCHEME_AND_AUTHORITY.exec(url)?.[0].length ?? 0;
-  for (let token = PATH_TOKENS.exec(url); token !== null; token = PATH_TOKENS.exec(url)) {
-    const text = token[0];
-    if (text === "{" || text === "}") insideExpression = text === "{";
-    else if (insideExpression) continue;
-    else if (text === "?" || text === "#") break;
-    else {
-      rewritten += url.slice(copiedUpTo, token.index) + "{" + text.slice(1) + "}";
-      copiedUpTo = token.index + text.length;
-    }
-  }
-  return copiedUpTo === 0 ? url : rewritten + url.slice(copiedUpTo);
+  let pathEnded = false;
+  const path = url.slice(pathStart).replace(PATH_TOKENS, (token) => {
+    if (token === "{" || token === "}") insideExpression = token === "{";
+    else if (insideExpression || pathEnded) return token;
+    else if (token === "?" || token === "#") pathEnded = true;
+    else return "{" + token.slice(1) + "}";
+    return token;
+  });
+  return url.slice(0, pathStart) + path;
 }

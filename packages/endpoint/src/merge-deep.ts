@@ -12,7 +12,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  */
 export function overriddenValue(defaults: Readonly<Record<string, unknown>>, key: string, override: unknown): unknown {
   const base = defaults[key];
-  return isPlainObject(override) && isPlainObject(base) && Object.prototype.hasOwnProperty.call(defaults, key) ? mergeDeep(base, override) : override;
+  return isPlainObject(override) && isPlainObject(base) ? mergeDeep(base, override) : override;
 }
 
 /**
@@ -20,7 +20,7 @@ export function overriddenValue(defaults: Readonly<Record<string, unknown>>, key
  * both sides (such as `mediaType`) merging key by key. Neither input is changed.
  */
 export function mergeDeep(defaults: Readonly<Record<string, unknown>>, overrides: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const merged: Record<string, unknown> = Object.assign({}, defaults);
+  const merged = { ...defaults };
   for (const key of Object.keys(overrides)) {
     if (key !== "__proto__") merged[key] = overriddenValue(defaults, key, overrides[key]);
   }

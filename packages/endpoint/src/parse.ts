@@ -1,58 +1,43 @@
 import { addLowercaseHeaders } from "./lowercase-headers.js";
 import { amendAccept } from "./media-type.js";
-import { isOptionName } from "./option-names.js";
+import { OPTION_NAMES } from "./option-names.js";
 import { queryParameter } from "./query-parameter.js";
 import { routeTemplate } from "./route-template.js";
 import type { MergedOptions, RequestOptions } from "./types.js";
-
-/** Whether `key` is a parameter left over after the URL template took its variables. */
-function isLeftover(key: string, value: unknown, variableNames: readonly string[]): boolean {
-  return value !== undefined && key !== "__proto__" && !isOptionName(key) && !variableNames.includes(key);
-}
-
-/** `url` with the leftover parameters appended as its query string. */
-function withQuery(url: string, options: MergedOptions, variableNames: readonly string[]): string {
-  let query = "";
-  for (const key of Object.keys(options)) {
-    const value = options[key];
-    if (isLeftover(key, value, variableNames)) query += (query === "" ? "" : "&") + queryParameter(key, value);
-  }
-  if (query === "") return url;
-  return url + (url.includes("?") ? "&" : "?") + query;
-}
-
-/** The request body: `data` when given, else the leftover parameters as an object, else nothing. */
-function bodyOf(options: MergedOptions, variableNames: readonly string[]): unknown {
-  let parameters: Record<string, unknown> | undefined;
-  for (const key of Object.keys(options)) {
-    const value = options[key];
-    if (!isLeftover(key, value, variableNames)) continue;
-    if (key === "data") return value;
-    (parameters ??= {})[key] = value;
-  }
-  return parameters;
-}
 
 /**
  * Turns merged options into request options: expands the URL template (RFC
  * 6570, with `:name` placeholders in the path), prefixes `baseUrl` to a path,
  * amends `accept` from `mediaType`, and sends the parameters the URL did not
- * take to the query string (GET, HEAD) or the JSON body (other methods).
+ * take to the query string (GET, HEAD) or the body (other methods): `data` as
+ * it is, else a JSON object of the parameters.
  * @see https://www.rfc-editor.org/rfc/rfc6570
  */
 export function parse(options: MergedOptions): RequestOptions {
   const method = options.method.toUpperCase();
-  const route = routeTemplate(options.url || "/");
-  let url = route.expand(options);
+  const template = routeTemplate(options.url || "/");
+  let url = template.expand(options);
   if (url !== "/" && url.endsWith("/")) url = url.slice(0, -1);
   if (!url.startsWith("http")) url = options.baseUrl + url;
 
   const headers = addLowercaseHeaders({}, options.headers) as Record<string, string | number>;
   if (typeof headers["accept"] === "string") headers["accept"] = amendAccept(headers["accept"], options.mediaType ?? {}, url);
 
+  const sendsQuery = method === "GET" || method === "HEAD";
+  let query = "";
+  let parameters: Record<string, unknown> | undefined;
   let body: unknown;
-  if (method === "GET" || method === "HEAD") url = withQuery(url, options, route.variableNames);
-  else body = bodyOf(options, route.variableNames);
+  for (const key of Object.keys(options)) {
+    const value = options[key];
+    if (value === undefined || key === "__proto__" || OPTION_NAMES.has(key) || template.variableNames.includes(key)) continue;
+    if (sendsQuery) query += "&" + queryParameter(key, value);
+    else if (key === "data") {
+      body = value;
+      break;
+    } else (parameters ??= {})[key] = value;
+  }
+  if (query !== "") url += url.includes("?") ? query : "?" + query.slice(1);
+  if (body === undefined) body = parameters;
   if (body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json; charset=utf-8";
   if (body === undefined && (method === "PATCH" || method === "PUT")) body = "";
 

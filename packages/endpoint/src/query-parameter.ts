@@ -4,9 +4,5 @@
  * stays a `+` (search syntax uses it between terms).
  */
 export function queryParameter(name: string, value: unknown): string {
-  if (name === "q") {
-    const query = String(value);
-    return query.includes("+") ? "q=" + query.split("+").map(encodeURIComponent).join("+") : "q=" + encodeURIComponent(query);
-  }
-  return name + "=" + encodeURIComponent(value as string);
+  return name + "=" + (name === "q" ? String(value).split("+").map(encodeURIComponent).join("+") : encodeURIComponent(value as string));
 }

@@ -8,11 +8,11 @@ import type { Endpoint, EndpointOptions, MergedOptions } from "./types.js";
  * win, headers merge); this one and its defaults stay unchanged.
  */
 export function withDefaults(defaults: MergedOptions): Endpoint {
-  const call = (route: string | EndpointOptions, options?: EndpointOptions) => parse(merge(defaults, route, options));
-  return Object.assign(call, {
+  const mergeWithDefaults = (route: string | EndpointOptions, options?: EndpointOptions) => merge(defaults, route, options);
+  return Object.assign((route: string | EndpointOptions, options?: EndpointOptions) => parse(mergeWithDefaults(route, options)), {
     DEFAULTS: defaults,
-    defaults: (options: EndpointOptions) => withDefaults(merge(defaults, options)),
-    merge: (route: string | EndpointOptions, options?: EndpointOptions) => merge(defaults, route, options),
+    defaults: (options: EndpointOptions) => withDefaults(mergeWithDefaults(options)),
+    merge: mergeWithDefaults,
     parse,
   }) as Endpoint;
 }

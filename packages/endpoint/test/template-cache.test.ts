@@ -1,14 +1,14 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { endpoint } from "../src/index.js";
-import type * as parseTemplateModule from "../src/uri-template/parse-template.js";
-import { parseTemplate } from "../src/uri-template/parse-template.js";
+import type * as compileTemplateModule from "../src/uri-template/compile-template.js";
+import { compileTemplate } from "../src/uri-template/compile-template.js";
 
-vi.mock("../src/uri-template/parse-template.js", async (importOriginal) => {
-  const original = await importOriginal<typeof parseTemplateModule>();
-  return { ...original, parseTemplate: vi.fn(original.parseTemplate) };
+vi.mock("../src/uri-template/compile-template.js", async (importOriginal) => {
+  const original = await importOriginal<typeof compileTemplateModule>();
+  return { ...original, compileTemplate: vi.fn(original.compileTemplate) };
 });
 
-const parses = vi.mocked(parseTemplate);
+const parses = vi.mocked(compileTemplate);
 
 describe("parsed route templates", () => {
   beforeEach(() => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { expandTemplate } from "../src/uri-template/expand.js";
-import { parseTemplate } from "../src/uri-template/parse-template.js";
+import { compileTemplate } from "../src/uri-template/compile-template.js";
 
 function expand(template: string, variables: Record<string, unknown>): string {
-  return expandTemplate(parseTemplate(template), variables);
+  return compileTemplate(template).expand(variables);
 }
 
 /** The variables of RFC 6570 §1.2. */
@@ -318,6 +317,6 @@ describe("template edge cases", () => {
   });
 
   it("lists each variable name once, in order, without modifiers", () => {
-    expect(parseTemplate("/{a}{?b:3,c*}{&a}").variableNames).toEqual(["a", "b", "c"]);
+    expect(compileTemplate("/{a}{?b:3,c*}{&a}").variableNames).toEqual(["a", "b", "c"]);
   });
 });

@@ -1,17 +1,17 @@
+/** Characters `encodeURIComponent` leaves as they are although they are not unreserved. */
 const SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT = /[!'()*]/g;
-const ENCODED_BRACKET = /%5[BD]/g;
-const ONLY_UNRESERVED = /^[\w.~-]*$/;
-/** Splits text around percent-encoded triplets, which land at odd indexes. */
-const PERCENT_ENCODED_TRIPLET = /(%[\dA-Fa-f]{2})/;
+
+/**
+ * What `encodeURI` encodes but reserved expansion keeps: an existing
+ * percent-encoded triplet (encoded as `%25XX`) and the brackets `[` `]`.
+ * Each match is a whole escape, so `decodeURI` restores it. (No backtracking: linear time.)
+ */
+const KEPT_IN_RESERVED = /%25(?=[\dA-F]{2})|%5[BD]/gi;
+/** The same, plus the braces `{` `}` that a template literal keeps when they open or close no expression. */
+const KEPT_IN_LITERAL = /%25(?=[\dA-F]{2})|%5[BD]|%7[BD]/gi;
 
 function percentEncode(character: string): string {
   return "%" + character.charCodeAt(0).toString(16).toUpperCase();
-}
-
-/** `encodeURI`, except that `[` and `]` (reserved characters) stay as they are. */
-function encodeKeepingReserved(text: string): string {
-  const encoded = encodeURI(text);
-  return encoded.includes("%5") ? encoded.replace(ENCODED_BRACKET, (bracket) => (bracket === "%5B" ? "[" : "]")) : encoded;
 }
 
 /**
@@ -19,7 +19,7 @@ function encodeKeepingReserved(text: string): string {
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1 (allow U)
  */
 export function encodeUnreserved(text: string): string {
-  return ONLY_UNRESERVED.test(text) ? text : encodeURIComponent(text).replace(SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT, percentEncode);
+  return encodeURIComponent(text).replace(SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT, percentEncode);
 }
 
 /**
@@ -28,9 +28,14 @@ export function encodeUnreserved(text: string): string {
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1 (allow U+R)
  */
 export function encodeReserved(text: string): string {
-  if (!text.includes("%")) return encodeKeepingReserved(text);
-  return text
-    .split(PERCENT_ENCODED_TRIPLET)
-    .map((part, index) => (index % 2 === 1 ? part : encodeKeepingReserved(part)))
-    .join("");
+  return encodeURI(text).replace(KEPT_IN_RESERVED, decodeURI);
+}
+
+/**
+ * Encodes the literal text of a template as reserved expansion does, keeping
+ * braces that are not part of an expression as they are written.
+ * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.1
+ */
+export function encodeLiteral(text: string): string {
+  return encodeURI(text).replace(KEPT_IN_LITERAL, decodeURI);
 }

@@ -1,0 +1,110 @@
+import { encodeLiteral, encodeReserved, encodeUnreserved } from "./encode.js";
+
+/** Variable values for expansion: strings, numbers, booleans, lists or associative arrays. */
+export type TemplateContext = Readonly<Record<string, unknown>>;
+
+/** A URI template compiled once, to be expanded many times. */
+export interface CompiledTemplate {
+  /** Expands the template with these variable values (RFC 6570, levels 1 to 4). */
+  readonly expand: (context: TemplateContext) => string;
+  /** Every variable name the template fills, once each, in order. */
+  readonly variableNames: readonly string[];
+}
+
+type Expander = (context: TemplateContext) => string | undefined;
+
+/**
+ * An expression: braces around one or more characters that are not braces;
+ * the body is captured. A brace that opens or closes no expression is literal
+ * text. (Each attempt stops at the next brace: linear time.)
+ */
+const EXPRESSION = /\{([^{}]+)\}/;
+/** A variable specification: the name, then a prefix `:n` (up to 4 digits) or the explode modifier `*`. */
+const VARIABLE_SPEC = /^([^:*]*)(?::(\d{1,4})|(\*))?/;
+const OPERATORS = "+#./;?&";
+
+/** First `length` characters (code points, never half a surrogate pair) of `text`. */
+function prefixOf(text: string, length: number): string {
+  return text.length <= length ? text : [...text].slice(0, length).join("");
+}
+
+/**
+ * Compiles an expression body such as `/path:6,list*` into a function of the
+ * variable values. Undefined variables, empty lists and associative arrays
+ * without defined values contribute nothing, not even a separator.
+ * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1
+ * @see https://www.rfc-editor.org/rfc/rfc6570#appendix-A (the operator settings)
+ */
+function compileExpression(body: string, names: Set<string>, unfilledNames: ReadonlySet<string> | undefined): Expander {
+  const operator = OPERATORS.includes(body.charAt(0)) ? body.charAt(0) : "";
+  /** Written before the first defined value. */
+  const first = operator === "+" ? "" : operator;
+  /** Written between defined values. */
+  const separator = operator === "?" ? "&" : "+#".includes(operator) ? "," : operator;
+  /** Whether values are written as `name=value`. */
+  const named = operator !== "" && ";?&".includes(operator);
+  /** What follows the name of an empty value. */
+  const ifEmpty = named && operator !== ";" ? "=" : "";
+  const encode = operator === "+" || operator === "#" ? encodeReserved : encodeUnreserved;
+  const namedValue = (encodedName: string, text: string) => encodedName + (text === "" ? ifEmpty : "=" + encode(text));
+
+  const variables: Expander[] = [];
+  for (const spec of (operator === "" ? body : body.slice(1)).split(",")) {
+    const [, name = "", prefix, explode] = VARIABLE_SPEC.exec(spec) as RegExpExecArray;
+    if (name === "" || unfilledNames?.has(name)) continue;
+    names.add(name);
+    const encodedName = encodeUnreserved(name);
+    variables.push((context) => {
+      const value = context[name];
+      if (value === undefined || value === null || typeof value === "function" || typeof value === "symbol") return undefined;
+      if (typeof value !== "object") {
+        const text = prefix === undefined ? String(value) : prefixOf(String(value), Number(prefix));
+        return named ? namedValue(encodedName, text) : encode(text);
+      }
+      // A list, or an associative array (whose keys are written too).
+      const keys = Array.isArray(value) ? undefined : Object.keys(value);
+      const items: string[] = [];
+      (keys === undefined ? (value as unknown[]) : Object.values(value)).forEach((member, index) => {
+        if (member === undefined || member === null) return;
+        const text = String(member);
+        const key = keys?.[index];
+        if (key === undefined) items.push(explode && named ? namedValue(encodedName, text) : encode(text));
+        else if (explode) items.push(namedValue(encode(key), text));
+        else items.push(encode(key), encode(text));
+      });
+      if (items.length === 0) return undefined;
+      return explode ? items.join(separator) : (named ? encodedName + "=" : "") + items.join(",");
+    });
+  }
+  return (context) => {
+    let expanded: string | undefined;
+    for (const expandVariable of variables) {
+      const piece = expandVariable(context);
+      if (piece !== undefined) expanded = (expanded === undefined ? first : expanded + separator) + piece;
+    }
+    return expanded;
+  };
+}
+
+/**
+ * Compiles an RFC 6570 URI template in one pass over the text: literal text is
+ * encoded once (as reserved expansion encodes it), and each expression becomes
+ * a function of the variable values. Variables named in `unfilledNames` are
+ * never filled; they expand as undefined.
+ * @see https://www.rfc-editor.org/rfc/rfc6570#section-2
+ */
+export function compileTemplate(template: string, unfilledNames?: ReadonlySet<string>): CompiledTemplate {
+  const names = new Set<string>();
+  // Splitting around expressions leaves literal text at even indexes and expression bodies at odd ones.
+  const parts = template
+    .split(EXPRESSION)
+    .map((part, index) => (index % 2 === 0 ? encodeLiteral(part) : compileExpression(part, names, unfilledNames)));
+  return {
+    expand: (context) => {
+      let expanded = "";
+      for (const part of parts) expanded += typeof part === "string" ? part : (part(context) ?? "");
+      return expanded;
+    },
+    variableNames: [...names],
+  };
+}
