@@ -1,8 +1,11 @@
 import type pg from "pg";
+import { inject } from "vitest";
 import { createDrizzle, type Database } from "../drizzle.js";
 import { startEmbeddedServer } from "../embedded/embedded-server.js";
 import { runMigrations, type MigrationSet } from "../migrations.js";
 import { createPool } from "../pool.js";
+import { leaseFromBroker } from "./broker.js";
+import { BROKER_KEY } from "./broker-key.js";
 import { recreateDatabase, workerDatabaseName } from "./postgres-database.js";
 import { truncateSchemas } from "./reset.js";
 
@@ -38,8 +41,10 @@ export interface TestDatabase<TSchema extends Record<string, unknown>> {
 /**
  * Gives a test file a freshly migrated database.
  *
- * - Without `DATABASE_URL`: an in-memory PGlite server in a worker thread,
- *   private to this test file (vitest runs each file in its own process).
+ * - Without `DATABASE_URL`: an in-memory PGlite server in a worker thread.
+ *   With the package's global setup registered, it is the server of this
+ *   vitest worker slot, booted once per run and emptied (`reset()`) before
+ *   the file gets it; otherwise a server private to this test file.
  * - With `DATABASE_URL`: the database `<name>_<label>_w<VITEST_POOL_ID>` on
  *   that server, dropped and created again, so files running in parallel
  *   never share one. It is left in place after `close()` for inspection.
@@ -54,13 +59,15 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
 ): Promise<TestDatabase<TSchema>> {
   const baseUrl = options.url === undefined ? process.env["DATABASE_URL"] : options.url;
   const schemas = options.migrations.map((set) => set.schema);
+  const slot = process.env["VITEST_POOL_ID"] ?? String(process.pid);
+  const brokerUrl = brokerOfThisRun();
   let url: string;
-  let stopServer: () => Promise<void>;
+  let stopServer: () => Promise<void> = async () => {};
   if (baseUrl !== undefined && baseUrl !== null && baseUrl !== "") {
     const label = options.label ?? (schemas.join("_") || "db");
-    const workerId = process.env["VITEST_POOL_ID"] ?? String(process.pid);
-    url = await recreateDatabase(baseUrl, workerDatabaseName(baseUrl, label, workerId));
-    stopServer = async () => {};
+    url = await recreateDatabase(baseUrl, workerDatabaseName(baseUrl, label, slot));
+  } else if (brokerUrl !== undefined) {
+    url = await leaseFromBroker(brokerUrl, slot);
   } else {
     const server = await startEmbeddedServer();
     url = server.url;
@@ -70,6 +77,8 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
   const pool = createPool({ url, max: 4 });
   try {
     await runMigrations(pool, options.migrations);
+    // A slot's server keeps what the previous file of the slot left.
+    await truncateSchemas(pool, schemas);
   } catch (error) {
     await pool.end();
     await stopServer();
@@ -91,4 +100,14 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
         }
       })()),
   };
+}
+
+/** The broker URL provided by the global setup, if the project registered it. */
+function brokerOfThisRun(): string | undefined {
+  try {
+    return inject(BROKER_KEY);
+  } catch {
+    // Not inside a vitest test file.
+    return undefined;
+  }
 }
