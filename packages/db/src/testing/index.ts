@@ -4,3 +4,5 @@ export { truncateSchemas } from "./reset.js";
 export { recreateDatabase, dropDatabase, workerDatabaseName, withDatabase } from "./postgres-database.js";
 export { pendingSchemaChanges } from "../schema-agreement.js";
 export type { SchemaAgreementOptions } from "../schema-agreement.js";
+export { databaseSchemaDrift } from "../database-drift.js";
+export type { DatabaseDriftOptions } from "../database-drift.js";
