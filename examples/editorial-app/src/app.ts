@@ -50,8 +50,6 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     userStore: new PostgresUserStore(database.pool),
     sessionStore,
     cookieName: "editorial_session",
-    ...(config.fetch ? { fetch: config.fetch } : {}),
-    ...(config.clock ? { clock: config.clock } : {}),
   });
   app.get("/healthz", async () => ({ status: "ok" }));
   await app.register(homeRoutes);

@@ -1,5 +1,3 @@
-import type { Clock, Fetch } from "@tessera/signon-client";
-
 /** Where the application keeps its users and sessions. */
 export interface DatabaseConfig {
   /** A PostgreSQL connection string (`DATABASE_URL`); absent: the embedded database in `dataDir`. */
@@ -17,10 +15,6 @@ export interface EditorialAppConfig {
   /** This application's callback as registered in Sign-on, e.g. `http://localhost:3002/auth/gds/callback`. */
   redirectUri: string;
   database: DatabaseConfig;
-  /** Injected by tests; the global `fetch` otherwise. */
-  fetch?: Fetch;
-  /** Injected by tests; the wall clock otherwise. */
-  clock?: Clock;
 }
 
 /** Where `server.ts` listens. */

@@ -102,3 +102,22 @@ describe("token refresh driven by expires_in", () => {
     expect(refreshRequests()).toHaveLength(1);
   });
 });
+
+describe("token refresh without rotation", () => {
+  const fixed = useHarness({ expiresInSeconds: 7200, rotateRefreshTokens: false });
+
+  it("keeps using the refresh token when Sign-on issues no new one", async () => {
+    const user = fixed.signon.addUser(createUser());
+    const browser = new Browser(fixed.app);
+    await browser.signIn(fixed.signon, user.uid);
+
+    for (const _ of [1, 2]) {
+      fixed.clock.advanceSeconds(7000);
+      expect((await browser.get("/")).statusCode).toBe(200);
+    }
+
+    const refreshes = fixed.signon.tokenRequests.filter((form) => form.grant_type === "refresh_token");
+    expect(refreshes).toHaveLength(2);
+    expect(refreshes[1]?.refresh_token).toBe(refreshes[0]?.refresh_token);
+  });
+});

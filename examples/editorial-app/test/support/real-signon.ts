@@ -55,7 +55,13 @@ export function signInForm(html: string): { csrf: string; returnTo: string } {
   const csrf = /name="_csrf" value="([^"]*)"/.exec(html)?.[1];
   const returnTo = /name="return_to" value="([^"]*)"/.exec(html)?.[1];
   if (csrf === undefined || returnTo === undefined) throw new Error(`no sign-in form in:\n${html}`);
-  const decode = (value: string) =>
-    value.replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code))).replace(/&amp;/g, "&").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">");
-  return { csrf: decode(csrf), returnTo: decode(returnTo) };
+  return { csrf: decodeEntities(csrf), returnTo: decodeEntities(returnTo) };
+}
+
+const namedEntities: Record<string, string> = { amp: "&", quot: '"', lt: "<", gt: ">", apos: "'" };
+
+function decodeEntities(value: string): string {
+  return value.replace(/&(#\d+|[a-z]+);/g, (entity, name: string) =>
+    name.startsWith("#") ? String.fromCharCode(Number(name.slice(1))) : (namedEntities[name] ?? entity),
+  );
 }

@@ -71,7 +71,8 @@ export async function refreshSessionTokens(
   if (!session || !refreshToken) return current;
   try {
     const issued = await refreshAccessToken(config, refreshToken);
-    const tokens = sessionTokens(config, issued, config.clock.now());
+    // Without a new refresh token the old one stays valid (RFC 6749 §6); Sign-on always rotates.
+    const tokens = sessionTokens(config, { ...issued, refreshToken: issued.refreshToken ?? refreshToken }, config.clock.now());
     await config.sessionStore.saveTokens(session.idDigest, tokens);
     const userJson = await fetchSignonUser(config, tokens.accessToken);
     if (userJson === null || userJson.disabled === true) {

@@ -37,6 +37,8 @@ export interface StandInOptions {
   clock: Clock;
   /** `expires_in` of issued access tokens; default 7200. */
   expiresInSeconds?: number;
+  /** Issue a new refresh token on refresh (S10); default true. When false, the old one stays valid. */
+  rotateRefreshTokens?: boolean;
 }
 
 /** The stand-in and what the tests look at. */
@@ -59,7 +61,7 @@ export class StandInSignon {
   readonly #options: Required<StandInOptions>;
 
   constructor(options: StandInOptions) {
-    this.#options = { expiresInSeconds: 7200, ...options };
+    this.#options = { expiresInSeconds: 7200, rotateRefreshTokens: true, ...options };
     this.app = Fastify({ logger: false });
     this.app.addContentTypeParser(
       "application/x-www-form-urlencoded",
@@ -178,6 +180,10 @@ export class StandInSignon {
         if (refresh.used) {
           this.#revokeFamily(refresh.family);
           return tokenError(reply, 400, "invalid_grant");
+        }
+        if (!this.#options.rotateRefreshTokens) {
+          const { refresh_token: _kept, ...tokens } = this.#issueTokens(refresh.uid, refresh.family);
+          return reply.header("cache-control", "no-store").send(tokens);
         }
         refresh.used = true;
         return reply.header("cache-control", "no-store").send(this.#issueTokens(refresh.uid, refresh.family));

@@ -28,6 +28,7 @@ export interface Harness {
 
 export interface HarnessOptions {
   expiresInSeconds?: number;
+  rotateRefreshTokens?: boolean;
   plugin?: Partial<SignonPluginOptions>;
   users?: UserStore;
   sessions?: SessionStore;
@@ -68,6 +69,7 @@ export function useHarness(options: HarnessOptions = {}): Harness {
       client: CLIENT,
       clock: harness.clock,
       ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
+      ...(options.rotateRefreshTokens === undefined ? {} : { rotateRefreshTokens: options.rotateRefreshTokens }),
     });
     await harness.signon.listen();
     harness.users = options.users ?? new MemoryUserStore();
