@@ -3,6 +3,7 @@ import type { CourseStructure } from "../domain/course-structures.js";
 import { selfAndAncestors, type TreeNode } from "../domain/course-tree.js";
 import { deleteAggregates, upsertAggregates, type AggregateRow } from "../repositories/aggregates.js";
 import { loadLearnerCompletions } from "../repositories/completions.js";
+import { setEnrollmentCourseProgress } from "../repositories/enrollments.js";
 import { aggregateTree } from "./aggregate-tree.js";
 import { percentOf } from "./completion-math.js";
 
@@ -26,7 +27,10 @@ export async function recomputeAggregates(
   const { tree } = structure;
   const courseKey = structure.course.key;
   if (!tree) {
-    if ("all" in scope) await deleteAggregates(q, learnerId, courseKey);
+    if ("all" in scope) {
+      await deleteAggregates(q, learnerId, courseKey);
+      await setEnrollmentCourseProgress(q, learnerId, courseKey, null);
+    }
     return;
   }
   const progress = aggregateTree(tree, await loadLearnerCompletions(q, learnerId, courseKey));
@@ -59,4 +63,7 @@ export async function recomputeAggregates(
   });
   if ("all" in scope) await deleteAggregates(q, learnerId, courseKey);
   await upsertAggregates(q, learnerId, courseKey, rows, now);
+  // The course is an ancestor of every block, so its progress changes with any of them.
+  const course = progress.get(tree.root.key)!;
+  await setEnrollmentCourseProgress(q, learnerId, courseKey, { ...course, percent: percentOf(course) });
 }

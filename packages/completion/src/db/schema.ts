@@ -54,7 +54,7 @@ export const blocks = completionSchema.table(
   (table) => [primaryKey({ columns: [table.courseKey, table.key] })],
 );
 
-/** Enrollments; only active ones count. */
+/** Enrollments; only active ones count. The course_* columns are null until the learner has a course aggregate. */
 export const enrollments = completionSchema.table(
   "enrollments",
   {
@@ -66,6 +66,10 @@ export const enrollments = completionSchema.table(
       .references(() => courses.key, { onDelete: "cascade" }),
     isActive: boolean("is_active").notNull().default(true),
     mode: text("mode").notNull().default("audit"),
+    // A copy of the learner's course-level aggregate, written with it, so statistics and means scan one table.
+    courseEarned: doublePrecision("course_earned"),
+    coursePossible: doublePrecision("course_possible"),
+    coursePercent: doublePrecision("course_percent"),
   },
   (table) => [
     primaryKey({ columns: [table.courseKey, table.learnerId] }),

@@ -11,10 +11,11 @@ const BEARER = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i;
  */
 export async function authenticate(request: FastifyRequest, callers: CallerResolver): Promise<SignonCaller> {
   const header = request.headers.authorization;
-  if (header === undefined) throw new ApiError(401, "Authentication credentials were not provided.");
+  // RFC 6750 §3.1: no error code when the request carries no credentials at all.
+  if (header === undefined) throw new ApiError(401, "Authentication credentials were not provided.", "Bearer");
   const token = BEARER.exec(header)?.[1];
-  if (token === undefined) throw new ApiError(401, "Invalid token header.");
+  if (token === undefined) throw new ApiError(401, "Invalid token header.", 'Bearer error="invalid_request"');
   const caller = await callers.resolveCaller(token);
-  if (!caller) throw new ApiError(401, "Invalid token.");
+  if (!caller) throw new ApiError(401, "Invalid token.", 'Bearer error="invalid_token"');
   return caller;
 }

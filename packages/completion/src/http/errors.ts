@@ -7,6 +7,8 @@ export class ApiError extends Error {
   constructor(
     readonly statusCode: 400 | 401 | 403 | 404 | 503,
     readonly detail: string,
+    /** The `WWW-Authenticate` challenge of a 401. */
+    readonly challenge?: string,
   ) {
     super(detail);
   }
@@ -27,7 +29,7 @@ export const notFound = (detail = "Not found."): ApiError => new ApiError(404, d
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ApiError) {
-      if (error.statusCode === 401) void reply.header("www-authenticate", 'Bearer error="invalid_token"');
+      if (error.challenge !== undefined) void reply.header("www-authenticate", error.challenge);
       return reply.code(error.statusCode).send({ detail: error.detail });
     }
     if (error instanceof SignonUnavailableError) {

@@ -15,7 +15,7 @@ export type ItemPage = { window: PageWindow; items: CourseItem[] } | null;
 
 /** C13: the mean course percent, for items that asked for `mean`. */
 export async function courseMean(ctx: CompletionContext, structure: CourseStructure): Promise<number> {
-  return meanCoursePercent(ctx.db, structure.course.key, structure.tree?.root.key ?? null);
+  return structure.tree ? meanCoursePercent(ctx.db, structure.course.key) : 0;
 }
 
 /** The keys whose stored aggregates a shape can use (none when stored rows do not cover it). */

@@ -72,20 +72,13 @@ export async function loadAggregates(
 
 /**
  * The mean course percent over active enrollments of learners who hold no
- * course role; a learner without a stored aggregate counts as 0 (C13).
+ * course role; a learner without course progress counts as 0 (C13). Reads the
+ * copy of the course-level aggregate kept on each enrollment.
  */
-export async function meanCoursePercent(q: Queryable, courseKey: string, rootBlockKey: string | null): Promise<number> {
+export async function meanCoursePercent(q: Queryable, courseKey: string): Promise<number> {
   const rows = await q
-    .select({ mean: sql<number | null>`avg(coalesce(${aggregates.percent}, 0))`.mapWith(Number) })
+    .select({ mean: sql<number | null>`avg(coalesce(${enrollments.coursePercent}, 0))`.mapWith(Number) })
     .from(enrollments)
-    .leftJoin(
-      aggregates,
-      and(
-        eq(aggregates.courseKey, enrollments.courseKey),
-        eq(aggregates.learnerId, enrollments.learnerId),
-        rootBlockKey === null ? sql`false` : eq(aggregates.blockKey, rootBlockKey),
-      ),
-    )
     .where(
       and(
         eq(enrollments.courseKey, courseKey),
@@ -106,31 +99,22 @@ export interface StatsSums {
 }
 
 /**
- * Sums the course-level aggregates of active learners of the course, limited
+ * Sums the course-level progress of active learners of the course, limited
  * to a cohort's members and leaving out holders of any of `excludeRoles`.
  */
 export async function courseStatsSums(
   q: Queryable,
   courseKey: string,
-  rootBlockKey: string | null,
   filters: { cohortId: number | null; excludeRoles: readonly string[] },
 ): Promise<StatsSums> {
   const rows = await q
     .select({
       learners: sql<number>`count(*)`.mapWith(Number),
-      earned: sql<number>`coalesce(sum(${aggregates.earned}), 0)`.mapWith(Number),
-      storedPossible: sql<number>`coalesce(sum(${aggregates.possible}), 0)`.mapWith(Number),
-      withAggregate: sql<number>`count(${aggregates.learnerId})`.mapWith(Number),
+      earned: sql<number>`coalesce(sum(${enrollments.courseEarned}), 0)`.mapWith(Number),
+      storedPossible: sql<number>`coalesce(sum(${enrollments.coursePossible}), 0)`.mapWith(Number),
+      withAggregate: sql<number>`count(${enrollments.coursePossible})`.mapWith(Number),
     })
     .from(enrollments)
-    .leftJoin(
-      aggregates,
-      and(
-        eq(aggregates.courseKey, enrollments.courseKey),
-        eq(aggregates.learnerId, enrollments.learnerId),
-        rootBlockKey === null ? sql`false` : eq(aggregates.blockKey, rootBlockKey),
-      ),
-    )
     .where(
       and(
         eq(enrollments.courseKey, courseKey),

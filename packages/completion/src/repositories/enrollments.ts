@@ -98,3 +98,16 @@ export async function upsertEnrollments(
       });
   }
 }
+
+/** Copies a learner's course-level progress onto their enrollment (null: none), for statistics and means. */
+export async function setEnrollmentCourseProgress(
+  q: Queryable,
+  learnerId: number,
+  courseKey: string,
+  progress: { earned: number; possible: number; percent: number } | null,
+): Promise<void> {
+  await q
+    .update(enrollments)
+    .set({ courseEarned: progress?.earned ?? null, coursePossible: progress?.possible ?? null, coursePercent: progress?.percent ?? null })
+    .where(and(eq(enrollments.courseKey, courseKey), eq(enrollments.learnerId, learnerId)));
+}

@@ -183,6 +183,18 @@ describe("GET /api/completion/v1/course/{course_key}/ (one user)", () => {
     expect(response.json()).toEqual({ detail: "Invalid token." });
   });
 
+  it("challenges a request without credentials with a plain Bearer challenge", async () => {
+    const response = await h.app.inject({ method: "GET", url: `${DETAIL}?username=ada` });
+    expect(response.headers["www-authenticate"]).toBe("Bearer");
+  });
+
+  it("reads a percent-encoded course key", async () => {
+    expect(await get("ada", `${BASE}${encodeURIComponent(COURSE)}/?username=ada`)).toEqual({
+      status: 200,
+      body: onePage([{ course_key: COURSE, completion: ADA_COURSE }]),
+    });
+  });
+
   it("links the caller to a learner by e-mail on first sight, then by uid", async () => {
     const { token, uid } = h.signon.issueToken({ email: "cy@EXAMPLE.com" });
     tokens.ada = token;

@@ -1,7 +1,8 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { refreshStaleLearner, resolveStaleRecords } from "../../src/aggregation/stale.js";
+import { startStaleWorker } from "../../src/aggregation/stale-worker.js";
 import { runCli } from "../../src/cli/run-cli.js";
 import { createContext } from "../../src/context.js";
 import { aggregates, staleCompletions } from "../../src/db/schema.js";
@@ -188,6 +189,19 @@ describe("course structure changes and stale records", () => {
     expect(await resolveStaleRecords(h.ctx.db, h.ctx.structures, h.ctx.settings, 100, h.ctx.now)).toBe(5);
     expect(await allUsers()).toEqual(onePage([{ username: "bob", course_key: COURSE, completion: dict(1, 5) }]));
     expect(await resolveStaleRecords(h.ctx.db, h.ctx.structures, h.ctx.settings, 100, h.ctx.now)).toBe(0);
+  });
+
+  it("is worked off by the background worker", async () => {
+    await load(h.ctx, { courses: [{ course_key: COURSE, structure: changed }] });
+    const unresolved = async (): Promise<number> =>
+      (await h.database.db.select({ id: staleCompletions.id }).from(staleCompletions).where(eq(staleCompletions.resolved, false))).length;
+    expect(await unresolved()).toBe(5);
+    const worker = startStaleWorker(h.ctx, { intervalMs: 10 });
+    try {
+      await vi.waitFor(async () => expect(await unresolved()).toBe(0), { timeout: 20_000, interval: 20 });
+    } finally {
+      await worker.stop();
+    }
   });
 
   it("recomputes only the stale block's ancestors, unless COMPLETION_REBUILD_STALE_FROM_SCRATCH is on", async () => {
