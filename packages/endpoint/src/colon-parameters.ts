@@ -1,7 +1,11 @@
-/** A full URL's `scheme://authority`, which holds no placeholders. (One anchored pass: linear time.) */
-const SCHEME_AND_AUTHORITY = /^[a-z][\w+.-]*:\/\/[^/?#]*/i;
-/** Braces, the end of the path, and `:name` placeholders. (No backtracking: linear time.) */
-const PATH_TOKENS = /[{}?#]|:[a-z]\w+/g;
+/**
+ * What a route URL's `:name` placeholders are looked for among: a full URL's
+ * `scheme://authority`, an expression (up to its closing brace, or the next
+ * opening one), the query or fragment (to the end), and `:name` itself, whose
+ * name is captured. Only `:name` outside the others is a placeholder. (Each
+ * attempt stops at the next brace or at the end: linear time.)
+ */
+const ROUTE_TOKENS = /^[a-zA-Z][\w+.-]*:\/\/[^/?#]*|\{[^{}]*\}?|[?#][^]*|:([a-z]\w+)/g;
 
 /**
  * Rewrites `:name` placeholders in the path of a route URL as `{name}`
@@ -11,15 +15,5 @@ const PATH_TOKENS = /[{}?#]|:[a-z]\w+/g;
  * fragment or inside an expression stays text.
  */
 export function colonParametersToTemplate(url: string): string {
-  const pathStart = SCHEME_AND_AUTHORITY.exec(url)?.[0].length ?? 0;
-  let insideExpression = false;
-  let pathEnded = false;
-  const path = url.slice(pathStart).replace(PATH_TOKENS, (token) => {
-    if (token === "{" || token === "}") insideExpression = token === "{";
-    else if (insideExpression || pathEnded) return token;
-    else if (token === "?" || token === "#") pathEnded = true;
-    else return "{" + token.slice(1) + "}";
-    return token;
-  });
-  return url.slice(0, pathStart) + path;
+  return url.replace(ROUTE_TOKENS, (token, name?: string) => (name === undefined ? token : "{" + name + "}"));
 }

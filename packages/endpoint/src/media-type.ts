@@ -7,17 +7,12 @@ import type { MediaType } from "./types.js";
  */
 const VENDOR_MEDIA_TYPE = /application\/vnd(\.\w+)(\.v3)?(?:\.\w+)?(?:\+json)?(?=,|$)/g;
 const FIRST_VENDOR = /application\/vnd\.(\w+)/;
-const WORDS_AND_HYPHENS = /[\w-]+/g;
-
-/** Names written as `<name>-preview` in an accept header, one per run of word characters and hyphens. */
-function previewsIn(accept: string): string[] {
-  const previews: string[] = [];
-  for (const run of accept.match(WORDS_AND_HYPHENS) ?? []) {
-    const end = run.lastIndexOf("-preview");
-    if (end > 0) previews.push(run.slice(0, end));
-  }
-  return previews;
-}
+/**
+ * The name of a preview in an accept header: a run of word characters and
+ * hyphens up to its last `-preview`. (An attempt starts only where a run
+ * starts, and backs off within that run alone: linear time.)
+ */
+const PREVIEW_NAME = /(?<![\w-])[\w-]+(?=-preview)/g;
 
 /**
  * The `accept` header amended by `mediaType`, the way `@octokit/endpoint`
@@ -40,5 +35,5 @@ export function amendAccept(accept: string, mediaType: MediaType, url: string): 
   if (!amendsPreviews) return amended;
   const vendor = FIRST_VENDOR.exec(amended)?.[1] ?? "tessera";
   const suffix = format ? "." + format : "+json";
-  return [...previewsIn(amended), ...previews].map((preview) => `application/vnd.${vendor}.${preview}-preview${suffix}`).join(",");
+  return [...(amended.match(PREVIEW_NAME) ?? []), ...previews].map((preview) => `application/vnd.${vendor}.${preview}-preview${suffix}`).join(",");
 }

@@ -38,8 +38,8 @@ export function parse(options: MergedOptions): RequestOptions {
   }
   if (query !== "") url += url.includes("?") ? query : "?" + query.slice(1);
   if (body === undefined) body = parameters;
-  if (body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json; charset=utf-8";
-  if (body === undefined && (method === "PATCH" || method === "PUT")) body = "";
+  if (body !== undefined) headers["content-type"] ||= "application/json; charset=utf-8";
+  else if (method === "PATCH" || method === "PUT") body = "";
 
   const result: RequestOptions = { method, url, headers };
   if (body !== undefined) result.body = body;

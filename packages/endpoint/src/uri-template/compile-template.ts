@@ -11,7 +11,7 @@ export interface CompiledTemplate {
   readonly variableNames: readonly string[];
 }
 
-type Expander = (context: TemplateContext) => string | undefined;
+type Expander<Result = string> = (context: TemplateContext) => Result;
 
 /**
  * An expression: braces around one or more characters that are not braces;
@@ -22,11 +22,6 @@ const EXPRESSION = /\{([^{}]+)\}/;
 /** A variable specification: the name, then a prefix `:n` (up to 4 digits) or the explode modifier `*`. */
 const VARIABLE_SPEC = /^([^:*]*)(?::(\d{1,4})|(\*))?/;
 const OPERATORS = "+#./;?&";
-
-/** First `length` characters (code points, never half a surrogate pair) of `text`. */
-function prefixOf(text: string, length: number): string {
-  return text.length <= length ? text : [...text].slice(0, length).join("");
-}
 
 /**
  * Compiles an expression body such as `/path:6,list*` into a function of the
@@ -46,32 +41,34 @@ function compileExpression(body: string, names: Set<string>, unfilledNames: Read
   /** What follows the name of an empty value. */
   const ifEmpty = named && operator !== ";" ? "=" : "";
   const encode = operator === "+" || operator === "#" ? encodeReserved : encodeUnreserved;
-  const namedValue = (encodedName: string, text: string) => encodedName + (text === "" ? ifEmpty : "=" + encode(text));
+  /** A value written on its own: `label=value` (`label` and `ifEmpty` when empty) when it has a label, else the value. */
+  const item = (label: string | undefined, text: string) =>
+    label === undefined ? encode(text) : label + (text === "" ? ifEmpty : "=" + encode(text));
 
-  const variables: Expander[] = [];
+  const variables: Expander<string | undefined>[] = [];
   for (const spec of (operator === "" ? body : body.slice(1)).split(",")) {
     const [, name = "", prefix, explode] = VARIABLE_SPEC.exec(spec) as RegExpExecArray;
     if (name === "" || unfilledNames?.has(name)) continue;
     names.add(name);
     const encodedName = encodeUnreserved(name);
+    const ownLabel = named ? encodedName : undefined;
     variables.push((context) => {
       const value = context[name];
       if (value === undefined || value === null || typeof value === "function" || typeof value === "symbol") return undefined;
       if (typeof value !== "object") {
-        const text = prefix === undefined ? String(value) : prefixOf(String(value), Number(prefix));
-        return named ? namedValue(encodedName, text) : encode(text);
+        // A prefix counts characters (code points), never splitting a surrogate pair.
+        return item(ownLabel, prefix === undefined ? String(value) : [...String(value)].slice(0, Number(prefix)).join(""));
       }
-      // A list, or an associative array (whose keys are written too).
-      const keys = Array.isArray(value) ? undefined : Object.keys(value);
+      // A list, or an associative array, whose keys are written too: as labels when exploded, else before each value.
+      const isList = Array.isArray(value);
       const items: string[] = [];
-      (keys === undefined ? (value as unknown[]) : Object.values(value)).forEach((member, index) => {
-        if (member === undefined || member === null) return;
+      for (const key of isList ? value.keys() : Object.keys(value)) {
+        const member = (value as Record<string | number, unknown>)[key];
+        if (member === undefined || member === null) continue;
         const text = String(member);
-        const key = keys?.[index];
-        if (key === undefined) items.push(explode && named ? namedValue(encodedName, text) : encode(text));
-        else if (explode) items.push(namedValue(encode(key), text));
-        else items.push(encode(key), encode(text));
-      });
+        if (explode) items.push(item(isList ? ownLabel : encode(key as string), text));
+        else items.push((isList ? "" : encode(key as string) + ",") + encode(text));
+      }
       if (items.length === 0) return undefined;
       return explode ? items.join(separator) : (named ? encodedName + "=" : "") + items.join(",");
     });
@@ -82,7 +79,7 @@ function compileExpression(body: string, names: Set<string>, unfilledNames: Read
       const piece = expandVariable(context);
       if (piece !== undefined) expanded = (expanded === undefined ? first : expanded + separator) + piece;
     }
-    return expanded;
+    return expanded ?? "";
   };
 }
 
@@ -102,7 +99,7 @@ export function compileTemplate(template: string, unfilledNames?: ReadonlySet<st
   return {
     expand: (context) => {
       let expanded = "";
-      for (const part of parts) expanded += typeof part === "string" ? part : (part(context) ?? "");
+      for (const part of parts) expanded += typeof part === "string" ? part : part(context);
       return expanded;
     },
     variableNames: [...names],

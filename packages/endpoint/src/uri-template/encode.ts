@@ -27,8 +27,8 @@ export function encodeUnreserved(text: string): string {
  * keeping existing percent-encoded triplets as they are.
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1 (allow U+R)
  */
-export function encodeReserved(text: string): string {
-  return encodeURI(text).replace(KEPT_IN_RESERVED, decodeURI);
+export function encodeReserved(text: string, kept = KEPT_IN_RESERVED): string {
+  return encodeURI(text).replace(kept, decodeURI);
 }
 
 /**
@@ -36,6 +36,4 @@ export function encodeReserved(text: string): string {
  * braces that are not part of an expression as they are written.
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.1
  */
-export function encodeLiteral(text: string): string {
-  return encodeURI(text).replace(KEPT_IN_LITERAL, decodeURI);
-}
+export const encodeLiteral = (text: string): string => encodeReserved(text, KEPT_IN_LITERAL);
