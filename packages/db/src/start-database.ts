@@ -51,7 +51,7 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   const log = options.log ?? silentLogger;
   const given = options.url !== undefined && options.url !== "" ? options.url : undefined;
   const embedded =
-    given === undefined ? await openEmbeddedDatabase({ dataDir: options.dataDir ?? DEFAULT_DATA_DIR }) : undefined;
+    given === undefined ? await openEmbeddedDatabase({ dataDir: options.dataDir ?? DEFAULT_DATA_DIR, log }) : undefined;
   const url = given ?? (embedded as NonNullable<typeof embedded>).url;
   if (embedded !== undefined) {
     log.warn(

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { silentLogger, type Logger } from "../logger.js";
 
 /** A running embedded PostgreSQL server (PGlite in a worker thread). */
 export interface EmbeddedServer {
@@ -18,11 +19,14 @@ export interface EmbeddedServerOptions {
   host?: string;
   /** TCP port; 0 (the default) picks a free one. */
   port?: number;
+  /** Where failures inside the server and an unexpected stop are reported. */
+  log?: Logger;
 }
 
 type WorkerReport =
   | { type: "ready"; port: number }
   | { type: "failed"; error: string }
+  | { type: "warning"; error: string }
   | { type: "closed" }
   | { type: "close-failed"; error: string };
 
@@ -35,34 +39,52 @@ export const IN_MEMORY = "memory://";
  *
  * PGlite has one session: connections take turns, one transaction or one
  * protocol exchange at a time. Two servers must never open the same data
- * directory; {@link openEmbeddedDatabase} guards against that with a lock file.
+ * directory; `openEmbeddedDatabase` guards against that with a lock file.
  */
 export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): Promise<EmbeddedServer> {
   const dataDir = options.dataDir ?? IN_MEMORY;
   const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? silentLogger;
   const worker = new Worker(new URL("./server-worker.mjs", import.meta.url), {
     workerData: { dataDir, host, port: options.port ?? 0 },
   });
-  const exited = new Promise<number>((resolve) => worker.once("exit", resolve));
 
-  const ready = await new Promise<WorkerReport>((resolve, reject) => {
-    worker.once("message", resolve);
-    worker.once("error", reject);
-    void exited.then((code) => reject(new Error(`the embedded database worker exited with code ${code}`)));
-  }).catch(async (error: unknown) => {
-    await worker.terminate();
-    throw error;
+  let closeRequested = false;
+  let onStarted: (report: WorkerReport) => void = () => {};
+  let onClosed: (report: WorkerReport) => void = () => {};
+  const started = new Promise<WorkerReport>((resolve) => (onStarted = resolve));
+  const closed = new Promise<WorkerReport>((resolve) => (onClosed = resolve));
+
+  worker.on("message", (report: WorkerReport) => {
+    if (report.type === "warning") log.warn(`embedded database: ${report.error}`);
+    else if (report.type === "closed" || report.type === "close-failed") onClosed(report);
+    else onStarted(report);
   });
+  // Without a listener, an error thrown in the worker would end this process.
+  worker.on("error", (error) => {
+    const report: WorkerReport = { type: "failed", error: error.stack ?? error.message };
+    onStarted(report);
+    if (!closeRequested) log.warn(`embedded database: the server failed: ${report.error}`);
+  });
+  worker.once("exit", (code) => {
+    const error = `the worker ended with exit code ${code}`;
+    onStarted({ type: "failed", error });
+    onClosed({ type: "close-failed", error });
+    if (!closeRequested) log.warn(`embedded database: the server stopped unexpectedly (${error}); connections will fail`);
+  });
+
+  const ready = await started;
   if (ready.type !== "ready") {
+    closeRequested = true;
     await worker.terminate();
     throw new Error(`the embedded database could not start: ${"error" in ready ? ready.error : ready.type}`);
   }
 
   let closing: Promise<void> | undefined;
   const close = async (): Promise<void> => {
-    const report = new Promise<WorkerReport>((resolve) => worker.once("message", resolve));
+    closeRequested = true;
     worker.postMessage({ type: "close" });
-    const answer = await Promise.race([report, exited.then((code): WorkerReport => ({ type: "close-failed", error: `worker exited with code ${code}` }))]);
+    const answer = await closed;
     await worker.terminate();
     if (answer.type !== "closed") {
       throw new Error(`the embedded database did not close cleanly: ${"error" in answer ? answer.error : answer.type}`);

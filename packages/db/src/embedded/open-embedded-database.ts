@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import type { Logger } from "../logger.js";
 import { IN_MEMORY, startEmbeddedServer } from "./embedded-server.js";
 import { lockPathOf, processIsAlive, publishUrl, readLock, removeLockIf, tryCreateLock } from "./data-dir-lock.js";
 
@@ -23,6 +24,8 @@ export interface OpenEmbeddedOptions {
   dataDir: string;
   /** How long to wait for another process's server that is still starting (default 30 s). */
   waitMs?: number;
+  /** Where a server started here reports failures (the first caller's logger serves all). */
+  log?: Logger;
 }
 
 interface SharedServer {
@@ -54,13 +57,13 @@ const registry = new Map<string, RegistryEntry>();
  */
 export async function openEmbeddedDatabase(options: OpenEmbeddedOptions): Promise<EmbeddedDatabase> {
   if (options.dataDir === IN_MEMORY) {
-    const server = await startEmbeddedServer({ dataDir: IN_MEMORY });
+    const server = await startEmbeddedServer({ dataDir: IN_MEMORY, ...logOption(options.log) });
     return { url: server.url, dataDir: IN_MEMORY, servedHere: true, release: () => server.close() };
   }
   const dataDir = resolve(options.dataDir);
   let entry = registry.get(dataDir);
   if (entry === undefined) {
-    entry = { server: acquire(dataDir, options.waitMs ?? 30_000), users: 0 };
+    entry = { server: acquire(dataDir, options.waitMs ?? 30_000, options.log), users: 0 };
     registry.set(dataDir, entry);
   }
   const current = entry;
@@ -89,12 +92,16 @@ export async function openEmbeddedDatabase(options: OpenEmbeddedOptions): Promis
   };
 }
 
-async function acquire(dataDir: string, waitMs: number): Promise<SharedServer> {
+function logOption(log: Logger | undefined): { log?: Logger } {
+  return log === undefined ? {} : { log };
+}
+
+async function acquire(dataDir: string, waitMs: number, log: Logger | undefined): Promise<SharedServer> {
   const lockPath = lockPathOf(dataDir);
   await mkdir(dirname(dataDir), { recursive: true });
   const deadline = Date.now() + waitMs;
   for (;;) {
-    if (await tryCreateLock(lockPath)) return serve(dataDir, lockPath);
+    if (await tryCreateLock(lockPath)) return serve(dataDir, lockPath, log);
     const record = await readLock(lockPath);
     if (record !== null) {
       if (record.pid === process.pid || !processIsAlive(record.pid)) {
@@ -117,10 +124,10 @@ async function acquire(dataDir: string, waitMs: number): Promise<SharedServer> {
   }
 }
 
-async function serve(dataDir: string, lockPath: string): Promise<SharedServer> {
+async function serve(dataDir: string, lockPath: string, log: Logger | undefined): Promise<SharedServer> {
   let server;
   try {
-    server = await startEmbeddedServer({ dataDir });
+    server = await startEmbeddedServer({ dataDir, ...logOption(log) });
     await publishUrl(lockPath, server.url);
   } catch (error) {
     await server?.close();

@@ -3,6 +3,7 @@
 // 127.0.0.1 through pglite-socket's connection handler. See
 // embedded-server.ts for the side that starts and stops it.
 import { createServer } from "node:net";
+import { inspect } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketHandler } from "@electric-sql/pglite-socket";
@@ -15,7 +16,7 @@ const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPor
 
 /** @param {unknown} error */
 function describe(error) {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+  return error instanceof Error ? (error.stack ?? error.message) : inspect(error);
 }
 
 async function serve() {
@@ -43,17 +44,23 @@ async function serve() {
     });
   });
 
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => resolve(undefined));
-  });
+  try {
+    await new Promise((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.host, () => resolve(undefined));
+    });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const address = server.address();
   if (address === null || typeof address !== "object") throw new Error("the server has no TCP address");
 
   async function close() {
     accepting = false;
     const closed = new Promise((resolve) => server.close(() => resolve(undefined)));
-    await Promise.all([...handlers].map((handler) => handler.detach(true)));
+    // A connection that fails to detach must not keep PGlite from closing.
+    await Promise.allSettled([...handlers].map((handler) => handler.detach(true)));
     handlers.clear();
     await closed;
     await arbiter.idle();
@@ -69,6 +76,12 @@ async function serve() {
   });
   port.postMessage({ type: "ready", port: address.port });
 }
+
+// pglite-socket detaches failed connections without awaiting the result; report
+// such failures to the main thread instead of letting them end the worker.
+process.on("unhandledRejection", (error) => {
+  port.postMessage({ type: "warning", error: describe(error) });
+});
 
 serve().catch((error) => {
   port.postMessage({ type: "failed", error: describe(error) });
