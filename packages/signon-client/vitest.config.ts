@@ -1,3 +1,11 @@
 import { defineProject } from "vitest/config";
 
-export default defineProject({ test: { name: "signon-client" } });
+export default defineProject({
+  test: {
+    name: "signon-client",
+    // One embedded test database server per worker slot, shared by the files of that slot.
+    globalSetup: ["@tessera/db/testing/global-setup"],
+    // Starting the embedded database takes seconds on a busy machine.
+    hookTimeout: 60_000,
+  },
+});
