@@ -1,13 +1,12 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
-import { findGrantByCodeHash, revokeGrant, useCode, type Grant } from "../repositories/grants.js";
-import { findUserByUid } from "../repositories/users.js";
+import { findGrantByCodeHash, revokeGrant, useCode } from "../repositories/grants.js";
+import type { UsedGrant } from "../repositories/tokens.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
 import { issueTokens, type TokenResponse } from "./issue-tokens.js";
 import { verifyS256 } from "./pkce.js";
-import { userMaySignIn } from "./user-may-sign-in.js";
 
 /** The `authorization_code` grant's parameters. */
 export interface CodeExchange {
@@ -36,8 +35,8 @@ export async function exchangeAuthorizationCode(
   const now = ctx.now();
 
   const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
-    const grant = await useCode(tx, codeHash, application.id, now);
-    if (!grant) {
+    const used = await useCode(tx, codeHash, application.id, now);
+    if (!used) {
       const earlier = await findGrantByCodeHash(tx, codeHash);
       if (earlier && earlier.applicationId === application.id && earlier.codeUsedAt !== null) {
         await revokeGrant(tx, earlier.id, now);
@@ -46,23 +45,16 @@ export async function exchangeAuthorizationCode(
       }
       return new InvalidGrantError("The authorization code is not valid");
     }
-    const problem = await codeProblem(tx, grant, application, request, now);
+    const problem = codeProblem(used, request, now);
     if (problem) return problem;
-    const tokens = await issueTokens(tx, grant, now);
-    await audit(tx, { action: "tokens_issued", at: now, subjectUid: grant.userUid, applicationId: application.id, origin });
-    return tokens;
+    return issueTokens(tx, used.grant, now, { action: "tokens_issued", origin });
   });
   if (outcome instanceof Error) throw outcome;
   return outcome;
 }
 
-async function codeProblem(
-  tx: SignonContext["db"],
-  grant: Grant,
-  application: Application,
-  request: CodeExchange,
-  now: Date,
-): Promise<OAuthError | null> {
+/** Step: what is wrong with a just-used code for this request, if anything. */
+export function codeProblem({ grant, userSuspended, userHoldsSignin }: UsedGrant, request: CodeExchange, now: Date): OAuthError | null {
   if (grant.revokedAt !== null || grant.codeExpiresAt === null || grant.codeExpiresAt <= now) {
     return new InvalidGrantError("The authorization code has expired");
   }
@@ -75,9 +67,6 @@ async function codeProblem(
   } else if (request.codeVerifier !== undefined) {
     return new InvalidGrantError("code_verifier was sent but the authorization request had no code_challenge");
   }
-  const user = await findUserByUid(tx, grant.userUid);
-  if (!user || !(await userMaySignIn(tx, user, application.id))) {
-    return new InvalidGrantError("The user may no longer sign in to this application");
-  }
+  if (userSuspended || !userHoldsSignin) return new InvalidGrantError("The user may no longer sign in to this application");
   return null;
 }

@@ -22,7 +22,7 @@ export async function introspectToken(ctx: SignonContext, application: Applicati
     client_id: application.clientId,
     sub: resolved.user.uid,
     username: resolved.user.email,
-    exp: Math.floor(resolved.token.expiresAt.getTime() / 1000),
-    iat: Math.floor(resolved.token.createdAt.getTime() / 1000),
+    exp: Math.floor(resolved.expiresAt.getTime() / 1000),
+    iat: Math.floor(resolved.createdAt.getTime() / 1000),
   };
 }

@@ -1,8 +1,9 @@
-import { randomUUID } from "node:crypto";
+import type { RequestOrigin } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
 import type { Grant } from "../repositories/grants.js";
-import { insertAccessToken, insertRefreshToken } from "../repositories/tokens.js";
+import { insertTokenPair } from "../repositories/tokens.js";
 import { randomHex, sha256Hex } from "../security/random.js";
+import type { AuditAction } from "../audit.js";
 
 /** Access tokens live two hours (signon.md "Tokens"). */
 export const accessTokenLifetimeSeconds = 7200;
@@ -17,24 +18,37 @@ export interface TokenResponse {
 }
 
 /**
- * Issues a new access token and refresh token under a grant. Only their
- * SHA-256 digests are stored (S5).
+ * Issues a new access token and refresh token under a grant and records the
+ * audit event. Only the tokens' SHA-256 digests are stored (S5).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
  */
-export async function issueTokens(db: SignonDatabase, grant: Grant, now: Date): Promise<TokenResponse> {
+export async function issueTokens(
+  db: SignonDatabase,
+  grant: Grant,
+  now: Date,
+  audit: { action: AuditAction; origin: RequestOrigin },
+): Promise<TokenResponse> {
   const accessToken = randomHex();
   const refreshToken = randomHex();
-  await insertAccessToken(db, {
-    id: randomUUID(),
-    grantId: grant.id,
-    tokenHash: sha256Hex(accessToken),
-    userUid: grant.userUid,
-    applicationId: grant.applicationId,
-    expiresAt: new Date(now.getTime() + accessTokenLifetimeSeconds * 1000),
-    createdAt: now,
-  });
-  await insertRefreshToken(db, { id: randomUUID(), grantId: grant.id, tokenHash: sha256Hex(refreshToken), createdAt: now });
+  await insertTokenPair(
+    db,
+    {
+      grant,
+      accessTokenHash: sha256Hex(accessToken),
+      refreshTokenHash: sha256Hex(refreshToken),
+      accessTokenExpiresAt: new Date(now.getTime() + accessTokenLifetimeSeconds * 1000),
+      createdAt: now,
+    },
+    {
+      action: audit.action,
+      occurredAt: now,
+      subjectUid: grant.userUid,
+      applicationId: grant.applicationId,
+      ip: audit.origin.ip,
+      userAgent: audit.origin.userAgent?.slice(0, 512) ?? null,
+    },
+  );
   return {
     access_token: accessToken,
     token_type: "Bearer",

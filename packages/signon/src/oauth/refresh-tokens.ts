@@ -2,12 +2,10 @@ import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
 import { revokeGrant } from "../repositories/grants.js";
-import { findRefreshToken, rotateRefreshToken } from "../repositories/tokens.js";
-import { findUserByUid } from "../repositories/users.js";
+import { findRefreshToken, rotateRefreshTokenOfApplication } from "../repositories/tokens.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
 import { issueTokens, type TokenResponse } from "./issue-tokens.js";
-import { userMaySignIn } from "./user-may-sign-in.js";
 
 /**
  * The `refresh_token` grant with rotation (S10): a new access token and a new
@@ -28,23 +26,18 @@ export async function refreshAccessToken(
   const now = ctx.now();
 
   const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
-    const found = await findRefreshToken(tx, tokenHash);
-    if (!found || found.grant.applicationId !== application.id) return new InvalidGrantError("The refresh token is not valid");
-    if (found.token.revokedAt !== null || found.grant.revokedAt !== null) return new InvalidGrantError("The refresh token has been revoked");
-
-    const rotated = found.token.rotatedAt === null ? await rotateRefreshToken(tx, tokenHash, now) : null;
+    const rotated = await rotateRefreshTokenOfApplication(tx, tokenHash, application.id, now);
     if (!rotated) {
+      // Not live: unknown, another client's, revoked, or already used (then the family dies).
+      const found = await findRefreshToken(tx, tokenHash);
+      if (!found || found.grant.applicationId !== application.id) return new InvalidGrantError("The refresh token is not valid");
+      if (found.token.revokedAt !== null || found.grant.revokedAt !== null) return new InvalidGrantError("The refresh token has been revoked");
       await revokeGrant(tx, found.grant.id, now);
       await audit(tx, { action: "refresh_token_reused", at: now, subjectUid: found.grant.userUid, applicationId: application.id, origin });
       return new InvalidGrantError("The refresh token has already been used");
     }
-    const user = await findUserByUid(tx, found.grant.userUid);
-    if (!user || !(await userMaySignIn(tx, user, application.id))) {
-      return new InvalidGrantError("The user may no longer sign in to this application");
-    }
-    const tokens = await issueTokens(tx, found.grant, now);
-    await audit(tx, { action: "tokens_refreshed", at: now, subjectUid: user.uid, applicationId: application.id, origin });
-    return tokens;
+    if (rotated.userSuspended || !rotated.userHoldsSignin) return new InvalidGrantError("The user may no longer sign in to this application");
+    return issueTokens(tx, rotated.grant, now, { action: "tokens_refreshed", origin });
   });
   if (outcome instanceof Error) throw outcome;
   return outcome;

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { and, gt, inArray, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { failureCounters } from "../db/schema.js";
 
@@ -31,12 +31,11 @@ export async function countFailure(db: SignonDatabase, key: string, windowSecond
   return row;
 }
 
-/** The failures under `key` in a window still open at `now`, or `null`. */
-export async function readFailures(db: SignonDatabase, key: string, now: Date): Promise<FailureCount | null> {
-  const [row] = await db
+/** The counts under `keys` whose window is still open at `now`, in one query. */
+export async function readFailures(db: SignonDatabase, keys: readonly string[], now: Date): Promise<FailureCount[]> {
+  if (keys.length === 0) return [];
+  return db
     .select({ failures: failureCounters.failures, windowEndsAt: failureCounters.windowEndsAt })
     .from(failureCounters)
-    .where(eq(failureCounters.key, key))
-    .limit(1);
-  return row && row.windowEndsAt > now ? row : null;
+    .where(and(inArray(failureCounters.key, [...keys]), gt(failureCounters.windowEndsAt, now)));
 }

@@ -1,6 +1,7 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, isNull, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
-import { accessTokens, grants, refreshTokens } from "../db/schema.js";
+import { accessTokens, grants, refreshTokens, userPermissions, users } from "../db/schema.js";
+import type { UsedGrant } from "./tokens.js";
 
 export type Grant = typeof grants.$inferSelect;
 export type NewGrant = typeof grants.$inferInsert;
@@ -12,17 +13,22 @@ export async function insertGrant(db: SignonDatabase, row: NewGrant): Promise<Gr
 }
 
 /**
- * Marks a code of an application used, once: returns the grant when this call
- * used it, `null` when the application has no unused code with that digest
- * (unknown, already used, or another application's).
+ * Marks a code of an application used, once, and returns its grant with the
+ * user's standing; `null` when the application has no unused code with that
+ * digest (unknown, already used, or another application's).
  */
-export async function useCode(db: SignonDatabase, codeHash: string, applicationId: string, now: Date): Promise<Grant | null> {
+export async function useCode(db: SignonDatabase, codeHash: string, applicationId: string, now: Date): Promise<UsedGrant | null> {
+  const holdsSignin = sql<boolean>`exists (select 1 from ${userPermissions} p
+    where p.user_uid = ${grants.userUid} and p.application_id = ${grants.applicationId} and p.permission = 'signin')`;
   const [row] = await db
     .update(grants)
     .set({ codeUsedAt: now })
-    .where(and(eq(grants.codeHash, codeHash), eq(grants.applicationId, applicationId), isNull(grants.codeUsedAt)))
-    .returning();
-  return row ?? null;
+    .from(users)
+    .where(and(eq(grants.codeHash, codeHash), eq(grants.applicationId, applicationId), isNull(grants.codeUsedAt), eq(users.uid, grants.userUid)))
+    .returning({ ...getTableColumns(grants), userSuspendedAt: users.suspendedAt, userHoldsSignin: holdsSignin });
+  if (!row) return null;
+  const { userSuspendedAt, userHoldsSignin, ...grant } = row;
+  return { grant, userSuspended: userSuspendedAt !== null, userHoldsSignin };
 }
 
 export async function findGrantByCodeHash(db: SignonDatabase, codeHash: string): Promise<Grant | null> {

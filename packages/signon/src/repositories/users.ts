@@ -1,15 +1,9 @@
 import { eq, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
-import { organisations, users } from "../db/schema.js";
+import { users } from "../db/schema.js";
 
 export type User = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;
-
-/** A user with the organisation fields `/user.json` shows. */
-export interface UserWithOrganisation extends User {
-  organisationSlug: string | null;
-  organisationContentId: string | null;
-}
 
 export async function insertUser(db: SignonDatabase, row: NewUser): Promise<User> {
   const [inserted] = await db.insert(users).values(row).returning();
@@ -30,16 +24,6 @@ export async function findUserByEmail(db: SignonDatabase, email: string): Promis
     .where(sql`lower(${users.email}) = lower(${email})`)
     .limit(1);
   return row ?? null;
-}
-
-export async function findUserWithOrganisation(db: SignonDatabase, uid: string): Promise<UserWithOrganisation | null> {
-  const [row] = await db
-    .select({ user: users, organisationSlug: organisations.slug, organisationContentId: organisations.contentId })
-    .from(users)
-    .leftJoin(organisations, eq(organisations.id, users.organisationId))
-    .where(eq(users.uid, uid))
-    .limit(1);
-  return row ? { ...row.user, organisationSlug: row.organisationSlug, organisationContentId: row.organisationContentId } : null;
 }
 
 /**

@@ -2,7 +2,6 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { InvalidRequestError, InvalidTokenError } from "../oauth/errors.js";
 import { readBearerToken } from "../oauth/bearer-token.js";
 import { resolveAccessToken } from "../oauth/resolve-access-token.js";
-import { findUserWithOrganisation } from "../repositories/users.js";
 import { OAuthErrorBody } from "./oauth/schemas.js";
 
 const UserJsonQuery = Type.Record(Type.String(), Type.Union([Type.String({ maxLength: 512 }), Type.Array(Type.String())]), {
@@ -38,8 +37,7 @@ const userJsonRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!resolved || (clientId !== undefined && clientId !== resolved.application.clientId)) {
         throw new InvalidTokenError("The access token is not valid");
       }
-      const user = await findUserWithOrganisation(app.signon.db, resolved.user.uid);
-      if (!user) throw new InvalidTokenError("The access token is not valid");
+      const { user } = resolved;
       return {
         user: {
           uid: user.uid,

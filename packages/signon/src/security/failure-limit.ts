@@ -21,9 +21,8 @@ export async function secondsUntilAllowed(
   now: Date,
 ): Promise<number | null> {
   let wait: number | null = null;
-  for (const key of keys) {
-    const count = await readFailures(db, `${limit.name}:${key}`, now);
-    if (count && count.failures >= limit.maxFailures) {
+  for (const count of await readFailures(db, keys.map((key) => `${limit.name}:${key}`), now)) {
+    if (count.failures >= limit.maxFailures) {
       const seconds = (count.windowEndsAt.getTime() - now.getTime()) / 1000;
       wait = Math.max(wait ?? 0, seconds);
     }

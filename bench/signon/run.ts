@@ -1,0 +1,106 @@
+// Sign-on against node-oidc-provider, side by side: requests per second and
+// p99 latency of POST /token (authorization_code with fresh codes, and
+// refresh_token with fresh refresh tokens) and of GET /user.json (the peer's
+// userinfo endpoint), 10 connections for 10 seconds each.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench -- signon
+//
+// Each server runs in a process of its own; the load comes from this one.
+// Sign-on runs on a database it creates on that PostgreSQL server
+// (tessera_bench_signon) and drops afterwards; the peer keeps its data in
+// memory. BENCH_SECONDS shortens a trial run; BENCH_FRESH sets how many fresh
+// codes and refresh tokens each side prepares.
+import { fork, type ChildProcess } from "node:child_process";
+import autocannon from "autocannon";
+import type { Prepared } from "./serve.js";
+
+const seconds = Number(process.env.BENCH_SECONDS || 10);
+const fresh = Number(process.env.BENCH_FRESH || 60_000);
+const connections = 10;
+
+interface Measured {
+  rps: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+function start(side: "signon" | "oidc-provider"): Promise<{ child: ChildProcess; prepared: Prepared }> {
+  const child = fork(new URL("./serve.ts", import.meta.url).pathname, [side, String(fresh)], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  return new Promise((resolve, reject) => {
+    child.once("message", (prepared) => resolve({ child, prepared: prepared as Prepared }));
+    child.once("exit", (code) => reject(new Error(`${side} exited with ${String(code)} before it was ready`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.send("stop");
+  });
+}
+
+function takeFrom(values: string[]): () => string {
+  let next = 0;
+  return () => {
+    const value = values[next++];
+    if (value === undefined) throw new Error("ran out of fresh values: raise BENCH_FRESH");
+    return value;
+  };
+}
+
+async function measure(url: string, options: { method: "GET" | "POST"; headers: Record<string, string>; nextBody?: () => string }): Promise<Measured> {
+  const { nextBody } = options;
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    method: options.method,
+    headers: options.headers,
+    ...(nextBody ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, body: nextBody() }) }] } : {}),
+  });
+  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+const form = { "content-type": "application/x-www-form-urlencoded" };
+const codeGrant = (side: Prepared) => {
+  const code = takeFrom(side.codes);
+  return () =>
+    new URLSearchParams({ grant_type: "authorization_code", code: code(), redirect_uri: side.redirectUri, client_id: side.clientId, client_secret: side.clientSecret }).toString();
+};
+const refreshGrant = (side: Prepared) => {
+  const token = takeFrom(side.refreshTokens);
+  return () => new URLSearchParams({ grant_type: "refresh_token", refresh_token: token(), client_id: side.clientId, client_secret: side.clientSecret }).toString();
+};
+
+console.log(`preparing ${fresh} fresh codes and refresh tokens on each side…`);
+const ours = await start("signon");
+const peer = await start("oidc-provider");
+const rows: { name: string; ours: Measured; peer: Measured }[] = [];
+try {
+  const bench = async (name: string, run: (side: Prepared) => Promise<Measured>) => {
+    rows.push({ name, ours: await run(ours.prepared), peer: await run(peer.prepared) });
+  };
+  await bench("POST /token authorization_code", (side) => measure(`${side.url}${side.tokenPath}`, { method: "POST", headers: form, nextBody: codeGrant(side) }));
+  await bench("POST /token refresh_token", (side) => measure(`${side.url}${side.tokenPath}`, { method: "POST", headers: form, nextBody: refreshGrant(side) }));
+  await bench("GET /user.json (peer: /me)", (side) => measure(`${side.url}${side.userPath}`, { method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }));
+} finally {
+  await stop(ours.child);
+  await stop(peer.child);
+}
+
+console.log(`\n${connections} connections, ${seconds} s per endpoint; Sign-on on PostgreSQL, oidc-provider in memory\n`);
+console.log("endpoint                          ours req/s  p99 ms   peer req/s  p99 ms   ratio (req/s)");
+let allAhead = true;
+for (const { name, ours: o, peer: p } of rows) {
+  const ratio = o.rps / p.rps;
+  if (ratio < 1) allAhead = false;
+  console.log(`${name.padEnd(34)}${o.rps.toFixed(0).padStart(10)}${o.p99.toFixed(1).padStart(8)}${p.rps.toFixed(0).padStart(13)}${p.p99.toFixed(1).padStart(8)}${`${ratio.toFixed(2)}x`.padStart(16)}`);
+  for (const [side, measured] of [["ours", o], ["peer", p]] as const) {
+    if (measured.non2xx > 0 || measured.errors > 0) console.log(`  warning: ${side} had ${measured.non2xx} non-2xx responses and ${measured.errors} errors`);
+  }
+}
+console.log(allAhead ? "\nSign-on is at least 1.0x oidc-provider on every endpoint." : "\nSign-on is below 1.0x oidc-provider on at least one endpoint.");

@@ -1,0 +1,69 @@
+// One side of the benchmark in a process of its own, so that the load
+// generator never competes with it for the event loop. Started by run.ts
+// through fork(); sends what the load needs, then waits for "stop".
+import { startOidcProvider, peerClient } from "./oidc-provider-peer.js";
+import { startSignonOnPostgres } from "./signon-server.js";
+
+/** What a side hands to the load generator. */
+export interface Prepared {
+  url: string;
+  tokenPath: string;
+  userPath: string;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  codes: string[];
+  refreshTokens: string[];
+  accessToken: string;
+}
+
+const side = process.argv[2];
+const count = Number(process.argv[3] ?? 60_000);
+const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+
+let prepared: Prepared;
+let close: () => Promise<void>;
+if (side === "signon") {
+  const signon = await startSignonOnPostgres(serverUrl);
+  prepared = {
+    url: signon.url,
+    tokenPath: "/token",
+    userPath: "/user.json",
+    clientId: signon.clientId,
+    clientSecret: signon.clientSecret,
+    redirectUri: signon.redirectUri,
+    codes: await signon.issueCodes(count),
+    refreshTokens: await signon.issueRefreshTokens(count),
+    accessToken: await signon.issueAccessToken(),
+  };
+  close = () => signon.close();
+} else if (side === "oidc-provider") {
+  const peer = await startOidcProvider();
+  prepared = {
+    url: peer.url,
+    tokenPath: "/token",
+    userPath: "/me",
+    clientId: peerClient.client_id,
+    clientSecret: peerClient.client_secret,
+    redirectUri: peerClient.redirect_uri,
+    codes: await Promise.all(Array.from({ length: count }, () => peer.issueCode())),
+    refreshTokens: await Promise.all(Array.from({ length: count }, () => peer.issueRefreshToken())),
+    accessToken: await peer.issueAccessToken(),
+  };
+  close = () => peer.close();
+} else {
+  throw new Error(`unknown side ${String(side)}`);
+}
+
+process.send?.(prepared);
+process.on("message", (message) => {
+  if (message === "stop") {
+    close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  }
+});
