@@ -27,7 +27,7 @@ const PREVIEW_NAME = /(?<![\w-])[\w-]+(?=-preview)/g;
  */
 export function amendAccept(accept: string, mediaType: MediaType, url: string): string {
   const { format, previews } = mediaType;
-  const amendsPreviews = previews !== undefined && previews.length > 0 && url.endsWith("/graphql");
+  const amendsPreviews = !!previews?.length && url.endsWith("/graphql");
   if ((!format && !amendsPreviews) || accept.toLowerCase().includes("application/octet-stream")) return accept;
   const amended = format
     ? accept.replace(VENDOR_MEDIA_TYPE, (_mediaType, vendor: string, version = "") => `application/vnd${vendor}${version}.${format}`)

@@ -21,7 +21,8 @@ type Expander<Result = string> = (context: TemplateContext) => Result;
 const EXPRESSION = /\{([^{}]+)\}/;
 /** A variable specification: the name, then a prefix `:n` (up to 4 digits) or the explode modifier `*`. */
 const VARIABLE_SPEC = /^([^:*]*)(?::(\d{1,4})|(\*))?/;
-const OPERATORS = "+#./;?&";
+/** The operator of an expression body, if it has one. */
+const OPERATOR = /^[+#./;?&]?/;
 
 /**
  * Compiles an expression body such as `/path:6,list*` into a function of the
@@ -31,7 +32,7 @@ const OPERATORS = "+#./;?&";
  * @see https://www.rfc-editor.org/rfc/rfc6570#appendix-A (the operator settings)
  */
 function compileExpression(body: string, names: Set<string>, unfilledNames: ReadonlySet<string> | undefined): Expander {
-  const operator = OPERATORS.includes(body.charAt(0)) ? body.charAt(0) : "";
+  const operator = (OPERATOR.exec(body) as RegExpExecArray)[0];
   /** Written before the first defined value. */
   const first = operator === "+" ? "" : operator;
   /** Written between defined values. */
@@ -46,7 +47,7 @@ function compileExpression(body: string, names: Set<string>, unfilledNames: Read
     label === undefined ? encode(text) : label + (text === "" ? ifEmpty : "=" + encode(text));
 
   const variables: Expander<string | undefined>[] = [];
-  for (const spec of (operator === "" ? body : body.slice(1)).split(",")) {
+  for (const spec of body.slice(operator.length).split(",")) {
     const [, name = "", prefix, explode] = VARIABLE_SPEC.exec(spec) as RegExpExecArray;
     if (name === "" || unfilledNames?.has(name)) continue;
     names.add(name);
