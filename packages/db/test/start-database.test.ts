@@ -1,7 +1,10 @@
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openEmbeddedDatabase, startDatabase, startEmbeddedServer, type Logger } from "../src/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
@@ -61,6 +64,19 @@ describe("startDatabase", () => {
     expect(rows).toEqual([{ n: 1 }]);
     await completion.close();
     expect(existsSync(`${dataDir}.lock`)).toBe(false);
+  });
+
+  it("lets another process use the running server instead of opening the data directory again", async () => {
+    const database = await startDatabase({ dataDir });
+    try {
+      const script = fileURLToPath(new URL("./fixtures/count-notes.ts", import.meta.url));
+      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", script, dataDir]);
+      expect(JSON.parse(stdout)).toEqual({ url: database.url, embedded: true, notes: 1 });
+      // The other process closing does not stop this process's server.
+      expect((await database.pool.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await database.close();
+    }
   });
 
   it("takes over the lock file of a process that no longer runs", async () => {

@@ -5,9 +5,8 @@
 import { createServer } from "node:net";
 import { inspect } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
-import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketHandler } from "@electric-sql/pglite-socket";
-import { createInMemoryPGlite } from "./memory-template.mjs";
+import { openPGlite } from "./cluster-template.mjs";
 import { SessionArbiter } from "./session-arbiter.mjs";
 
 /** @type {{ dataDir: string, host: string, port: number }} */
@@ -20,7 +19,7 @@ function describe(error) {
 }
 
 async function serve() {
-  const db = options.dataDir === "memory://" ? await createInMemoryPGlite() : await PGlite.create(options.dataDir);
+  const db = await openPGlite(options.dataDir);
   const arbiter = new SessionArbiter(db);
   /** @type {Set<PGLiteSocketHandler>} */
   const handlers = new Set();
