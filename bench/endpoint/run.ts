@@ -1,5 +1,7 @@
 // Side-by-side benchmark of @tessera/endpoint (built dist) and @octokit/endpoint 11.0.5:
 // operations per second on four cases in alternating rounds, then browser bundle sizes.
+// Exits non-zero when either target is missed: speed (at least 3x theirs on every case)
+// or size (our minified + gzipped browser module smaller than theirs).
 // Run: node --import tsx bench/endpoint/run.ts   (or: npm run bench -- endpoint)
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -60,8 +62,13 @@ rows.push(["browser bundle, minified + gzip -9 (bytes)", ourSize.gzipped.toLocal
 const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
 for (const row of rows) console.log(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join("  "));
 
+const sizeMet = ourSize.gzipped < theirSize.gzipped;
+
 console.log(
   `\nspeed target (ours >= ${TARGET_SPEED_RATIO}x theirs on every case): ${missed === 0 ? "met" : `MISSED on ${missed} case(s)`}`,
 );
+console.log(
+  `size target (ours smaller than theirs, minified + gzip): ${sizeMet ? "met" : "MISSED"} (${ourSize.gzipped.toLocaleString("en")} vs ${theirSize.gzipped.toLocaleString("en")} bytes)`,
+);
 console.log("sizes: ours is dist/browser/endpoint.browser.min.js (tsdown/rolldown, minified); theirs is @octokit/endpoint with its dependencies bundled by rolldown, minified");
-process.exit(missed === 0 ? 0 : 1);
+process.exit(missed === 0 && sizeMet ? 0 : 1);

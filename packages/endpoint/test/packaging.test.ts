@@ -47,6 +47,11 @@ describe("the published package", () => {
     expect(result, result.output).toMatchObject({ code: 0 });
   }, 60_000);
 
+  it("passes attw --pack for the browser module (ESM and bundlers; .attw.json leaves it out of the check above)", async () => {
+    const result = await exitOf(process.execPath, [packageBin("@arethetypeswrong/cli", "attw"), "--pack", ".", "--entrypoints", "./browser", "--profile", "esm-only"]);
+    expect(result, result.output).toMatchObject({ code: 0 });
+  }, 60_000);
+
   it("has no runtime dependencies", () => {
     expect(manifest.dependencies).toBeUndefined();
     for (const file of ["dist/index.mjs", "dist/index.cjs", "dist/browser/endpoint.browser.min.js"]) {
@@ -64,6 +69,12 @@ describe("the published package", () => {
   it("works through require (CommonJS)", async () => {
     const script = `const { endpoint } = require("@tessera/endpoint"); console.log(JSON.stringify(${CALL}));`;
     const { stdout } = await run(process.execPath, ["--input-type=commonjs", "-e", script], { cwd: packageDirectory });
+    expect(JSON.parse(stdout)).toEqual(EXPECTED_RESULT);
+  });
+
+  it("exports the minified browser module as @tessera/endpoint/browser", async () => {
+    const script = `import { endpoint } from "@tessera/endpoint/browser"; console.log(JSON.stringify(${CALL}));`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: packageDirectory });
     expect(JSON.parse(stdout)).toEqual(EXPECTED_RESULT);
   });
 
