@@ -19,8 +19,13 @@ export interface EmbeddedServerOptions {
   host?: string;
   /** TCP port; 0 (the default) picks a free one. */
   port?: number;
-  /** Where failures inside the server and an unexpected stop are reported. */
+  /** Where failures inside the server, stalls and an unexpected stop are reported. */
   log?: Logger;
+  /**
+   * Warn when one connection has kept the session this long without sending
+   * anything while other connections wait (default 10 000 ms).
+   */
+  stallWarningMs?: number;
 }
 
 type WorkerReport =
@@ -46,7 +51,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): 
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? silentLogger;
   const worker = new Worker(new URL("./server-worker.mjs", import.meta.url), {
-    workerData: { dataDir, host, port: options.port ?? 0 },
+    workerData: { dataDir, host, port: options.port ?? 0, stallWarningMs: options.stallWarningMs },
   });
 
   let closeRequested = false;

@@ -9,7 +9,7 @@ import { PGLiteSocketHandler } from "@electric-sql/pglite-socket";
 import { openPGlite } from "./cluster-template.mjs";
 import { SessionArbiter } from "./session-arbiter.mjs";
 
-/** @type {{ dataDir: string, host: string, port: number }} */
+/** @type {{ dataDir: string, host: string, port: number, stallWarningMs: number | undefined }} */
 const options = workerData;
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
 
@@ -20,7 +20,10 @@ function describe(error) {
 
 async function serve() {
   const db = await openPGlite(options.dataDir);
-  const arbiter = new SessionArbiter(db);
+  const arbiter = new SessionArbiter(db, {
+    stallWarningMs: options.stallWarningMs,
+    onStall: (message) => port.postMessage({ type: "warning", error: message }),
+  });
   /** @type {Set<PGLiteSocketHandler>} */
   const handlers = new Set();
   let accepting = true;

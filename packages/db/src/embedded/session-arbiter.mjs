@@ -67,10 +67,22 @@ export class SessionArbiter {
   #running = false;
   /** @type {Array<() => void>} */
   #idleWaiters = [];
+  #stallWarningMs;
+  /** @type {(message: string) => void} */
+  #onStall;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  #stallTimer;
 
-  /** @param {import("@electric-sql/pglite").PGlite} db */
-  constructor(db) {
+  /**
+   * @param {import("@electric-sql/pglite").PGlite} db
+   * @param {{ stallWarningMs?: number, onStall?: (message: string) => void }} [options]
+   *   `onStall` is told when one connection has kept the session for
+   *   `stallWarningMs` (default 10 s) without sending anything while others wait.
+   */
+  constructor(db, options = {}) {
     this.#db = db;
+    this.#stallWarningMs = options.stallWarningMs ?? 10_000;
+    this.#onStall = options.onStall ?? (() => {});
   }
 
   /**
@@ -148,8 +160,30 @@ export class SessionArbiter {
       }
     } finally {
       this.#running = false;
+      this.#watchForStall();
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
+  }
+
+  // A connection holding the session while idle (an open transaction whose
+  // code awaits something else) blocks every other connection. The usual
+  // cause is a query on another connection awaited inside a transaction,
+  // which never finishes here: say so instead of hanging silently.
+  #watchForStall() {
+    clearTimeout(this.#stallTimer);
+    this.#stallTimer = undefined;
+    const owner = this.#owner;
+    if (owner === null || this.#queue.length === 0) return;
+    this.#stallTimer = setTimeout(() => {
+      if (this.#owner !== owner || this.#queue.length === 0 || this.#running) return;
+      const waiting = new Set(this.#queue.map((item) => item.handlerId)).size;
+      this.#onStall(
+        `connection ${owner} has held the embedded database's only session for ${this.#stallWarningMs} ms ` +
+          `(open transaction or unfinished query) while ${waiting} other connection(s) wait; ` +
+          `a query on another connection awaited inside a transaction never completes on the embedded database`,
+      );
+    }, this.#stallWarningMs);
+    this.#stallTimer.unref();
   }
 
   /** @param {{ handlerId: number, message: Uint8Array | null, onData: (data: Uint8Array) => void, resolve: (bytes: number) => void, reject: (error: Error) => void }} item */

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { startEmbeddedServer, type EmbeddedServer } from "../embedded/embedded-server.js";
+import { testLogger } from "./test-logger.js";
 
 /** Hands each vitest worker slot its own in-memory embedded server, started on first use. */
 export interface TestDatabaseBroker {
@@ -21,7 +22,7 @@ export async function startTestDatabaseBroker(): Promise<TestDatabaseBroker> {
   const serverFor = (slot: string): Promise<EmbeddedServer> => {
     let server = servers.get(slot);
     if (server === undefined) {
-      server = startEmbeddedServer();
+      server = startEmbeddedServer({ log: testLogger });
       servers.set(slot, server);
       // A failed start is not remembered: the next request tries again.
       server.catch(() => servers.delete(slot));

@@ -8,6 +8,7 @@ import { leaseFromBroker } from "./broker.js";
 import { BROKER_KEY } from "./broker-key.js";
 import { recreateDatabase, workerDatabaseName } from "./postgres-database.js";
 import { truncateSchemas } from "./reset.js";
+import { testLogger } from "./test-logger.js";
 
 /** Options of {@link useTestDatabase}. */
 export interface TestDatabaseOptions<TSchema extends Record<string, unknown>> {
@@ -69,7 +70,7 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
   } else if (brokerUrl !== undefined) {
     url = await leaseFromBroker(brokerUrl, slot);
   } else {
-    const server = await startEmbeddedServer();
+    const server = await startEmbeddedServer({ log: testLogger });
     url = server.url;
     stopServer = () => server.close();
   }
