@@ -30,6 +30,16 @@ export class CourseStructures {
     return this.forCourse(q, course);
   }
 
+  /**
+   * The cached structure of a course, without asking the database; undefined
+   * when it is not cached. Courses are never deleted, so a cached course
+   * exists; the caller must check `course.structureHash` against the stored
+   * digest (reads return it alongside their rows) before trusting the tree.
+   */
+  peek(courseKey: string): CourseStructure | undefined {
+    return this.#cache.get(courseKey);
+  }
+
   /** The tree of a course row already read. */
   async forCourse(q: Queryable, course: CourseRow): Promise<CourseStructure> {
     const cached = this.#cache.get(course.key);

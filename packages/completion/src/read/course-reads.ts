@@ -13,6 +13,9 @@ import { progressFromCompletions, progressFromStored, storedCovers } from "./pro
 /** A page of items, or null when the page lies beyond the last one. */
 export type ItemPage = { window: PageWindow; items: CourseItem[] } | null;
 
+/** What a read returns when the cached tree it used is not the stored one: the caller reloads and reads again. */
+export const STALE_STRUCTURE = "stale-structure";
+
 /** C13: the mean course percent, for items that asked for `mean`. */
 export async function courseMean(ctx: CompletionContext, structure: CourseStructure): Promise<number> {
   return structure.tree ? meanCoursePercent(ctx.db, structure.course.key) : 0;
@@ -65,10 +68,11 @@ export async function readAllLearners(
   fields: RequestedFields,
   root: TreeNode | null,
   page: PageRequest,
-): Promise<ItemPage> {
+): Promise<ItemPage | typeof STALE_STRUCTURE> {
   const shape = itemShape(structure, fields.types, root);
   const start = (page.page - 1) * page.pageSize;
   const found = await pageActiveLearners(ctx.db, structure.course.key, userIds, start, page.pageSize, storedKeys(ctx, shape));
+  if (found.total !== null && found.courseHash !== structure.course.structureHash) return STALE_STRUCTURE;
   const count = found.total ?? (await countActiveLearners(ctx.db, structure.course.key, userIds));
   const window = pageWindow(page, count);
   if (!window) return null;
@@ -102,6 +106,7 @@ export async function readLearnerCourses(
   const courses = await listActiveCourses(ctx.db, learnerId, mobileOnly, window.start, window.limit);
   const items: CourseItem[] = [];
   for (const course of courses) {
+    // The course row was just read, so this tree is current.
     const structure = await ctx.structures.forCourse(ctx.db, course);
     const learner = await findLearnerForShape(ctx, structure, itemShape(structure, fields.types, null), username);
     if (learner) items.push(await readLearnerInCourse(ctx, structure, learner, fields, null));

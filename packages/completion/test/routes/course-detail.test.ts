@@ -359,6 +359,15 @@ describe("stale records (C14)", () => {
   // A new problem in v2: possible grows from 4 to 5.
   CHANGED_TREE.children![0]!.children![0]!.children![1]!.children!.push({ type: "problem", id: "p9" });
 
+  it("finds a root_block that a re-import added, after reads had cached the older tree", async () => {
+    expect((await get("ada", `${DETAIL}?username=ada`)).status).toBe(200);
+    await load(h.ctx, { courses: [{ course_key: COURSE, structure: CHANGED_TREE }] });
+    expect(await get("ada", `${DETAIL}?username=ada&root_block=${encodeURIComponent(block("problem", "p9"))}`)).toEqual({
+      status: 200,
+      body: onePage([{ course_key: COURSE, completion: dict(0, 1) }]),
+    });
+  });
+
   it("recomputes a stale single-user read and stores it; all-user reads keep stored rows until the worker runs", async () => {
     const summary = await load(h.ctx, { courses: [{ course_key: COURSE, structure: CHANGED_TREE }] });
     expect(summary).toMatchObject({ structuresChanged: 1, learnersMarkedStale: 5 });

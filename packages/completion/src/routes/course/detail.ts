@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
-import { holds, PERMISSIONS } from "../../auth/caller.js";
+import { holds, PERMISSIONS, type SignonCaller } from "../../auth/caller.js";
 import type { CompletionContext } from "../../context.js";
 import type { CourseStructure } from "../../domain/course-structures.js";
 import type { TreeNode } from "../../domain/course-tree.js";
@@ -14,7 +14,7 @@ import { courseKeyFromPath, parseRequestedFields, parseUserIds } from "../../htt
 import { absoluteUrl } from "../../http/request-url.js";
 import { errorResponses, Page } from "../../http/schemas.js";
 import { itemShape } from "../../read/course-items.js";
-import { findLearnerForShape, readAllLearners, readLearnerInCourse } from "../../read/course-reads.js";
+import { findLearnerForShape, readAllLearners, readLearnerInCourse, STALE_STRUCTURE } from "../../read/course-reads.js";
 
 const Params = Type.Object({ "*": Type.String({ description: "course key: course-v1:org+course+run or org/course/run" }) });
 
@@ -47,12 +47,17 @@ interface DetailInput {
   readonly pageSize: string | undefined;
 }
 
-/** The course of the path, or 404 for a key that does not parse or a course that is not known (rule 1). */
-async function courseOfPath(ctx: CompletionContext, rest: string): Promise<CourseStructure> {
+/** The course key of the path; 404 for one that does not parse (rule 1). */
+function courseKeyOfPath(rest: string): string {
   const text = courseKeyFromPath(rest);
   if (!parseCourseKey(text)) throw notFound(`Invalid course key: ${text}`);
-  const structure = await ctx.structures.get(ctx.db, text);
-  if (!structure) throw notFound(`Course not found: ${text}`);
+  return text;
+}
+
+/** The course and its current tree; 404 for a course that is not known. */
+async function loadCourse(ctx: CompletionContext, courseKey: string): Promise<CourseStructure> {
+  const structure = await ctx.structures.get(ctx.db, courseKey);
+  if (!structure) throw notFound(`Course not found: ${courseKey}`);
   return structure;
 }
 
@@ -65,12 +70,41 @@ function rootBlockOf(structure: CourseStructure, text: string | undefined): Tree
   return node;
 }
 
+/**
+ * A detail read. The course tree is taken from the cache when it is there
+ * (saving a round trip); the read's own query returns the stored digest, and
+ * when the cached tree turns out to be outdated the read runs once more on
+ * the current one.
+ */
 async function readDetail(ctx: CompletionContext, request: FastifyRequest, rest: string, input: DetailInput): Promise<unknown> {
   const caller = await authenticate(request, ctx.callers);
-  const structure = await courseOfPath(ctx, rest);
+  const courseKey = courseKeyOfPath(rest);
+  const cached = ctx.structures.peek(courseKey);
+  if (cached) {
+    const result = await readDetailOn(ctx, request, caller, cached, input, false);
+    if (result !== STALE_STRUCTURE) return result;
+  }
+  return readDetailOn(ctx, request, caller, await loadCourse(ctx, courseKey), input, true);
+}
+
+async function readDetailOn(
+  ctx: CompletionContext,
+  request: FastifyRequest,
+  caller: SignonCaller,
+  structure: CourseStructure,
+  input: DetailInput,
+  current: boolean,
+): Promise<unknown> {
   const fields = parseRequestedFields(input.requestedFields, ctx.settings.aggregatorTypes);
   const userIds = parseUserIds(input.userIds);
-  const root = rootBlockOf(structure, input.rootBlock);
+  let root: TreeNode | null;
+  try {
+    root = rootBlockOf(structure, input.rootBlock);
+  } catch (error) {
+    // A block missing from a cached tree may be in the stored one.
+    if (!current) return STALE_STRUCTURE;
+    throw error;
+  }
   const page = parsePageRequest(input.page, input.pageSize);
   if (page === "page") throw notFound("Invalid page.");
   if (page === "page_size") throw badRequest("Invalid page_size.");
@@ -79,13 +113,15 @@ async function readDetail(ctx: CompletionContext, request: FastifyRequest, rest:
 
   if (username === null && holds(caller, PERMISSIONS.staff)) {
     const result = await readAllLearners(ctx, structure, userIds, fields, root, page);
-    if (!result) throw notFound("Invalid page.");
+    if (result === STALE_STRUCTURE && !current) return STALE_STRUCTURE;
+    if (!result || result === STALE_STRUCTURE) throw notFound("Invalid page.");
     return pageEnvelope(result.window, url, result.items);
   }
   if (username === null) throw forbidden("Only staff may read the completion of every user of a course; pass username.");
 
   const effective = await effectiveUsername(ctx, caller, username);
   const learner = effective === null ? null : await findLearnerForShape(ctx, structure, itemShape(structure, fields.types, root), effective);
+  if (learner && !current && learner.courseHash !== structure.course.structureHash) return STALE_STRUCTURE;
   if (!learner) throw notFound(`User not found: ${username}`);
   if (!learner.activelyEnrolled || (userIds !== null && !userIds.includes(learner.id))) {
     throw notFound(`User ${username} is not actively enrolled in ${structure.course.key}.`);
