@@ -19,75 +19,75 @@ export interface SignonPaths {
   signOut: string;
 }
 
-/** Everything the Sign-on client needs; see `resolveSignonClientConfig` for the defaults. */
-export interface SignonClientOptions {
+/** How to reach Sign-on: all that checking bearer tokens needs. */
+export interface BearerVerifierOptions {
   /** Base URL of Sign-on, e.g. `https://signon.example.org`. */
   signonUrl: string;
+  fetch?: Fetch;
+  clock?: Clock;
+  paths?: Partial<SignonPaths>;
+  /** Timeout of each call to Sign-on; default 10 000 ms. */
+  requestTimeoutMs?: number;
+  /** How long a bearer-token check is remembered; default and maximum 60. */
+  bearerCacheTtlSeconds?: number;
+  /** How many bearer-token checks are remembered; default 10 000. */
+  bearerCacheMaxEntries?: number;
+}
+
+/** Everything the Sign-on client needs; see `resolveSignonClientConfig` for the defaults. */
+export interface SignonClientOptions extends BearerVerifierOptions {
   clientId: string;
   clientSecret: string;
   /** This application's callback URL as registered in Sign-on, e.g. `https://app.example.org/auth/gds/callback`. */
   redirectUri: string;
   userStore: UserStore;
   sessionStore: SessionStore;
-  fetch?: Fetch;
-  clock?: Clock;
-  paths?: Partial<SignonPaths>;
   /** How long a signed-in session lasts without sign-in; default 20 hours. */
   sessionTtlSeconds?: number;
   /** How long a started sign-in may take; default 10 minutes (the code lifetime). */
   signInTtlSeconds?: number;
   /** Refresh the access token this long before it expires (at most half its lifetime); default 300. */
   refreshMarginSeconds?: number;
-  /** How long a bearer-token check is remembered; default and maximum 60. */
-  bearerCacheTtlSeconds?: number;
-  /** How many bearer-token checks are remembered; default 10 000. */
-  bearerCacheMaxEntries?: number;
-  /** Timeout of each call to Sign-on; default 10 000 ms. */
-  requestTimeoutMs?: number;
 }
 
-/** The options with every default filled in and checked. */
-export interface SignonClientConfig {
+/** `BearerVerifierOptions` with every default filled in and checked. */
+export interface BearerVerifierConfig {
   signonUrl: string;
+  fetch: Fetch;
+  clock: Clock;
+  paths: SignonPaths;
+  requestTimeoutMs: number;
+  bearerCacheTtlSeconds: number;
+  bearerCacheMaxEntries: number;
+}
+
+/** `SignonClientOptions` with every default filled in and checked. */
+export interface SignonClientConfig extends BearerVerifierConfig {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
   userStore: UserStore;
   sessionStore: SessionStore;
-  fetch: Fetch;
-  clock: Clock;
-  paths: SignonPaths;
   sessionTtlSeconds: number;
   signInTtlSeconds: number;
   refreshMarginSeconds: number;
-  bearerCacheTtlSeconds: number;
-  bearerCacheMaxEntries: number;
-  requestTimeoutMs: number;
 }
 
 /** The longest a bearer-token check may be remembered. */
 export const MAX_BEARER_CACHE_TTL_SECONDS = 60;
 
 /**
- * Checks the options and fills in defaults. Throws an `Error` naming the
- * option when one is unusable, so a misconfigured application stops at start-up.
+ * Checks the options of a bearer-token verifier and fills in defaults. Throws
+ * an `Error` naming the option when one is unusable.
  */
-export function resolveSignonClientConfig(options: SignonClientOptions): SignonClientConfig {
+export function resolveBearerVerifierConfig(options: BearerVerifierOptions): BearerVerifierConfig {
   requireUrl("signonUrl", options.signonUrl);
-  requireUrl("redirectUri", options.redirectUri);
-  requireText("clientId", options.clientId);
-  requireText("clientSecret", options.clientSecret);
   const bearerCacheTtlSeconds = options.bearerCacheTtlSeconds ?? MAX_BEARER_CACHE_TTL_SECONDS;
   if (bearerCacheTtlSeconds > MAX_BEARER_CACHE_TTL_SECONDS) {
     throw new Error(`bearerCacheTtlSeconds must be at most ${MAX_BEARER_CACHE_TTL_SECONDS}, got ${bearerCacheTtlSeconds}`);
   }
-  const config: SignonClientConfig = {
+  const config: BearerVerifierConfig = {
     signonUrl: options.signonUrl.replace(/\/+$/, ""),
-    clientId: options.clientId,
-    clientSecret: options.clientSecret,
-    redirectUri: options.redirectUri,
-    userStore: options.userStore,
-    sessionStore: options.sessionStore,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     clock: options.clock ?? systemClock,
     paths: {
@@ -97,25 +97,45 @@ export function resolveSignonClientConfig(options: SignonClientOptions): SignonC
       signOut: "/",
       ...options.paths,
     },
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    bearerCacheTtlSeconds,
+    bearerCacheMaxEntries: options.bearerCacheMaxEntries ?? 10_000,
+  };
+  requireNonNegative(config, ["requestTimeoutMs", "bearerCacheTtlSeconds", "bearerCacheMaxEntries"]);
+  return config;
+}
+
+/**
+ * Checks the options and fills in defaults. Throws an `Error` naming the
+ * option when one is unusable, so a misconfigured application stops at start-up.
+ */
+export function resolveSignonClientConfig(options: SignonClientOptions): SignonClientConfig {
+  const connection = resolveBearerVerifierConfig(options);
+  requireUrl("redirectUri", options.redirectUri);
+  requireText("clientId", options.clientId);
+  requireText("clientSecret", options.clientSecret);
+  const config: SignonClientConfig = {
+    ...connection,
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    redirectUri: options.redirectUri,
+    userStore: options.userStore,
+    sessionStore: options.sessionStore,
     sessionTtlSeconds: options.sessionTtlSeconds ?? 20 * 60 * 60,
     signInTtlSeconds: options.signInTtlSeconds ?? 10 * 60,
     refreshMarginSeconds: options.refreshMarginSeconds ?? 300,
-    bearerCacheTtlSeconds,
-    bearerCacheMaxEntries: options.bearerCacheMaxEntries ?? 10_000,
-    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
   };
-  for (const name of [
-    "sessionTtlSeconds",
-    "signInTtlSeconds",
-    "refreshMarginSeconds",
-    "bearerCacheTtlSeconds",
-    "bearerCacheMaxEntries",
-    "requestTimeoutMs",
-  ] as const) {
-    const value = config[name];
-    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number of at least 0, got ${value}`);
-  }
+  requireNonNegative(config, ["sessionTtlSeconds", "signInTtlSeconds", "refreshMarginSeconds"]);
   return config;
+}
+
+function requireNonNegative<T extends object>(config: T, names: readonly (keyof T & string)[]): void {
+  for (const name of names) {
+    const value = config[name];
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+      throw new Error(`${name} must be a number of at least 0, got ${String(value)}`);
+    }
+  }
 }
 
 function requireText(name: string, value: string): void {

@@ -1,6 +1,12 @@
 export { SignonClient } from "./signon-client.js";
-export { resolveSignonClientConfig, MAX_BEARER_CACHE_TTL_SECONDS } from "./config.js";
-export type { SignonClientOptions, SignonClientConfig, SignonPaths } from "./config.js";
+export { resolveSignonClientConfig, resolveBearerVerifierConfig, MAX_BEARER_CACHE_TTL_SECONDS } from "./config.js";
+export type {
+  SignonClientOptions,
+  SignonClientConfig,
+  SignonPaths,
+  BearerVerifierOptions,
+  BearerVerifierConfig,
+} from "./config.js";
 export { systemClock, type Clock } from "./clock.js";
 export type { Fetch } from "./http/send.js";
 export { SignonRefusedError, SignonUnavailableError, SignInRejectedError } from "./errors.js";
@@ -11,7 +17,7 @@ export type { UserStore } from "./storage/user-store.js";
 export type { SessionStore, SessionRecord, SessionTokens, PendingSignIn } from "./storage/session-store.js";
 export { MemoryUserStore } from "./storage/memory-user-store.js";
 export { MemorySessionStore } from "./storage/memory-session-store.js";
-export { bearerTokenFromHeader } from "./bearer/bearer-token-verifier.js";
+export { BearerTokenVerifier, bearerTokenFromHeader, createBearerTokenVerifier } from "./bearer/bearer-token-verifier.js";
 export { codeChallengeS256, createCodeVerifier } from "./oauth/pkce.js";
 export { safeReturnPath } from "./sign-in/start-sign-in.js";
 export type { SignedInSession, WarningLogger } from "./sessions/resolve-session.js";

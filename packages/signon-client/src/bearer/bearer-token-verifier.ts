@@ -1,4 +1,4 @@
-import type { SignonClientConfig } from "../config.js";
+import { resolveBearerVerifierConfig, type BearerVerifierConfig, type BearerVerifierOptions } from "../config.js";
 import { sha256Hex } from "../oauth/random.js";
 import { fetchSignonUser } from "../oauth/user-info.js";
 import { userDetailsFromJson, type SignonUserDetails } from "../user.js";
@@ -17,7 +17,7 @@ export class BearerTokenVerifier {
   readonly #cache: BoundedTtlCache<SignonUserDetails | null>;
   readonly #inFlight = new Map<string, Promise<SignonUserDetails | null>>();
 
-  constructor(private readonly config: SignonClientConfig) {
+  constructor(private readonly config: BearerVerifierConfig) {
     this.#cache = new BoundedTtlCache(config.bearerCacheTtlSeconds * 1000, config.bearerCacheMaxEntries);
   }
 
@@ -44,6 +44,18 @@ export class BearerTokenVerifier {
     this.#cache.set(key, user, this.config.clock.now());
     return user;
   }
+}
+
+/**
+ * A verifier for services that only check bearer tokens (no browser sign-in,
+ * no stores), e.g. an API behind Sign-on.
+ *
+ * @example
+ * const verifier = createBearerTokenVerifier({ signonUrl: "https://signon.example.org" });
+ * const user = await verifier.verify(token); // null: Sign-on rejects the token
+ */
+export function createBearerTokenVerifier(options: BearerVerifierOptions): BearerTokenVerifier {
+  return new BearerTokenVerifier(resolveBearerVerifierConfig(options));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandle
 import { bearerTokenFromHeader } from "../bearer/bearer-token-verifier.js";
 import { SignonUnavailableError } from "../errors.js";
 import { hasAllPermissions, hasAnyPermission } from "../permissions.js";
+import type { SignonUserDetails } from "../user.js";
 import type { SignonClient } from "../signon-client.js";
 import { sendApiError } from "./bearer-errors.js";
 
@@ -49,32 +50,46 @@ export function createGuards(client: SignonClient, signInPath: string, onForbidd
       requireUser((p) => hasAnyPermission({ permissions: p }, permissions), permissions),
     requireAllPermissions: (permissions) =>
       requireUser((p) => hasAllPermissions({ permissions: p }, permissions), permissions),
-    requireBearerToken: (permissions = []) =>
-      async function requireBearerToken(request, reply) {
-        const token = bearerTokenFromHeader(request.headers.authorization);
-        if (token === null) {
-          await sendApiError(reply, "missing_token");
-          return;
-        }
-        let user;
-        try {
-          user = await client.verifyBearerToken(token);
-        } catch (error) {
-          if (!(error instanceof SignonUnavailableError)) throw error;
-          request.log.warn({ err: error }, "bearer token check failed: Sign-on unavailable");
-          await sendApiError(reply, "temporarily_unavailable");
-          return;
-        }
-        if (user === null) {
-          await sendApiError(reply, "invalid_token");
-          return;
-        }
-        if (!hasAllPermissions(user, permissions)) {
-          const missing = permissions.filter((permission) => !user.permissions.includes(permission));
-          await sendApiError(reply, "insufficient_scope", `The bearer token's user lacks: ${missing.join(", ")}.`);
-          return;
-        }
-        request.signonApiUser = user;
-      },
+    requireBearerToken: (permissions = []) => bearerTokenGuard((token) => client.verifyBearerToken(token), permissions),
+  };
+}
+
+/**
+ * An `onRequest` hook for API routes: a valid Sign-on bearer token whose user
+ * holds every one of `permissions`, else the RFC 6750 error (401 without or
+ * with a rejected token, 403 without a permission, 503 when Sign-on cannot be
+ * asked). Sets `request.signonApiUser`.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-3
+ */
+export function bearerTokenGuard(
+  verify: (token: string) => Promise<SignonUserDetails | null>,
+  permissions: readonly string[] = [],
+): onRequestAsyncHookHandler {
+  return async function requireBearerToken(request, reply) {
+    const token = bearerTokenFromHeader(request.headers.authorization);
+    if (token === null) {
+      await sendApiError(reply, "missing_token");
+      return;
+    }
+    let user: SignonUserDetails | null;
+    try {
+      user = await verify(token);
+    } catch (error) {
+      if (!(error instanceof SignonUnavailableError)) throw error;
+      request.log.warn({ err: error }, "bearer token check failed: Sign-on unavailable");
+      await sendApiError(reply, "temporarily_unavailable");
+      return;
+    }
+    if (user === null) {
+      await sendApiError(reply, "invalid_token");
+      return;
+    }
+    const missing = permissions.filter((permission) => !user.permissions.includes(permission));
+    if (missing.length > 0) {
+      await sendApiError(reply, "insufficient_scope", `The bearer token's user lacks: ${missing.join(", ")}.`);
+      return;
+    }
+    request.signonApiUser = user;
   };
 }

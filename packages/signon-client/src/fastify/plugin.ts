@@ -68,7 +68,7 @@ async function signonPlugin(app: FastifyInstance, options: SignonPluginOptions):
   if (!app.hasRequestDecorator("cookies")) await app.register(fastifyCookie);
   app.decorate("signonClient", { client, paths, ...guards });
   app.decorateRequest("signonUser", null);
-  app.decorateRequest("signonApiUser", null);
+  if (!app.hasRequestDecorator("signonApiUser")) app.decorateRequest("signonApiUser", null);
   app.addHook("onRequest", async (request: FastifyRequest, _reply: FastifyReply) => {
     const sessionId = cookie.read(request);
     if (sessionId === undefined || request.url.startsWith(`${paths.api}/`)) return;

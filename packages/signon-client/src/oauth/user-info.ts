@@ -1,5 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
-import type { SignonClientConfig } from "../config.js";
+import type { BearerVerifierConfig } from "../config.js";
 import { SignonUnavailableError } from "../errors.js";
 import { signonRequestOptions } from "../http/request-options.js";
 import { sendRequest } from "../http/send.js";
@@ -12,7 +12,7 @@ import { SignonUserEnvelope, type SignonUserJson } from "../user.js";
  *
  * @see https://www.rfc-editor.org/rfc/rfc6750#section-2.1
  */
-export async function fetchSignonUser(config: SignonClientConfig, accessToken: string): Promise<SignonUserJson | null> {
+export async function fetchSignonUser(config: BearerVerifierConfig, accessToken: string): Promise<SignonUserJson | null> {
   const options = signonRequestOptions(`GET ${config.paths.userInfo}`, {
     baseUrl: config.signonUrl,
     headers: { accept: "application/json", authorization: `Bearer ${accessToken}` },
