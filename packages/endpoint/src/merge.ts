@@ -1,5 +1,5 @@
 import { addLowercaseHeaders } from "./lowercase-headers.js";
-import { isPlainObject, overriddenValue } from "./merge-deep.js";
+import { isPlainObject, mergeDeep } from "./merge-deep.js";
 import type { EndpointOptions, MediaType, MergedOptions, RequestHeaders } from "./types.js";
 
 /**
@@ -28,13 +28,11 @@ function graphqlMediaType(defaults: MergedOptions, merged: Record<string, unknow
  */
 export function merge(defaults: MergedOptions, route: string | EndpointOptions | undefined, options?: EndpointOptions): MergedOptions {
   const headers: RequestHeaders = { ...defaults.headers };
-  const merged: Record<string, unknown> = { ...defaults, headers };
+  let own: Record<string, unknown> = {};
   let source = options;
-  let url: unknown;
   if (typeof route === "string") {
     const [first, second] = route.split(" ");
-    if (second) merged["method"] = first;
-    merged["url"] = url = second || first;
+    own = second ? { method: first, url: second } : { url: first };
   } else {
     source = route;
   }
@@ -42,14 +40,12 @@ export function merge(defaults: MergedOptions, route: string | EndpointOptions |
     for (const key of Object.keys(source)) {
       const value = source[key];
       if (value === undefined || key === "__proto__") continue;
-      if (key === "headers") {
-        addLowercaseHeaders(headers, value);
-        continue;
-      }
-      if (key === "url") url = value;
-      merged[key] = overriddenValue(defaults, key, value);
+      if (key === "headers") addLowercaseHeaders(headers, value);
+      else own[key] = value;
     }
   }
-  if (url === "/graphql") merged["mediaType"] = graphqlMediaType(defaults, merged);
+  const merged = mergeDeep(defaults, own);
+  merged["headers"] = headers;
+  if (own["url"] === "/graphql") merged["mediaType"] = graphqlMediaType(defaults, merged);
   return merged as MergedOptions;
 }
