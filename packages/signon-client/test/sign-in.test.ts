@@ -173,6 +173,20 @@ describe("GET /auth/gds/callback", () => {
     expect(h.signon.tokenRequests).toEqual([]);
   });
 
+  it("does not sign a signed-in browser out when it opens a stale callback URL again", async () => {
+    const user = h.signon.addUser(createUser());
+    const browser = new Browser(h.app);
+    h.signon.signedInUid = user.uid;
+    const start = await browser.get("/auth/gds");
+    const callback = await authorize(location(start));
+    await browser.get(callback);
+
+    const again = await browser.get(callback);
+
+    expect(again.statusCode).toBe(400);
+    expect((await browser.get("/")).statusCode).toBe(200);
+  });
+
   it("refuses the same callback twice", async () => {
     const user = h.signon.addUser(createUser());
     const browser = new Browser(h.app);

@@ -43,7 +43,9 @@ export function browserRoutes(client: SignonClient, paths: BrowserRoutePaths, co
         request.log.info({ uid: signedIn.user.uid }, "signed in through Sign-on");
         return await reply.header("cache-control", "no-store").redirect(signedIn.returnTo, 302);
       } catch (error) {
-        cookie.clear(reply);
+        // A cookie that named no pending sign-in (a stale callback URL) may be a signed-in session: keep it.
+        const cookieWasPending = !(error instanceof SignInRejectedError && error.reason === "no_sign_in_started");
+        if (cookieWasPending) cookie.clear(reply);
         return signInFailed(reply, error, paths.signIn);
       }
     });
