@@ -1,9 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { codeChallengeS256 } from "../src/oauth/pkce.js";
 import { Browser, authorize, location } from "./support/browser.js";
-import { CLIENT, createUser, useHarness } from "./support/client-app.js";
+import { CLIENT, buildClientApp, createUser, useHarness } from "./support/client-app.js";
 
 const h = useHarness();
+
+/** The client app with an https redirect URI, closed by `await using`. */
+async function secureApp() {
+  const app = await buildClientApp(h.signon.url, h.clock, { users: h.users, sessions: h.sessions }, {
+    redirectUri: "https://app.example.org/auth/gds/callback",
+  });
+  return { app, [Symbol.asyncDispose]: () => app.close() };
+}
 
 describe("GET /auth/gds", () => {
   it("sends the browser to Sign-on's authorize endpoint with state and an S256 code challenge", async () => {
@@ -29,6 +37,16 @@ describe("GET /auth/gds", () => {
       expect.objectContaining({ name: "signon_client_session", path: "/", httpOnly: true, sameSite: "Lax" }),
     ]);
     expect(response.cookies[0]?.secure).toBeUndefined();
+  });
+
+  it("marks the cookie Secure when the redirect URI is https", async () => {
+    await using secure = await secureApp();
+
+    const response = await secure.app.inject({ method: "GET", url: "/auth/gds" });
+
+    expect(response.cookies[0]).toEqual(
+      expect.objectContaining({ name: "signon_client_session", httpOnly: true, secure: true, sameSite: "Lax" }),
+    );
   });
 
   it("uses a new state for every sign-in", async () => {
