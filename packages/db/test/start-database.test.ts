@@ -79,6 +79,19 @@ describe("startDatabase", () => {
     }
   });
 
+  it("keeps what a process committed before it exited without closing, and takes over its lock", async () => {
+    const script = fileURLToPath(new URL("./fixtures/write-and-exit.ts", import.meta.url));
+    await promisify(execFile)(process.execPath, ["--import", "tsx", script, dataDir]);
+    expect(existsSync(`${dataDir}.lock`)).toBe(true);
+    const database = await startDatabase({ dataDir });
+    try {
+      const { rows } = await database.pool.query<{ title: string }>("SELECT title FROM fixture.notes ORDER BY id");
+      expect(rows.map((row) => row.title)).toEqual(["written before a restart", "committed before the crash"]);
+    } finally {
+      await database.close();
+    }
+  });
+
   it("takes over the lock file of a process that no longer runs", async () => {
     await writeFile(`${dataDir}.lock`, JSON.stringify({ pid: 2 ** 22 + 12_345, url: null }));
     const database = await startDatabase({ dataDir });
