@@ -1,8 +1,9 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import { findApplicationByClientId, type Application } from "../repositories/applications.js";
+import type { Application } from "../repositories/applications.js";
+import { findClientForAuthentication } from "../repositories/client-authentication.js";
 import { constantTimeEqual } from "../security/constant-time.js";
-import { clientAuthenticationLimit, recordFailure, secondsUntilAllowed } from "../security/failure-limit.js";
+import { clientAuthenticationLimit, recordFailure } from "../security/failure-limit.js";
 import { sha256Hex } from "../security/random.js";
 import type { ClientCredentials } from "./client-credentials.js";
 import { InvalidClientError, TooManyAttemptsError } from "./errors.js";
@@ -22,10 +23,15 @@ export async function authenticateClient(
 ): Promise<Application> {
   const now = ctx.now();
   const keys = [`client:${credentials.clientId}`, ...(origin.ip ? [`ip:${origin.ip}`] : [])];
-  const wait = await secondsUntilAllowed(ctx.db, clientAuthenticationLimit, keys, now);
-  if (wait !== null) throw new TooManyAttemptsError(wait);
+  const { application, blockedUntil } = await findClientForAuthentication(
+    ctx.db,
+    credentials.clientId,
+    keys.map((key) => `${clientAuthenticationLimit.name}:${key}`),
+    clientAuthenticationLimit.maxFailures,
+    now,
+  );
+  if (blockedUntil !== null) throw new TooManyAttemptsError((blockedUntil.getTime() - now.getTime()) / 1000);
 
-  const application = await findApplicationByClientId(ctx.db, credentials.clientId);
   const presented = sha256Hex(credentials.clientSecret);
   const secretMatches = constantTimeEqual(presented, application?.clientSecretHash ?? sha256Hex(""));
   if (application && secretMatches && !application.retired) return application;

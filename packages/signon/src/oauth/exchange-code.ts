@@ -3,10 +3,11 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
 import { findGrantByCodeHash, revokeGrant, useCode } from "../repositories/grants.js";
 import type { UsedGrant } from "../repositories/tokens.js";
+import { exchangeCodeInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
-import { issueTokens, type TokenResponse } from "./issue-tokens.js";
-import { verifyS256 } from "./pkce.js";
+import { issueTokens, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
+import { s256ChallengeOf, verifyS256 } from "./pkce.js";
 
 /** The `authorization_code` grant's parameters. */
 export interface CodeExchange {
@@ -18,7 +19,8 @@ export interface CodeExchange {
 /**
  * Exchanges an authorization code for tokens (S6). The code is used at most
  * once; presenting it again fails with `invalid_grant` and revokes every token
- * issued from it. All of it happens in one transaction.
+ * issued from it. A valid exchange is one atomic statement; when that finds
+ * nothing to exchange, a transaction works out why (and handles a replay).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.5
@@ -33,6 +35,27 @@ export async function exchangeAuthorizationCode(
   if (!request.code) throw new InvalidRequestError("code is required");
   const codeHash = sha256Hex(request.code);
   const now = ctx.now();
+
+  const fresh = newTokenValues(now);
+  const issued = await exchangeCodeInOneStatement(
+    ctx.db,
+    {
+      codeHash,
+      applicationId: application.id,
+      redirectUri: request.redirectUri ?? null,
+      verifierChallenge: request.codeVerifier === undefined ? null : s256ChallengeOf(request.codeVerifier),
+      verifierSent: request.codeVerifier !== undefined,
+    },
+    {
+      accessTokenHash: sha256Hex(fresh.accessToken),
+      refreshTokenHash: sha256Hex(fresh.refreshToken),
+      accessTokenExpiresAt: fresh.accessTokenExpiresAt,
+      now,
+      ip: origin.ip,
+      userAgent: origin.userAgent?.slice(0, 512) ?? null,
+    },
+  );
+  if (issued) return tokenResponse(fresh.accessToken, fresh.refreshToken, now);
 
   const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
     const used = await useCode(tx, codeHash, application.id, now);

@@ -17,6 +17,22 @@ export interface TokenResponse {
   created_at: number;
 }
 
+/** Fresh token values and what the database keeps of them. */
+export function newTokenValues(now: Date): { accessToken: string; refreshToken: string; accessTokenExpiresAt: Date } {
+  return { accessToken: randomHex(), refreshToken: randomHex(), accessTokenExpiresAt: new Date(now.getTime() + accessTokenLifetimeSeconds * 1000) };
+}
+
+/** The S4 response body for tokens issued at `now`. */
+export function tokenResponse(accessToken: string, refreshToken: string, now: Date): TokenResponse {
+  return {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: accessTokenLifetimeSeconds,
+    refresh_token: refreshToken,
+    created_at: Math.floor(now.getTime() / 1000),
+  };
+}
+
 /**
  * Issues a new access token and refresh token under a grant and records the
  * audit event. Only the tokens' SHA-256 digests are stored (S5).
@@ -29,15 +45,14 @@ export async function issueTokens(
   now: Date,
   audit: { action: AuditAction; origin: RequestOrigin },
 ): Promise<TokenResponse> {
-  const accessToken = randomHex();
-  const refreshToken = randomHex();
+  const { accessToken, refreshToken, accessTokenExpiresAt } = newTokenValues(now);
   await insertTokenPair(
     db,
     {
       grant,
       accessTokenHash: sha256Hex(accessToken),
       refreshTokenHash: sha256Hex(refreshToken),
-      accessTokenExpiresAt: new Date(now.getTime() + accessTokenLifetimeSeconds * 1000),
+      accessTokenExpiresAt,
       createdAt: now,
     },
     {
@@ -49,11 +64,5 @@ export async function issueTokens(
       userAgent: audit.origin.userAgent?.slice(0, 512) ?? null,
     },
   );
-  return {
-    access_token: accessToken,
-    token_type: "Bearer",
-    expires_in: accessTokenLifetimeSeconds,
-    refresh_token: refreshToken,
-    created_at: Math.floor(now.getTime() / 1000),
-  };
+  return tokenResponse(accessToken, refreshToken, now);
 }

@@ -11,6 +11,17 @@ export function isS256Challenge(challenge: string): boolean {
 }
 
 /**
+ * The S256 challenge of a `code_verifier`, or `null` when the verifier is not
+ * 43 to 128 unreserved characters (then it can match no challenge).
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.2
+ */
+export function s256ChallengeOf(verifier: string): string | null {
+  if (!verifierPattern.test(verifier)) return null;
+  return createHash("sha256").update(verifier, "ascii").digest("base64url");
+}
+
+/**
  * Checks a `code_verifier` against the S256 `code_challenge` stored with the code.
  *
  * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.6

@@ -3,9 +3,10 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
 import { revokeGrant } from "../repositories/grants.js";
 import { findRefreshToken, rotateRefreshTokenOfApplication } from "../repositories/tokens.js";
+import { rotateRefreshTokenInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
-import { issueTokens, type TokenResponse } from "./issue-tokens.js";
+import { issueTokens, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
 
 /**
  * The `refresh_token` grant with rotation (S10): a new access token and a new
@@ -25,6 +26,22 @@ export async function refreshAccessToken(
   const tokenHash = sha256Hex(refreshToken);
   const now = ctx.now();
 
+  const fresh = newTokenValues(now);
+  const issued = await rotateRefreshTokenInOneStatement(
+    ctx.db,
+    { tokenHash, applicationId: application.id },
+    {
+      accessTokenHash: sha256Hex(fresh.accessToken),
+      refreshTokenHash: sha256Hex(fresh.refreshToken),
+      accessTokenExpiresAt: fresh.accessTokenExpiresAt,
+      now,
+      ip: origin.ip,
+      userAgent: origin.userAgent?.slice(0, 512) ?? null,
+    },
+  );
+  if (issued) return tokenResponse(fresh.accessToken, fresh.refreshToken, now);
+
+  // Nothing live to rotate: work out why, in a transaction, and detect reuse.
   const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
     const rotated = await rotateRefreshTokenOfApplication(tx, tokenHash, application.id, now);
     if (!rotated) {
