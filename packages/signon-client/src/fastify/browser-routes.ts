@@ -22,6 +22,11 @@ const CallbackQuery = Type.Object({
   error: Type.Optional(Type.String({ maxLength: 1024 })),
 });
 
+/** The callback's query string carries the authorization code and `state`: its request logs show the path only. */
+const logSerializers = {
+  req: (request: { method: string; url: string }) => ({ method: request.method, url: request.url.split("?")[0] }),
+};
+
 /** The sign-in, callback and sign-out routes a browser goes through (gds-sso's paths by default). */
 export function browserRoutes(client: SignonClient, paths: BrowserRoutePaths, cookie: SessionCookie) {
   return async function signInRoutes(app: FastifyInstance): Promise<void> {
@@ -36,7 +41,7 @@ export function browserRoutes(client: SignonClient, paths: BrowserRoutePaths, co
       return reply.header("cache-control", "no-store").redirect(started.authorizationUrl, 302);
     });
 
-    routes.get(paths.callback, { schema: { querystring: CallbackQuery } }, async (request, reply) => {
+    routes.get(paths.callback, { schema: { querystring: CallbackQuery }, logSerializers }, async (request, reply) => {
       try {
         const signedIn = await client.completeSignIn(cookie.read(request), request.query);
         cookie.set(reply, signedIn.sessionId, signedIn.expiresAt);

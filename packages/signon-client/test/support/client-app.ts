@@ -27,6 +27,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
+  /** Collect the client app's log lines (every level) here. */
+  logLines?: string[];
   expiresInSeconds?: number;
   rotateRefreshTokens?: boolean;
   plugin?: Partial<SignonPluginOptions>;
@@ -40,8 +42,11 @@ export async function buildClientApp(
   clock: ManualClock,
   stores: { users: UserStore; sessions: SessionStore },
   plugin: Partial<SignonPluginOptions> = {},
+  logLines?: string[],
 ): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
+  const app = Fastify({
+    logger: logLines ? { level: "trace", stream: { write: (line: string) => logLines.push(line) } } : false,
+  });
   await app.register(signonClientPlugin, {
     signonUrl,
     ...CLIENT,
@@ -85,6 +90,7 @@ export function useHarness(options: HarnessOptions = {}): Harness {
           network.down ? Promise.reject(new TypeError("fetch failed")) : globalThis.fetch(input, init),
         ...options.plugin,
       },
+      options.logLines,
     );
   });
   afterEach(async () => {
