@@ -112,4 +112,16 @@ describe("startEmbeddedServer", () => {
     (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
     expect(await waiting).toEqual({ 1: 100, 2: 100 });
   });
+
+  it("rolls back a transaction that a client began just before its socket was cut", async () => {
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    client.on("error", () => {});
+    const began = client.query("BEGIN").catch(() => "cut");
+    (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    await began;
+    expect(await balances()).toEqual({ 1: 100, 2: 100 });
+    await inTransaction((other) => other.query("UPDATE accounts SET balance = 50 WHERE id = 1"));
+    expect(await balances()).toEqual({ 1: 50, 2: 100 });
+  });
 });

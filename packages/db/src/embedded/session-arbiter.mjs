@@ -65,6 +65,11 @@ export class SessionArbiter {
   /** @type {number | null} */
   #owner = null;
   #running = false;
+  /** Connections that have gone away; one that ends up owning the session gives it back at once. */
+  /** @type {Set<number>} */
+  #gone = new Set();
+  /** @type {number | null} */
+  #runningFor = null;
   /** @type {Array<() => void>} */
   #idleWaiters = [];
   #stallWarningMs;
@@ -110,6 +115,7 @@ export class SessionArbiter {
    * @param {number} handlerId
    */
   clearQueueForHandler(handlerId) {
+    this.#gone.add(handlerId);
     const kept = [];
     for (const item of this.#queue) {
       if (item.handlerId === handlerId) item.reject(new Error("connection closed"));
@@ -126,7 +132,11 @@ export class SessionArbiter {
    * @returns {Promise<void>}
    */
   async clearTransactionIfNeeded(handlerId) {
-    if (this.#owner !== handlerId) return;
+    if (this.#owner !== handlerId) {
+      // A message of this connection still running is dealt with when it ends.
+      if (this.#runningFor !== handlerId) this.#gone.delete(handlerId);
+      return;
+    }
     await new Promise((resolve, reject) => {
       this.#queue.unshift({ handlerId, message: null, onData: () => {}, resolve, reject });
       void this.#drain();
@@ -190,6 +200,7 @@ export class SessionArbiter {
   async #run(item) {
     const message = /** @type {Uint8Array} */ (item.message);
     let bytes = 0;
+    this.#runningFor = item.handlerId;
     try {
       await this.#db.runExclusive(() =>
         this.#db.execProtocolRawStream(message, {
@@ -203,7 +214,15 @@ export class SessionArbiter {
     } catch (error) {
       item.reject(error instanceof Error ? error : new Error(String(error)));
     } finally {
+      this.#runningFor = null;
       this.#owner = keepsSession(messageType(message), this.#db.isInTransaction()) ? item.handlerId : null;
+      if (this.#gone.has(item.handlerId)) {
+        if (this.#owner === item.handlerId) {
+          this.#queue.unshift({ handlerId: item.handlerId, message: null, onData: () => {}, resolve: () => {}, reject: () => {} });
+        } else {
+          this.#gone.delete(item.handlerId);
+        }
+      }
     }
   }
 
@@ -220,6 +239,7 @@ export class SessionArbiter {
     } catch (error) {
       item.reject(error instanceof Error ? error : new Error(String(error)));
     } finally {
+      this.#gone.delete(item.handlerId);
       this.#owner = null;
     }
   }
