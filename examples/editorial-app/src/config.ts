@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 /** Where the application keeps its users and sessions. */
 export interface DatabaseConfig {
   /** A PostgreSQL connection string (`DATABASE_URL`); absent: the embedded database in `dataDir`. */
@@ -34,13 +36,17 @@ export class ConfigError extends Error {
  * | Variable | Default |
  * |---|---|
  * | `SIGNON_URL` | `http://localhost:3000` |
- * | `EDITORIAL_APP_CLIENT_ID` | required |
- * | `EDITORIAL_APP_CLIENT_SECRET` | required |
+ * | `EDITORIAL_APP_CLIENT_ID` | required, unless in the credentials file |
+ * | `EDITORIAL_APP_CLIENT_SECRET` | required, unless in the credentials file |
+ * | `EDITORIAL_APP_CREDENTIALS_FILE` | none: the JSON that `signon apps create --json` prints (`client_id`, `client_secret`) |
  * | `EDITORIAL_APP_URL` (its public origin; the callback is `{url}/auth/gds/callback`) | `http://localhost:{PORT}` |
  * | `DATABASE_URL` | embedded database in `EDITORIAL_APP_DATA_DIR` (`./data/pglite`) |
  * | `HOST`, `PORT` | `127.0.0.1`, `3002` |
  */
-export function configFromEnv(env: Record<string, string | undefined>): EditorialAppConfig & ListenConfig {
+export function configFromEnv(
+  env: Record<string, string | undefined>,
+  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): EditorialAppConfig & ListenConfig {
   const port = Number(env["PORT"] ?? "3002");
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(env["PORT"])}`);
@@ -48,13 +54,33 @@ export function configFromEnv(env: Record<string, string | undefined>): Editoria
   const appUrl = url("EDITORIAL_APP_URL", env["EDITORIAL_APP_URL"] ?? `http://localhost:${port}`);
   return {
     signonUrl: url("SIGNON_URL", env["SIGNON_URL"] ?? "http://localhost:3000"),
-    clientId: required(env, "EDITORIAL_APP_CLIENT_ID"),
-    clientSecret: required(env, "EDITORIAL_APP_CLIENT_SECRET"),
+    ...credentials(env, readFile),
     redirectUri: `${appUrl}/auth/gds/callback`,
     database: { url: env["DATABASE_URL"] || undefined, dataDir: env["EDITORIAL_APP_DATA_DIR"] || undefined },
     host: env["HOST"] ?? "127.0.0.1",
     port,
   };
+}
+
+function credentials(
+  env: Record<string, string | undefined>,
+  readFile: (path: string) => string,
+): { clientId: string; clientSecret: string } {
+  const file = env["EDITORIAL_APP_CREDENTIALS_FILE"];
+  if (file === undefined || file === "" || env["EDITORIAL_APP_CLIENT_ID"]) {
+    return { clientId: required(env, "EDITORIAL_APP_CLIENT_ID"), clientSecret: required(env, "EDITORIAL_APP_CLIENT_SECRET") };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFile(file));
+  } catch (error) {
+    throw new ConfigError(`EDITORIAL_APP_CREDENTIALS_FILE: cannot read ${file} as JSON: ${(error as Error).message}`);
+  }
+  const { client_id: clientId, client_secret: clientSecret } = (parsed ?? {}) as Record<string, unknown>;
+  if (typeof clientId !== "string" || clientId === "" || typeof clientSecret !== "string" || clientSecret === "") {
+    throw new ConfigError(`EDITORIAL_APP_CREDENTIALS_FILE: ${file} needs "client_id" and "client_secret" strings`);
+  }
+  return { clientId, clientSecret };
 }
 
 function required(env: Record<string, string | undefined>, name: string): string {

@@ -38,6 +38,35 @@ describe("configFromEnv", () => {
     });
   });
 
+  it("reads the credentials from the file signon apps create --json wrote", () => {
+    const files: Record<string, string> = {
+      "/data/editorial-app.json": '{"name":"Editorial","client_id":"from-file","client_secret":"file-secret"}',
+    };
+
+    const config = configFromEnv({ EDITORIAL_APP_CREDENTIALS_FILE: "/data/editorial-app.json" }, (path) => {
+      const text = files[path];
+      if (text === undefined) throw new Error("ENOENT");
+      return text;
+    });
+
+    expect([config.clientId, config.clientSecret]).toEqual(["from-file", "file-secret"]);
+  });
+
+  it.each([
+    ["/missing.json", /^EDITORIAL_APP_CREDENTIALS_FILE: cannot read \/missing.json as JSON: ENOENT$/],
+    ["/not-json.json", /^EDITORIAL_APP_CREDENTIALS_FILE: cannot read \/not-json.json as JSON/],
+    ["/no-secret.json", /^EDITORIAL_APP_CREDENTIALS_FILE: \/no-secret.json needs "client_id" and "client_secret" strings$/],
+  ])("stops at a credentials file %s that is not usable", (path, message) => {
+    const files: Record<string, string> = { "/not-json.json": "client_id=x", "/no-secret.json": '{"client_id":"x"}' };
+    const read = (p: string) => {
+      const text = files[p];
+      if (text === undefined) throw new Error("ENOENT");
+      return text;
+    };
+
+    expect(() => configFromEnv({ EDITORIAL_APP_CREDENTIALS_FILE: path }, read)).toThrow(message);
+  });
+
   it.each([
     [{ EDITORIAL_APP_CLIENT_ID: undefined }, /^EDITORIAL_APP_CLIENT_ID is required/],
     [{ EDITORIAL_APP_CLIENT_SECRET: "" }, /^EDITORIAL_APP_CLIENT_SECRET is required/],
