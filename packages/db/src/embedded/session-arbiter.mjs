@@ -16,7 +16,7 @@ import { TextEncoder } from "node:util";
 const SYNC = new Uint8Array([0x53, 0, 0, 0, 4]);
 const ROLLBACK = simpleQuery("ROLLBACK");
 
-/** Message types of the extended query protocol that keep the session until Sync. */
+/** Message types that keep the session until Sync: the extended query protocol, and COPY data. */
 const EXTENDED = new Set(["P", "B", "D", "E", "C", "H", "d"]);
 
 /**
@@ -80,7 +80,7 @@ export class SessionArbiter {
 
   /**
    * @param {import("@electric-sql/pglite").PGlite} db
-   * @param {{ stallWarningMs?: number, onStall?: (message: string) => void }} [options]
+   * @param {{ stallWarningMs?: number | undefined, onStall?: (message: string) => void }} [options]
    *   `onStall` is told when one connection has kept the session for
    *   `stallWarningMs` (default 10 s) without sending anything while others wait.
    */
@@ -226,7 +226,7 @@ export class SessionArbiter {
     }
   }
 
-  /** @param {{ resolve: (bytes: number) => void, reject: (error: Error) => void }} item */
+  /** @param {{ handlerId: number, resolve: (bytes: number) => void, reject: (error: Error) => void }} item */
   async #release(item) {
     try {
       await this.#db.runExclusive(async () => {
