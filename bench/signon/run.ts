@@ -15,8 +15,9 @@ import autocannon from "autocannon";
 import type { Prepared } from "./serve.js";
 
 const seconds = Number(process.env.BENCH_SECONDS || 10);
-const fresh = Number(process.env.BENCH_FRESH || 60_000);
+const fresh = Number(process.env.BENCH_FRESH || 80_000);
 const connections = 10;
+const warmUpSeconds = 2;
 
 interface Measured {
   rps: number;
@@ -52,12 +53,16 @@ function takeFrom(values: string[]): () => string {
   };
 }
 
-async function measure(url: string, options: { method: "GET" | "POST"; headers: Record<string, string>; nextBody?: () => string }): Promise<Measured> {
+async function measure(
+  url: string,
+  options: { method: "GET" | "POST"; headers: Record<string, string>; nextBody?: () => string },
+  duration = seconds,
+): Promise<Measured> {
   const { nextBody } = options;
   const result = await autocannon({
     url,
     connections,
-    duration: seconds,
+    duration,
     method: options.method,
     headers: options.headers,
     ...(nextBody ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, body: nextBody() }) }] } : {}),
@@ -81,12 +86,18 @@ const ours = await start("signon");
 const peer = await start("oidc-provider");
 const rows: { name: string; ours: Measured; peer: Measured }[] = [];
 try {
-  const bench = async (name: string, run: (side: Prepared) => Promise<Measured>) => {
+  // Each side gets the same warm-up (JIT, caches, connection pools) before it is measured.
+  const bench = async (name: string, load: (side: Prepared) => Parameters<typeof measure>[1], path: (side: Prepared) => string) => {
+    const run = async (side: Prepared) => {
+      const options = load(side);
+      await measure(`${side.url}${path(side)}`, options, warmUpSeconds);
+      return measure(`${side.url}${path(side)}`, options);
+    };
     rows.push({ name, ours: await run(ours.prepared), peer: await run(peer.prepared) });
   };
-  await bench("POST /token authorization_code", (side) => measure(`${side.url}${side.tokenPath}`, { method: "POST", headers: form, nextBody: codeGrant(side) }));
-  await bench("POST /token refresh_token", (side) => measure(`${side.url}${side.tokenPath}`, { method: "POST", headers: form, nextBody: refreshGrant(side) }));
-  await bench("GET /user.json (peer: /me)", (side) => measure(`${side.url}${side.userPath}`, { method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }));
+  await bench("POST /token authorization_code", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side) }), (side) => side.tokenPath);
+  await bench("POST /token refresh_token", (side) => ({ method: "POST", headers: form, nextBody: refreshGrant(side) }), (side) => side.tokenPath);
+  await bench("GET /user.json (peer: /me)", (side) => ({ method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }), (side) => side.userPath);
 } finally {
   await stop(ours.child);
   await stop(peer.child);

@@ -34,8 +34,9 @@ interface Row extends Record<string, unknown> {
 }
 
 /**
- * Finds an access token that is neither expired nor revoked (nor its grant)
- * at `now`, with its user, organisation, application and the user's
+ * Finds an access token that is neither expired nor revoked at `now` (revoking
+ * a grant revokes its tokens in the same transaction, so the token's own
+ * `revoked_at` is enough), with its user, organisation, application and the user's
  * permissions there: one round trip, since every `/user.json` call does this.
  */
 export async function findLiveAccessTokenForResource(db: SignonDatabase, tokenHash: string, now: Date): Promise<LiveAccessToken | null> {
@@ -46,11 +47,10 @@ export async function findLiveAccessTokenForResource(db: SignonDatabase, tokenHa
                  where p.user_uid = t.user_uid and p.application_id = t.application_id
                  order by p.permission) as permissions
       from signon.access_tokens t
-      join signon.grants g on g.id = t.grant_id
       join signon.users u on u.uid = t.user_uid
       join signon.applications a on a.id = t.application_id
       left join signon.organisations o on o.id = u.organisation_id
-     where t.token_hash = ${tokenHash} and t.revoked_at is null and g.revoked_at is null
+     where t.token_hash = ${tokenHash} and t.revoked_at is null
        and t.expires_at > ${now.toISOString()}::timestamptz
      limit 1`);
   const row = result.rows[0];
