@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { readMigrationFiles, type MigrationMeta } from "drizzle-orm/migrator";
 import type pg from "pg";
 
@@ -24,6 +26,11 @@ export interface MigrationReport {
   schema: string;
   /** Migrations applied by this call (0 when the database was up to date). */
   applied: number;
+  /**
+   * Tags of migrations applied earlier whose SQL has changed since: the
+   * database does not have the change. (Edit a new migration instead.)
+   */
+  changedSinceApplied: string[];
 }
 
 /** Schema that holds every service's bookkeeping table. */
@@ -42,7 +49,10 @@ function quoteIdentifier(name: string): string {
 }
 
 /**
- * Applies the pending drizzle-kit migrations of each set, in order.
+ * Applies the pending drizzle-kit migrations of each set, in journal order.
+ * A migration is pending when its journal timestamp is not recorded, so one
+ * merged in from another branch with an older timestamp than the last applied
+ * one is still applied (drizzle's own migrator would skip it).
  *
  * Each set migrates in one transaction that first takes a transaction-level
  * advisory lock, then reads what is applied: two instances starting at once
@@ -54,12 +64,25 @@ export async function runMigrations(pool: pg.Pool, sets: readonly MigrationSet[]
   const reports: MigrationReport[] = [];
   for (const set of sets) {
     const migrations = readMigrationFiles({ migrationsFolder: set.folder });
-    reports.push({ schema: set.schema, applied: await migrateSet(pool, set, migrations) });
+    reports.push({ schema: set.schema, ...(await migrateSet(pool, set, migrations, journalTags(set.folder))) });
   }
   return reports;
 }
 
-async function migrateSet(pool: pg.Pool, set: MigrationSet, migrations: MigrationMeta[]): Promise<number> {
+/** The tags (file names without `.sql`) of the journal's migrations, in journal order. */
+function journalTags(folder: string): string[] {
+  const journal = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
+  return journal.entries.map((entry) => entry.tag);
+}
+
+async function migrateSet(
+  pool: pg.Pool,
+  set: MigrationSet,
+  migrations: MigrationMeta[],
+  tags: string[],
+): Promise<Omit<MigrationReport, "schema">> {
   const table = `${quoteIdentifier(BOOKKEEPING_SCHEMA)}.${quoteIdentifier(bookkeepingTable(set))}`;
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -70,13 +93,18 @@ async function migrateSet(pool: pg.Pool, set: MigrationSet, migrations: Migratio
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${table} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
     );
-    const last = await client.query<{ created_at: string | null }>(
-      `SELECT created_at FROM ${table} ORDER BY created_at DESC LIMIT 1`,
+    const recorded = await client.query<{ hash: string; created_at: string | null }>(
+      `SELECT hash, created_at FROM ${table}`,
     );
-    const appliedUpTo = Number(last.rows[0]?.created_at ?? -1);
+    const hashByTimestamp = new Map(recorded.rows.map((row) => [Number(row.created_at), row.hash]));
     let applied = 0;
-    for (const migration of migrations) {
-      if (migration.folderMillis <= appliedUpTo) continue;
+    const changedSinceApplied: string[] = [];
+    for (const [index, migration] of migrations.entries()) {
+      const recordedHash = hashByTimestamp.get(migration.folderMillis);
+      if (recordedHash !== undefined) {
+        if (recordedHash !== migration.hash) changedSinceApplied.push(tags[index] ?? String(migration.folderMillis));
+        continue;
+      }
       for (const statement of migration.sql) {
         if (statement.trim() !== "") await client.query(statement);
       }
@@ -87,7 +115,7 @@ async function migrateSet(pool: pg.Pool, set: MigrationSet, migrations: Migratio
       applied += 1;
     }
     await client.query("COMMIT");
-    return applied;
+    return { applied, changedSinceApplied };
   } catch (error) {
     await client.query("ROLLBACK").catch((rollbackError: unknown) => {
       broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));

@@ -73,6 +73,12 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
     if (options.migrations !== undefined) {
       for (const report of await runMigrations(pool, options.migrations)) {
         if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
+        for (const tag of report.changedSinceApplied) {
+          log.warn(
+            `database: migration ${tag} of schema ${report.schema} has changed since it was applied; ` +
+              `this database does not have the change (write a new migration instead of editing an applied one)`,
+          );
+        }
       }
     }
   } catch (error) {

@@ -1,6 +1,9 @@
+import { appendFile, cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, runMigrations, startEmbeddedServer, type EmbeddedServer } from "../src/index.js";
+import { createPool, runMigrations, startEmbeddedServer, type EmbeddedServer, type MigrationSet } from "../src/index.js";
 import { dropDatabase, recreateDatabase } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 
@@ -34,6 +37,18 @@ async function withPool<T>(work: (pool: pg.Pool) => Promise<T>): Promise<T> {
   }
 }
 
+/** A copy of the fixture migrations that a test may change. */
+async function copyOfFixtureMigrations(): Promise<MigrationSet & { cleanUp(): Promise<void> }> {
+  const parent = await mkdtemp(join(tmpdir(), "tessera-migrations-"));
+  const folder = join(parent, "migrations");
+  await cp(fixtureMigrations.folder, folder, { recursive: true });
+  return { schema: "fixture", folder, cleanUp: () => rm(parent, { recursive: true, force: true }) };
+}
+
+interface Journal {
+  entries: { idx: number; version: string; when: number; tag: string; breakpoints: boolean }[];
+}
+
 async function fresh(): Promise<void> {
   await withPool(async (pool) => {
     await pool.query('DROP SCHEMA IF EXISTS "fixture" CASCADE');
@@ -45,7 +60,7 @@ describe("runMigrations", () => {
   it("applies every migration of a set in order and records each in schema drizzle", async () => {
     await fresh();
     const reports = await withPool((pool) => runMigrations(pool, [fixtureMigrations]));
-    expect(reports).toEqual([{ schema: "fixture", applied: 2 }]);
+    expect(reports).toEqual([{ schema: "fixture", applied: 2, changedSinceApplied: [] }]);
     await withPool(async (pool) => {
       const columns = await pool.query<{ column_name: string }>(
         `SELECT column_name FROM information_schema.columns
@@ -62,7 +77,7 @@ describe("runMigrations", () => {
     await withPool((pool) => runMigrations(pool, [fixtureMigrations]));
     await withPool(async (pool) => {
       await pool.query("INSERT INTO fixture.notes (title) VALUES ('kept')");
-      expect(await runMigrations(pool, [fixtureMigrations])).toEqual([{ schema: "fixture", applied: 0 }]);
+      expect(await runMigrations(pool, [fixtureMigrations])).toEqual([{ schema: "fixture", applied: 0, changedSinceApplied: [] }]);
       const notes = await pool.query("SELECT title FROM fixture.notes");
       expect(notes.rows).toEqual([{ title: "kept" }]);
     });
@@ -87,5 +102,45 @@ describe("runMigrations", () => {
       const tables = await pool.query("SELECT tablename FROM pg_tables WHERE schemaname = 'fixture'");
       expect(tables.rows).toEqual([]);
     });
+  });
+
+  it("applies a migration merged in from another branch with an older timestamp than the last applied one", async () => {
+    await fresh();
+    const set = await copyOfFixtureMigrations();
+    try {
+      await withPool((pool) => runMigrations(pool, [set]));
+      const journalFile = join(set.folder, "meta", "_journal.json");
+      const journal = JSON.parse(await readFile(journalFile, "utf8")) as Journal;
+      const first = journal.entries[0];
+      if (first === undefined) throw new Error("the fixture journal is empty");
+      journal.entries.push({ ...first, idx: 2, when: first.when + 1, tag: "0002_from_another_branch" });
+      await writeFile(journalFile, JSON.stringify(journal));
+      await writeFile(join(set.folder, "0002_from_another_branch.sql"), 'CREATE INDEX "notes_title_idx" ON "fixture"."notes" ("title");');
+      await withPool(async (pool) => {
+        expect(await runMigrations(pool, [set])).toEqual([{ schema: "fixture", applied: 1, changedSinceApplied: [] }]);
+        const indexes = await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'fixture' AND indexname = 'notes_title_idx'");
+        expect(indexes.rows).toEqual([{ indexname: "notes_title_idx" }]);
+      });
+    } finally {
+      await set.cleanUp();
+    }
+  });
+
+  it("reports an applied migration whose SQL has changed since, and leaves it alone", async () => {
+    await fresh();
+    const set = await copyOfFixtureMigrations();
+    try {
+      await withPool((pool) => runMigrations(pool, [set]));
+      await appendFile(join(set.folder, "0001_add_done.sql"), "\n--> statement-breakpoint\nALTER TABLE \"fixture\".\"notes\" ADD COLUMN \"late\" text;");
+      await withPool(async (pool) => {
+        expect(await runMigrations(pool, [set])).toEqual([
+          { schema: "fixture", applied: 0, changedSinceApplied: ["0001_add_done"] },
+        ]);
+        const late = await pool.query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'fixture' AND column_name = 'late'");
+        expect(late.rows).toEqual([]);
+      });
+    } finally {
+      await set.cleanUp();
+    }
   });
 });
