@@ -4,7 +4,7 @@ import { recomputeAggregates } from "../aggregation/recompute.js";
 import type { CourseStructures } from "../domain/course-structures.js";
 import { parseCourseKey, resolveBlockKey } from "../domain/keys.js";
 import { upsertCompletions } from "../repositories/completions.js";
-import { hasActiveEnrollment } from "../repositories/enrollments.js";
+import { lockEnrollmentByUsername } from "../repositories/enrollments.js";
 import { findLearnerByUsername } from "../repositories/learners.js";
 
 /** A batch of block completions, in the Open edX completion service's shape (C15). */
@@ -22,7 +22,8 @@ export type BatchRefusal = { readonly refused: "invalid" | "unknown_user"; reado
  * rewrites the stored aggregates of the changed blocks' ancestors, so reads
  * that follow are current. The learner's enrollment row is locked for the
  * transaction, so two batches for the same learner and course never
- * interleave their aggregate updates.
+ * interleave their aggregate updates (the stale worker and stale reads take
+ * the same lock).
  * @see https://github.com/openedx/completion (the batch endpoint's shape)
  */
 export async function submitCompletionBatch(
@@ -38,12 +39,17 @@ export async function submitCompletionBatch(
     if (!isCompletionValue(value)) return { refused: "invalid", detail: `Invalid completion value for ${blockKey}: must be a number from 0 to 1.` };
   }
   return db.transaction(async (tx) => {
-    const learner = await findLearnerByUsername(tx, batch.username);
-    if (!learner) return { refused: "unknown_user", detail: `User not found: ${batch.username}` } as const;
-    if (!(await hasActiveEnrollment(tx, learner.id, batch.course_key, true))) {
+    // One query locks the enrollment and reads the course's structure digest; the cached tree is used when it is current.
+    const enrollment = await lockEnrollmentByUsername(tx, batch.username, batch.course_key);
+    if (!enrollment && !(await findLearnerByUsername(tx, batch.username))) {
+      return { refused: "unknown_user", detail: `User not found: ${batch.username}` } as const;
+    }
+    if (!enrollment?.isActive) {
       return { refused: "invalid", detail: `User ${batch.username} is not actively enrolled in ${batch.course_key}.` } as const;
     }
-    const structure = await structures.get(tx, batch.course_key);
+    const cached = structures.peek(batch.course_key);
+    const structure = cached && cached.course.structureHash === enrollment.courseHash ? cached : await structures.get(tx, batch.course_key);
+    const learner = { id: enrollment.learnerId };
     // Keyed by canonical block key: an i4x:// and a block-v1: spelling of one block are one row.
     const values = new Map<string, number>();
     for (const [text, value] of Object.entries(batch.blocks)) {

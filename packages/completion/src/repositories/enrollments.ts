@@ -111,3 +111,24 @@ export async function setEnrollmentCourseProgress(
     .set({ courseEarned: progress?.earned ?? null, coursePossible: progress?.possible ?? null, coursePercent: progress?.percent ?? null })
     .where(and(eq(enrollments.courseKey, courseKey), eq(enrollments.learnerId, learnerId)));
 }
+
+/**
+ * Locks the enrollment of (username, course) for the rest of the transaction
+ * and returns it with the course's stored structure digest, in one query;
+ * null when the user has no enrollment in the course (or is unknown).
+ */
+export async function lockEnrollmentByUsername(
+  q: Queryable,
+  username: string,
+  courseKey: string,
+): Promise<{ learnerId: number; isActive: boolean; courseHash: string | null } | null> {
+  // Raw SQL: PostgreSQL wants `FOR UPDATE OF` an unqualified name, so the enrollment gets an alias.
+  const result = await q.execute<{ learner_id: number; is_active: boolean; course_hash: string | null }>(sql`
+    select e.learner_id, e.is_active,
+      (select ${courses.structureHash} from ${courses} where ${courses.key} = ${courseKey}) as course_hash
+    from ${enrollments} e inner join ${learners} l on l.id = e.learner_id
+    where l.username = ${username} and e.course_key = ${courseKey}
+    for update of e`);
+  const row = result.rows[0];
+  return row ? { learnerId: row.learner_id, isActive: row.is_active, courseHash: row.course_hash } : null;
+}
