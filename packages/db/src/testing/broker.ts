@@ -15,14 +15,20 @@ export interface TestDatabaseBroker {
  * `GET <url>/servers/<slot>` (answer: `{ "url": "postgres://…" }`). A slot is a
  * vitest pool id: one test file runs in a slot at a time, so a slot's server is
  * never shared by files running in parallel, and it boots once per run.
+ * `prewarm` starts slot 1's server at once.
  */
-export async function startTestDatabaseBroker(): Promise<TestDatabaseBroker> {
+export async function startTestDatabaseBroker(options: { prewarm?: boolean } = {}): Promise<TestDatabaseBroker> {
   const servers = new Map<string, Promise<EmbeddedServer>>();
+  // The first start may have to initialise the cluster template; the others
+  // wait for it and load the template instead of all running initdb at once.
+  let firstStart: Promise<unknown> | undefined;
 
   const serverFor = (slot: string): Promise<EmbeddedServer> => {
     let server = servers.get(slot);
     if (server === undefined) {
-      server = startEmbeddedServer({ log: testLogger });
+      const start = (): Promise<EmbeddedServer> => startEmbeddedServer({ log: testLogger });
+      server = firstStart === undefined ? start() : firstStart.then(start, start);
+      firstStart ??= server;
       servers.set(slot, server);
       // A failed start is not remembered: the next request tries again.
       server.catch(() => servers.delete(slot));
@@ -48,6 +54,9 @@ export async function startTestDatabaseBroker(): Promise<TestDatabaseBroker> {
   });
   const address = http.address();
   if (address === null || typeof address !== "object") throw new Error("the broker has no TCP address");
+
+  // Slot 1 is always the first one used: start its server now, while vitest starts its workers.
+  if (options.prewarm === true) void serverFor("1").catch(() => {});
 
   return {
     url: `http://127.0.0.1:${address.port}`,

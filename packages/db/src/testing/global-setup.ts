@@ -21,7 +21,9 @@ const registry = globalThis as { [SHARED]?: SharedBroker };
  * starts a server for each file.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const shared = (registry[SHARED] ??= { broker: startTestDatabaseBroker(), users: 0 });
+  // With DATABASE_URL, test files use PostgreSQL and no embedded server is needed up front.
+  const prewarm = !process.env["DATABASE_URL"];
+  const shared = (registry[SHARED] ??= { broker: startTestDatabaseBroker({ prewarm }), users: 0 });
   shared.users += 1;
   const broker = await shared.broker;
   project.provide(BROKER_KEY, broker.url);
