@@ -148,6 +148,12 @@ describe("endpoint(route, options)", () => {
     expect(endpoint("GET /users/").url).toBe("http://localhost:3000/users");
   });
 
+  it("fills :name placeholders after expressions and stray braces, but not in the authority or fragment", () => {
+    expect(endpoint("GET https://user:pass@host.example/{a}/x}/:bc#:de", { a: 1, bc: 2 }).url).toBe(
+      "https://user:pass@host.example/1/x}/2#:de",
+    );
+  });
+
   it("keeps + between terms of a search query q and encodes the rest", () => {
     expect(endpoint("GET /search/users", { q: "status:active+org:gds team lead" }).url).toBe(
       "http://localhost:3000/search/users?q=status%3Aactive+org%3Agds%20team%20lead",
@@ -175,6 +181,10 @@ describe("endpoint(…) mediaType", () => {
 
   it("ignores previews outside GraphQL", () => {
     expect(endpoint("GET /x", { mediaType: { previews: ["jean-grey"] } }).headers.accept).toBe(DEFAULT_HEADERS.accept);
+  });
+
+  it("writes a format with $ signs as it is", () => {
+    expect(endpoint("GET /x", { mediaType: { format: "$1$&" } }).headers.accept).toBe("application/vnd.tessera.v3.$1$&");
   });
 
   it("leaves a binary accept header alone", () => {

@@ -316,6 +316,18 @@ describe("template edge cases", () => {
     expect(expand("/a}b{}c{{x}", { x: "1" })).toBe("/a}b{}c{1");
   });
 
+  it("encodes braces in a reserved expansion, although it keeps them in literals", () => {
+    expect(expand("{+v}}", { v: "{x}" })).toBe("%7Bx%7D}");
+  });
+
+  it("expands functions and symbols as undefined", () => {
+    expect(expand("X{f}{?s}", { f: () => "no", s: Symbol("no") })).toBe("X");
+  });
+
+  it("writes no value for a variable that is never filled", () => {
+    expect(compileTemplate("/{a}{/b}", new Set(["b"])).expand({ a: "x", b: "y" })).toBe("/x");
+  });
+
   it("lists each variable name once, in order, without modifiers", () => {
     expect(compileTemplate("/{a}{?b:3,c*}{&a}").variableNames).toEqual(["a", "b", "c"]);
   });

@@ -58,7 +58,7 @@ function compileExpression(body: string, names: Set<string>, unfilledNames: Read
       if (value === undefined || value === null || typeof value === "function" || typeof value === "symbol") return undefined;
       if (typeof value !== "object") {
         // A prefix counts characters (code points), never splitting a surrogate pair.
-        return item(ownLabel, prefix === undefined ? String(value) : [...String(value)].slice(0, Number(prefix)).join(""));
+        return item(ownLabel, prefix ? [...String(value)].slice(0, Number(prefix)).join("") : String(value));
       }
       // A list, or an associative array, whose keys are written too: as labels when exploded, else before each value.
       const isList = Array.isArray(value);
