@@ -18,6 +18,7 @@ export type AuditAction =
   | "token_revoked"
   | "client_authentication_failed"
   | "application_created"
+  | "organisation_created"
   | "user_created"
   | "api_user_created"
   | "permissions_granted"

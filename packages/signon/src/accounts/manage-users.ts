@@ -21,6 +21,8 @@ export interface NewPerson {
   name: string;
   role?: Role | undefined;
   password?: string | undefined;
+  /** Id of the user's organisation. */
+  organisationId?: string | undefined;
 }
 
 /** Creates a person's account (S18); without a password they cannot sign in until one is set. */
@@ -34,7 +36,16 @@ export async function createUser(ctx: SignonContext, person: NewPerson, actorUid
   const passwordHash = person.password === undefined ? null : await hashPassword(person.password, ctx.config.passwordHashing);
   const now = ctx.now();
   return ctx.db.transaction(async (tx) => {
-    const user = await insertUser(tx, { uid: randomUUID(), email, name, role: person.role ?? "normal", passwordHash, createdAt: now, updatedAt: now });
+    const user = await insertUser(tx, {
+      uid: randomUUID(),
+      email,
+      name,
+      role: person.role ?? "normal",
+      passwordHash,
+      organisationId: person.organisationId ?? null,
+      createdAt: now,
+      updatedAt: now,
+    });
     await audit(tx, { action: "user_created", at: now, actorUid, subjectUid: user.uid, details: { role: user.role } });
     return user;
   });

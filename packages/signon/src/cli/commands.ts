@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, type Role } from "../accounts/manage-users.js";
+import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
 import { grantPermissions, revokePermissions } from "../applications/permissions.js";
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
@@ -75,16 +76,31 @@ export const commands: Record<string, Command> = {
   },
 
   "users create": {
-    usage: "signon users create --email E --name N [--role ROLE] [--password P | --generate-password] [--json]",
-    options: { email: { type: "string" }, name: { type: "string" }, role: { type: "string" }, password: { type: "string" }, "generate-password": { type: "boolean" } },
+    usage: "signon users create --email E --name N [--role ROLE] [--organisation SLUG] [--password P | --generate-password] [--json]",
+    options: {
+      email: { type: "string" },
+      name: { type: "string" },
+      role: { type: "string" },
+      organisation: { type: "string" },
+      password: { type: "string" },
+      "generate-password": { type: "boolean" },
+    },
     async run(ctx, options) {
       const role = optional(options, "role") ?? "normal";
       if (!roles.includes(role as Role)) throw new UsageError(`--role must be one of ${roles.join(", ")}`);
       if (options.password !== undefined && options["generate-password"]) throw new UsageError("Use --password or --generate-password, not both");
       const generated = options["generate-password"] === true ? randomBytes(18).toString("base64url") : undefined;
       const password = generated ?? optional(options, "password");
-      const user = await createUser(ctx, { email: required(options, "email"), name: required(options, "name"), role: role as Role, password });
-      const json: Record<string, unknown> = { uid: user.uid, email: user.email, name: user.name, role: user.role };
+      const slug = optional(options, "organisation");
+      const organisation = slug === undefined ? undefined : await requireOrganisation(ctx, slug);
+      const user = await createUser(ctx, {
+        email: required(options, "email"),
+        name: required(options, "name"),
+        role: role as Role,
+        password,
+        organisationId: organisation?.id,
+      });
+      const json: Record<string, unknown> = { uid: user.uid, email: user.email, name: user.name, role: user.role, organisation: organisation?.slug ?? null };
       if (generated) json.password = generated;
       return {
         json,
@@ -93,6 +109,22 @@ export const commands: Record<string, Command> = {
           ...(generated ? [`Password: ${generated}`, "The password is shown only now."] : []),
           ...(password === undefined ? ["No password set: this user cannot sign in yet."] : []),
         ],
+      };
+    },
+  },
+
+  "organisations create": {
+    usage: "signon organisations create --slug SLUG --name NAME [--content-id UUID] [--json]",
+    options: { slug: { type: "string" }, name: { type: "string" }, "content-id": { type: "string" } },
+    async run(ctx, options) {
+      const organisation = await createOrganisation(ctx, {
+        slug: required(options, "slug"),
+        name: required(options, "name"),
+        contentId: optional(options, "content-id"),
+      });
+      return {
+        json: { slug: organisation.slug, name: organisation.name, content_id: organisation.contentId },
+        text: [`Created organisation ${organisation.slug} (content id ${organisation.contentId}).`],
       };
     },
   },

@@ -39,6 +39,7 @@ describe("signon CLI", () => {
       email: "Ada@Example.org",
       name: "Ada",
       role: "superadmin",
+      organisation: null,
       password: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/),
     });
   });
@@ -60,6 +61,17 @@ describe("signon CLI", () => {
 
     const revoked = await signon("permissions", "revoke", "--email", "reporting@example.org", "--app", "Completion", "--permissions", "staff", "--json");
     expect(JSON.parse(revoked.stdout).permissions).toEqual(["signin"]);
+  });
+
+  it("creates an organisation and a user in it", async () => {
+    const created = await signon("organisations", "create", "--slug", "ministry-of-magic", "--name", "Ministry of Magic", "--content-id", "0A1B2C3D-0000-4000-8000-000000000001", "--json");
+    expect(JSON.parse(created.stdout)).toEqual({ slug: "ministry-of-magic", name: "Ministry of Magic", content_id: "0a1b2c3d-0000-4000-8000-000000000001" });
+    const user = await signon("users", "create", "--email", "min@example.org", "--name", "Min", "--organisation", "ministry-of-magic", "--json");
+    expect(JSON.parse(user.stdout)).toMatchObject({ organisation: "ministry-of-magic" });
+    expect(await signon("users", "create", "--email", "x@example.org", "--name", "X", "--organisation", "nope")).toMatchObject({
+      code: 1,
+      stderr: "signon: No organisation has slug nope\n",
+    });
   });
 
   it("suspends with a reason and unsuspends", async () => {

@@ -47,6 +47,18 @@ describe("GET /user.json", () => {
     });
   });
 
+  it("shows the user's organisation", async () => {
+    const { createOrganisation } = await import("../../src/accounts/organisations.js");
+    const organisation = await createOrganisation(signon.ctx, { slug: "cabinet-office", name: "Cabinet Office" });
+    const client = await createApp(signon.ctx, { name: "Publisher" });
+    const user = await createUser(signon.ctx, { organisationId: organisation.id, permissions: { Publisher: ["signin"] } });
+    const { code } = await obtainCode(signon.app, client, user.email);
+    const { access_token } = (await exchangeCode(signon.app, client, code)).json<{ access_token: string }>();
+    expect((await getUserJson(signon.app, access_token)).json()).toMatchObject({
+      user: { organisation_slug: "cabinet-office", organisation_content_id: organisation.contentId },
+    });
+  });
+
   it("accepts the token as the access_token query parameter (RFC 6750 §2.3)", async () => {
     const { accessToken, client } = await signedInUser();
     const response = await signon.app.inject({ method: "GET", url: `/user.json?access_token=${accessToken}&client_id=${client.clientId}` });
