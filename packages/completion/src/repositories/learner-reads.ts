@@ -56,25 +56,52 @@ export async function findLearnerInCourse(
   courseKey: string,
   blockKeys: readonly string[],
 ): Promise<LearnerInCourse | null> {
-  const result = await q.execute<{ id: number; username: string; enrolled: boolean; stale: boolean; course_hash: string | null } & ArrayColumns>(sql`
-    select l.id, l.username, (select ${courses.structureHash} from ${courses} where ${courses.key} = ${courseKey}) as course_hash,
-      exists (select 1 from ${enrollments} where ${enrollments.courseKey} = ${courseKey}
-              and ${enrollments.learnerId} = l.id and ${enrollments.isActive}) as enrolled,
-      exists (select 1 from ${staleCompletions} where ${staleCompletions.username} = l.username
-              and ${staleCompletions.courseKey} = ${courseKey} and not ${staleCompletions.resolved}) as stale,
-      agg.block_keys, agg.names, agg.earned, agg.possible, agg.percent
-    from ${learners} l
-    ${aggregateArrays(courseKey, sql`l.id`, blockKeys)}
-    where l.username = ${username}`);
-  const row = result.rows[0];
-  if (!row) return null;
+  // One row per stored aggregate (plain rows parse faster than arrays); the learner's facts are computed once.
+  const result = await q.execute<{
+    id: number;
+    username: string;
+    enrolled: boolean;
+    stale: boolean;
+    course_hash: string | null;
+    block_key: string | null;
+    aggregation_name: string | null;
+    earned: number | null;
+    possible: number | null;
+    percent: number | null;
+  }>(sql`
+    with l as materialized (
+      select ${learners.id} as id, ${learners.username} as username,
+        exists (select 1 from ${enrollments} where ${enrollments.courseKey} = ${courseKey}
+                and ${enrollments.learnerId} = ${learners.id} and ${enrollments.isActive}) as enrolled,
+        exists (select 1 from ${staleCompletions} where ${staleCompletions.username} = ${learners.username}
+                and ${staleCompletions.courseKey} = ${courseKey} and not ${staleCompletions.resolved}) as stale,
+        (select ${courses.structureHash} from ${courses} where ${courses.key} = ${courseKey}) as course_hash
+      from ${learners} where ${learners.username} = ${username}
+    )
+    select l.id, l.username, l.enrolled, l.stale, l.course_hash,
+      a.block_key, a.aggregation_name, a.earned, a.possible, a.percent
+    from l left join ${aggregates} a
+      on a.course_key = ${courseKey} and a.learner_id = l.id and a.block_key = any(${sql.param([...blockKeys])}::text[])`);
+  const first = result.rows[0];
+  if (!first) return null;
+  const stored = new Map<string, AggregateRow>();
+  for (const row of result.rows) {
+    if (row.block_key === null) continue;
+    stored.set(row.block_key, {
+      blockKey: row.block_key,
+      aggregationName: row.aggregation_name!,
+      earned: row.earned!,
+      possible: row.possible!,
+      percent: row.percent!,
+    });
+  }
   return {
-    id: row.id,
-    username: row.username,
-    activelyEnrolled: row.enrolled,
-    stale: row.stale,
-    aggregates: arraysOf(row),
-    courseHash: row.course_hash,
+    id: first.id,
+    username: first.username,
+    activelyEnrolled: first.enrolled,
+    stale: first.stale,
+    aggregates: stored,
+    courseHash: first.course_hash,
   };
 }
 
