@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openEmbeddedDatabase, startDatabase, startEmbeddedServer, type Logger } from "../src/index.js";
@@ -63,6 +64,23 @@ describe("startDatabase", () => {
     const { rows } = await completion.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM fixture.notes");
     expect(rows).toEqual([{ n: 1 }]);
     await completion.close();
+    expect(existsSync(`${dataDir}.lock`)).toBe(false);
+  });
+
+  it("opens a directory again while this process is still closing its last server on it", async () => {
+    const first = await openEmbeddedDatabase({ dataDir });
+    const closing = first.release();
+    const second = await openEmbeddedDatabase({ dataDir });
+    const pool = new pg.Pool({ connectionString: second.url });
+    try {
+      await closing;
+      expect(second.url).not.toBe(first.url);
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM fixture.notes");
+      expect(rows).toEqual([{ n: 1 }]);
+    } finally {
+      await pool.end();
+      await second.release();
+    }
     expect(existsSync(`${dataDir}.lock`)).toBe(false);
   });
 

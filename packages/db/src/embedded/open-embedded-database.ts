@@ -42,6 +42,9 @@ interface RegistryEntry {
 /** Servers of this process by absolute data directory. */
 const registry = new Map<string, RegistryEntry>();
 
+/** Servers of this process that are closing, by data directory: a new server waits for them. */
+const stopping = new Map<string, Promise<void>>();
+
 /**
  * Opens the embedded database of a data directory without ever opening the
  * directory twice:
@@ -87,7 +90,13 @@ export async function openEmbeddedDatabase(options: OpenEmbeddedOptions): Promis
       current.users -= 1;
       if (current.users > 0) return;
       if (registry.get(dataDir) === current) registry.delete(dataDir);
-      await server.stop();
+      const stop = server.stop();
+      stopping.set(dataDir, stop);
+      try {
+        await stop;
+      } finally {
+        if (stopping.get(dataDir) === stop) stopping.delete(dataDir);
+      }
     },
   };
 }
@@ -98,6 +107,8 @@ function logOption(log: Logger | undefined): { log?: Logger } {
 
 async function acquire(dataDir: string, waitMs: number, log: Logger | undefined): Promise<SharedServer> {
   const lockPath = lockPathOf(dataDir);
+  // A server of this process that is still closing keeps the directory until it has.
+  await stopping.get(dataDir)?.catch(() => {});
   await mkdir(dirname(dataDir), { recursive: true });
   const deadline = Date.now() + waitMs;
   for (;;) {
