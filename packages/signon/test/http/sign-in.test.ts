@@ -117,6 +117,18 @@ describe("POST /sign-in", () => {
     for (let i = 0; i < 5; i++) expect((await another.signIn("/sign-in", user.email, "wrong")).body).toContain("is not right");
   });
 
+  it("answers 429 after 30 failed sign-ins from one IP in 10 minutes, for any account (S15)", async () => {
+    const user = await createUser(signon.ctx);
+    const browser = new InjectBrowser(signon.app);
+    for (let i = 0; i < 30; i++) expect((await browser.signIn("/sign-in", `nobody${i}@example.org`, "guess")).statusCode).toBe(401);
+    const limited = await browser.signIn("/sign-in", user.email, defaultPassword);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers["retry-after"]).toBe("600");
+    expect(limited.body).toContain("Too many attempts from your network");
+    signon.clock.advance(600);
+    expect((await browser.signIn("/sign-in", user.email, defaultPassword)).statusCode).toBe(303);
+  });
+
   it("refuses a suspended user", async () => {
     const user = await createUser(signon.ctx);
     await suspendUser(signon.ctx, user.email, "Left");
