@@ -11,7 +11,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * `overrides` replaces the default. Neither input is changed.
  */
 export function mergeDeep(defaults: Readonly<Record<string, unknown>>, overrides: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const merged = { ...defaults };
+  // Object.assign rather than spread: V8 adds keys to the copy far faster.
+  const merged = Object.assign({}, defaults);
   for (const key of Object.keys(overrides)) {
     const base = defaults[key];
     const override = overrides[key];

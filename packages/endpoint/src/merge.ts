@@ -1,3 +1,4 @@
+import { boundedCache } from "./bounded-cache.js";
 import { addLowercaseHeaders } from "./lowercase-headers.js";
 import { isPlainObject, mergeDeep } from "./merge-deep.js";
 import type { EndpointOptions, MediaType, MergedOptions, RequestHeaders } from "./types.js";
@@ -8,7 +9,7 @@ import type { EndpointOptions, MediaType, MergedOptions, RequestHeaders } from "
  * object is built so the defaults are never changed.
  */
 function graphqlMediaType(defaults: MergedOptions, merged: Record<string, unknown>): MediaType {
-  const mediaType: MediaType = { ...(isPlainObject(merged["mediaType"]) ? merged["mediaType"] : {}) };
+  const mediaType: MediaType = Object.assign({}, isPlainObject(merged["mediaType"]) ? merged["mediaType"] : {});
   const own = mediaType.previews ?? [];
   const inherited = defaults.mediaType.previews ?? [];
   mediaType.previews = inherited
@@ -17,6 +18,9 @@ function graphqlMediaType(defaults: MergedOptions, merged: Record<string, unknow
     .map((preview) => preview.replace("-preview", ""));
   return mediaType;
 }
+
+/** The words of a route; routes are usually constants, so each is split once. */
+const routeWords = boundedCache((route) => route.split(" "));
 
 /**
  * Applies `defaults` to the options of a call without parsing anything: the
@@ -27,11 +31,11 @@ function graphqlMediaType(defaults: MergedOptions, merged: Record<string, unknow
  * (such as `mediaType`) merge key by key.
  */
 export function merge(defaults: MergedOptions, route: string | EndpointOptions | undefined, options?: EndpointOptions): MergedOptions {
-  const headers: RequestHeaders = { ...defaults.headers };
+  const headers: RequestHeaders = Object.assign({}, defaults.headers);
   let own: Record<string, unknown> = {};
   let source = options;
   if (typeof route === "string") {
-    const [first, second] = route.split(" ");
+    const [first, second] = routeWords(route);
     own = second ? { method: first, url: second } : { url: first };
   } else {
     source = route;

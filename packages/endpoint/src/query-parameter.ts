@@ -4,5 +4,7 @@
  * stays a `+` (search syntax uses it between terms).
  */
 export function queryParameter(name: string, value: unknown): string {
-  return name + "=" + (name === "q" ? String(value).split("+").map(encodeURIComponent).join("+") : encodeURIComponent(value as string));
+  if (name !== "q") return name + "=" + encodeURIComponent(value as string);
+  const query = String(value);
+  return "q=" + (query.includes("+") ? query.split("+").map(encodeURIComponent).join("+") : encodeURIComponent(query));
 }
