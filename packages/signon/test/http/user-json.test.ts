@@ -59,6 +59,23 @@ describe("GET /user.json", () => {
     });
   });
 
+  it("accepts a token issued in advance to an API user until it expires (S17)", async () => {
+    const { createApiUser } = await import("../../src/accounts/manage-users.js");
+    const { grantPermissions } = await import("../../src/applications/permissions.js");
+    const { issueOperatorToken } = await import("../../src/oauth/issue-operator-token.js");
+    await createApp(signon.ctx, { name: "Completion", permissions: ["staff"] });
+    const apiUser = await createApiUser(signon.ctx, { email: "reporting@example.org", name: "Reporting" });
+    await grantPermissions(signon.ctx, { email: apiUser.email, application: "Completion", permissions: ["signin", "staff"] });
+    const { accessToken } = await issueOperatorToken(signon.ctx, { email: apiUser.email, application: "Completion", expiresInSeconds: 86_400 });
+
+    const response = await getUserJson(signon.app, accessToken);
+    expect(response.json()).toEqual({
+      user: { uid: apiUser.uid, name: "Reporting", email: "reporting@example.org", permissions: ["signin", "staff"], organisation_slug: null, organisation_content_id: null, disabled: false },
+    });
+    signon.clock.advance(86_400);
+    expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(401);
+  });
+
   it("accepts the token as the access_token query parameter (RFC 6750 §2.3)", async () => {
     const { accessToken, client } = await signedInUser();
     const response = await signon.app.inject({ method: "GET", url: `/user.json?access_token=${accessToken}&client_id=${client.clientId}` });
