@@ -12,7 +12,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  */
 export function mergeDeep(defaults: Readonly<Record<string, unknown>>, overrides: Readonly<Record<string, unknown>>): Record<string, unknown> {
   // Object.assign rather than spread: V8 adds keys to the copy far faster.
-  const merged = Object.assign({}, defaults);
+  const merged: Record<string, unknown> = Object.assign({}, defaults);
   for (const key of Object.keys(overrides)) {
     const base = defaults[key];
     const override = overrides[key];
