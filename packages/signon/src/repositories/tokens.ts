@@ -48,7 +48,7 @@ export interface TokenPair {
 
 /**
  * Stores an access token, a refresh token and the audit event of their
- * issue in one statement: one round trip on the hottest path of `/token`.
+ * issue in one statement, inside the caller's transaction.
  */
 export async function insertTokenPair(db: SignonDatabase, pair: TokenPair, event: AuditEvent): Promise<void> {
   const { grant, createdAt } = pair;
