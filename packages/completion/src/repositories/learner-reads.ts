@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Queryable } from "../db/database.js";
 import { aggregates, courses, enrollments, learners, staleCompletions } from "../db/schema.js";
 import type { AggregateRow } from "./aggregates.js";
@@ -12,41 +12,6 @@ export interface LearnerInCourse {
   readonly aggregates: ReadonlyMap<string, AggregateRow>;
   /** The course's structure digest as stored now, so a caller holding a cached tree can tell it is current. */
   readonly courseHash: string | null;
-}
-
-/** A lateral join giving one learner's stored aggregates of some blocks as parallel arrays. */
-const aggregateArrays = (courseKey: string, learnerId: SQL, blockKeys: readonly string[]): SQL => sql`
-  left join lateral (
-    select array_agg(${aggregates.blockKey}) as block_keys, array_agg(${aggregates.aggregationName}) as names,
-           array_agg(${aggregates.earned}) as earned, array_agg(${aggregates.possible}) as possible,
-           array_agg(${aggregates.percent}) as percent
-    from ${aggregates}
-    where ${aggregates.courseKey} = ${courseKey} and ${aggregates.learnerId} = ${learnerId}
-      and ${aggregates.blockKey} = any(${sql.param([...blockKeys])}::text[])
-  ) agg on true`;
-
-/** The columns of {@link aggregateArrays}: parallel arrays, null when the learner has no stored row. */
-type ArrayColumns = {
-  block_keys: string[] | null;
-  names: string[] | null;
-  earned: number[] | null;
-  possible: number[] | null;
-  percent: number[] | null;
-};
-
-/** Stored aggregates from the parallel arrays, keyed by block. */
-function arraysOf(row: ArrayColumns): Map<string, AggregateRow> {
-  const result = new Map<string, AggregateRow>();
-  (row.block_keys ?? []).forEach((blockKey, index) => {
-    result.set(blockKey, {
-      blockKey,
-      aggregationName: row.names![index]!,
-      earned: row.earned![index]!,
-      possible: row.possible![index]!,
-      percent: row.percent![index]!,
-    });
-  });
-  return result;
 }
 
 /** The learner with this username and their state in a course, or null for an unknown username. */
@@ -121,11 +86,22 @@ export async function pageActiveLearners(
   if (userIds !== null && userIds.length === 0) return { learners: [], total: 0, courseHash: null };
   const activeHere = sql`${enrollments.courseKey} = ${courseKey} and ${enrollments.isActive}
     ${userIds === null ? sql`` : sql`and ${enrollments.learnerId} = any(${sql.param([...userIds])}::int[])`}`;
-  // The total is an uncorrelated subquery (run once, on enrollments alone); only the page's rows are joined.
-  const result = await q.execute<{ id: number; username: string; total: string | number; course_hash: string | null } & ArrayColumns>(sql`
+  // The total is an uncorrelated subquery (run once, on enrollments alone); only the page's rows are joined,
+  // one row per (learner, stored aggregate).
+  const result = await q.execute<{
+    id: number;
+    username: string;
+    total: string | number;
+    course_hash: string | null;
+    block_key: string | null;
+    aggregation_name: string | null;
+    earned: number | null;
+    possible: number | null;
+    percent: number | null;
+  }>(sql`
     select p.id, l.username, (select count(*) from ${enrollments} where ${activeHere}) as total,
            (select ${courses.structureHash} from ${courses} where ${courses.key} = ${courseKey}) as course_hash,
-           agg.block_keys, agg.names, agg.earned, agg.possible, agg.percent
+           a.block_key, a.aggregation_name, a.earned, a.possible, a.percent
     from (
       select ${enrollments.learnerId} as id from ${enrollments}
       where ${activeHere}
@@ -133,11 +109,29 @@ export async function pageActiveLearners(
       offset ${offset} limit ${limit}
     ) p
     inner join ${learners} l on l.id = p.id
-    ${aggregateArrays(courseKey, sql`p.id`, blockKeys)}
+    left join ${aggregates} a
+      on a.course_key = ${courseKey} and a.learner_id = p.id and a.block_key = any(${sql.param([...blockKeys])}::text[])
     order by p.id`);
+  const byLearner = new Map<number, { id: number; username: string; aggregates: Map<string, AggregateRow> }>();
+  for (const row of result.rows) {
+    let learner = byLearner.get(row.id);
+    if (!learner) {
+      learner = { id: row.id, username: row.username, aggregates: new Map() };
+      byLearner.set(row.id, learner);
+    }
+    if (row.block_key !== null) {
+      learner.aggregates.set(row.block_key, {
+        blockKey: row.block_key,
+        aggregationName: row.aggregation_name!,
+        earned: row.earned!,
+        possible: row.possible!,
+        percent: row.percent!,
+      });
+    }
+  }
   const first = result.rows[0];
   return {
-    learners: result.rows.map((row) => ({ id: row.id, username: row.username, aggregates: arraysOf(row) })),
+    learners: [...byLearner.values()],
     total: first ? Number(first.total) : null,
     courseHash: first ? first.course_hash : null,
   };
