@@ -1,4 +1,4 @@
-import { encodeLiteral, encodeReserved, encodeUnreserved } from "./encode.js";
+import { encodeReserved, encodeUnreserved } from "./encode.js";
 
 /** Variable values for expansion: strings, numbers, booleans, lists or associative arrays. */
 export type TemplateContext = Readonly<Record<string, unknown>>;
@@ -14,11 +14,11 @@ export interface CompiledTemplate {
 type Expander<Result = string> = (context: TemplateContext) => Result;
 
 /**
- * An expression: braces around one or more characters that are not braces;
- * the body is captured. A brace that opens or closes no expression is literal
- * text. (Each attempt stops at the next brace: linear time.)
+ * An expression (braces around one or more characters that are not braces),
+ * or a single brace, which opens or closes no expression and is kept as it is
+ * written. (Each attempt stops at the next brace: linear time.)
  */
-const EXPRESSION = /\{([^{}]+)\}/;
+const EXPRESSION_OR_BRACE = /(\{[^{}]+\}|[{}])/;
 /** A variable specification: the name, then a prefix `:n` (up to 4 digits) or the explode modifier `*`. */
 const VARIABLE_SPEC = /^([^:*]*)(?::(\d{1,4})|(\*))?/;
 /** The operator of an expression body, if it has one. */
@@ -93,10 +93,12 @@ function compileExpression(body: string, names: Set<string>, unfilledNames: Read
  */
 export function compileTemplate(template: string, unfilledNames?: ReadonlySet<string>): CompiledTemplate {
   const names = new Set<string>();
-  // Splitting around expressions leaves literal text at even indexes and expression bodies at odd ones.
+  // Splitting around expressions and braces leaves literal text at even indexes and those at odd ones.
   const parts = template
-    .split(EXPRESSION)
-    .map((part, index) => (index % 2 === 0 ? encodeLiteral(part) : compileExpression(part, names, unfilledNames)));
+    .split(EXPRESSION_OR_BRACE)
+    .map((part, index) =>
+      index % 2 === 0 ? encodeReserved(part) : part.length === 1 ? part : compileExpression(part.slice(1, -1), names, unfilledNames),
+    );
   return {
     expand: (context) => {
       let expanded = "";

@@ -7,8 +7,6 @@ const SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT = /[!'()*]/g;
  * Each match is a whole escape, so `decodeURI` restores it. (No backtracking: linear time.)
  */
 const KEPT_IN_RESERVED = /%25(?=[\dA-F]{2})|%5[BD]/gi;
-/** The same, plus the braces `{` `}` that a template literal keeps when they open or close no expression. */
-const KEPT_IN_LITERAL = /%25(?=[\dA-F]{2})|%5[BD]|%7[BD]/gi;
 
 function percentEncode(character: string): string {
   return "%" + character.charCodeAt(0).toString(16).toUpperCase();
@@ -27,13 +25,6 @@ export function encodeUnreserved(text: string): string {
  * keeping existing percent-encoded triplets as they are.
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1 (allow U+R)
  */
-export function encodeReserved(text: string, kept = KEPT_IN_RESERVED): string {
-  return encodeURI(text).replace(kept, decodeURI);
+export function encodeReserved(text: string): string {
+  return encodeURI(text).replace(KEPT_IN_RESERVED, decodeURI);
 }
-
-/**
- * Encodes the literal text of a template as reserved expansion does, keeping
- * braces that are not part of an expression as they are written.
- * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.1
- */
-export const encodeLiteral = (text: string): string => encodeReserved(text, KEPT_IN_LITERAL);
