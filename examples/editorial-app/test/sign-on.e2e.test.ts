@@ -29,8 +29,9 @@ beforeAll(async () => {
     "apps", "create", "--name", "Editorial", "--redirect-uri", redirectUri,
     "--push-base", `http://127.0.0.1:${appPort}/auth/gds/api`, "--permissions", "admin",
   );
+  await signon.cli("organisations", "create", "--slug", "cabinet-office", "--name", "Cabinet Office");
   await Promise.all([
-    signon.cli("users", "create", "--email", "ed@example.org", "--name", "Ed Itor", "--password", password),
+    signon.cli("users", "create", "--email", "ed@example.org", "--name", "Ed Itor", "--password", password, "--organisation", "cabinet-office"),
     signon.cli("users", "create", "--email", "al@example.org", "--name", "Al Admin", "--password", password),
     signon.cli("api-users", "create", "--name", "Publisher", "--email", "publisher@example.org"),
   ]);
@@ -77,6 +78,7 @@ describe("the editorial application with the real Sign-on", () => {
     expect(home.response.status).toBe(200);
     expect(home.body).toContain(`<dd id="name">Ed Itor</dd>`);
     expect(home.body).toContain(`<dd id="email">ed@example.org</dd>`);
+    expect(home.body).toContain(`<dd id="organisation">cabinet-office</dd>`);
     expect(home.body).toContain(`<ul id="permissions"><li><code>signin</code></li></ul>`);
   });
 

@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { loadConfig, openSignonDatabase, signonApp, signonServerOptions } from "@tessera/signon";
-import Fastify, { type FastifyInstance } from "fastify";
+import { startSignon } from "@tessera/signon";
+import type { FastifyInstance } from "fastify";
 
 const run = promisify(execFile);
 const signonCli = fileURLToPath(new URL("../../../../node_modules/@tessera/signon/bin/signon.js", import.meta.url));
@@ -28,25 +28,18 @@ export interface RealSignon {
   close(): Promise<void>;
 }
 
-/** Starts the real Sign-on on `databaseUrl` (migrating its schema) and listens on `port`. */
+/** Starts the real Sign-on (its own start-up: config from the environment, migrations, listen) on 127.0.0.1:`port`. */
 export async function startRealSignon(databaseUrl: string, port: number): Promise<RealSignon> {
   const env = signonEnv(databaseUrl, port);
-  const config = loadConfig(env);
-  const database = await openSignonDatabase(config);
-  const app = Fastify(signonServerOptions(config, false));
-  await app.register(signonApp, { config, db: database.db });
-  const url = await app.listen({ host: "127.0.0.1", port });
+  const running = await startSignon(env, { logger: false });
   return {
-    app,
-    url,
+    app: running.app,
+    url: running.url,
     async cli(...args) {
       const { stdout } = await run(process.execPath, [signonCli, ...args, "--json"], { env: { ...process.env, ...env } });
       return JSON.parse(stdout) as Record<string, unknown>;
     },
-    async close() {
-      await app.close();
-      await database.close();
-    },
+    close: () => running.close(),
   };
 }
 
