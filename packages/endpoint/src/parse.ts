@@ -30,13 +30,13 @@ export function parse(options: MergedOptions): RequestOptions {
   for (const key of Object.keys(options)) {
     const value = options[key];
     if (value === undefined || key === "__proto__" || OPTION_NAMES.has(key) || template.variableNames.includes(key)) continue;
-    if (sendsQuery) query += "&" + queryParameter(key, value);
+    if (sendsQuery) query += (query === "" ? "" : "&") + queryParameter(key, value);
     else if (key === "data") {
       body = value;
       break;
     } else (parameters ??= {})[key] = value;
   }
-  if (query !== "") url += url.includes("?") ? query : "?" + query.slice(1);
+  if (query !== "") url += (url.includes("?") ? "&" : "?") + query;
   if (body === undefined) body = parameters;
   if (body !== undefined) headers["content-type"] ||= "application/json; charset=utf-8";
   else if (method === "PATCH" || method === "PUT") body = "";
