@@ -8,16 +8,12 @@ const SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT = /[!'()*]/g;
  */
 const KEPT_IN_RESERVED = /%25(?=[\dA-F]{2})|%5[BD]/gi;
 
-function percentEncode(character: string): string {
-  return "%" + character.charCodeAt(0).toString(16).toUpperCase();
-}
-
 /**
  * Percent-encodes everything outside the unreserved set (`ALPHA DIGIT - . _ ~`).
  * @see https://www.rfc-editor.org/rfc/rfc6570#section-3.2.1 (allow U)
  */
 export function encodeUnreserved(text: string): string {
-  return encodeURIComponent(text).replace(SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT, percentEncode);
+  return encodeURIComponent(text).replace(SUB_DELIMS_KEPT_BY_ENCODE_URI_COMPONENT, (character) => "%" + character.charCodeAt(0).toString(16).toUpperCase());
 }
 
 /**
