@@ -9,6 +9,7 @@ import { createUser } from "../../packages/signon/src/accounts/manage-users.js";
 import { grantPermissions } from "../../packages/signon/src/applications/permissions.js";
 import { registerApplication } from "../../packages/signon/src/applications/register-application.js";
 import * as schema from "../../packages/signon/src/db/schema.js";
+import { statementRunner } from "../../packages/signon/src/db/statements.js";
 import { randomHex, sha256Hex } from "../../packages/signon/src/security/random.js";
 
 export interface SignonBenchServer {
@@ -31,15 +32,15 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
   const pool = createPool({ url, max: 10 });
   await runMigrations(pool, [signonMigrations]);
   const db = createDrizzle(pool, schema);
-  const config = loadConfig({ SIGNON_PORT: "0", SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1" });
-  const ctx = { db, config, now: () => new Date() };
+  const config = loadConfig({ DATABASE_URL: url, SIGNON_PORT: "0", SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1" });
+  const ctx = { db, statements: statementRunner(pool, config.preparedStatements), config, now: () => new Date() };
 
   const { application, clientSecret } = await registerApplication(ctx, { name: "Bench", redirectUris: ["https://client.example/callback"] });
   const user = await createUser(ctx, { email: "bench@example.org", name: "Bench", password: "bench password 123" });
   await grantPermissions(ctx, { email: user.email, application: "Bench", permissions: ["signin"] });
 
   const app = Fastify(signonServerOptions(config, false));
-  await app.register(signonApp, { config, db });
+  await app.register(signonApp, { config, db, pool });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address() as AddressInfo;
 

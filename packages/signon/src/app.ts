@@ -6,9 +6,11 @@ import helmet from "@fastify/helmet";
 import view from "@fastify/view";
 import { Eta } from "eta";
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
+import type pg from "pg";
 import type { SignonConfig } from "./config.js";
 import type { SignonContext } from "./context.js";
 import type { SignonDatabase } from "./db/database.js";
+import { statementRunner } from "./db/statements.js";
 import { handleError } from "./http/error-handler.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
 import { InvalidRequestError } from "./oauth/errors.js";
@@ -28,10 +30,11 @@ declare module "fastify" {
   }
 }
 
-/** What the Sign-on app needs: configuration, a database and (in tests) a clock. */
+/** What the Sign-on app needs: configuration, a database (drizzle and its pool) and (in tests) a clock. */
 export interface SignonAppOptions {
   config: SignonConfig;
   db: SignonDatabase;
+  pool: pg.Pool;
   now?: () => Date;
 }
 
@@ -73,7 +76,12 @@ const viewsDirectory = fileURLToPath(new URL("./views/", import.meta.url));
 export default async function signonApp(app: FastifyInstance, options: SignonAppOptions): Promise<void> {
   const { config } = options;
   const production = config.mode === "production";
-  app.decorate("signon", { db: options.db, config, now: options.now ?? (() => new Date()) });
+  app.decorate("signon", {
+    db: options.db,
+    statements: statementRunner(options.pool, config.preparedStatements),
+    config,
+    now: options.now ?? (() => new Date()),
+  });
 
   app.removeAllContentTypeParsers();
   registerFormParser(app);

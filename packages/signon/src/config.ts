@@ -21,6 +21,8 @@ export interface SignonConfig {
   /** A session ends this many seconds after sign-in, however active. */
   sessionMaxSeconds: number;
   passwordHashing: PasswordHashingCost;
+  /** Whether hot-path queries run as named prepared statements (PostgreSQL; not the embedded database). */
+  preparedStatements: boolean;
 }
 
 /** A variable that stops start-up, and why. */
@@ -47,6 +49,8 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
  * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
+ * - `SIGNON_PREPARED_STATEMENTS` [true with `DATABASE_URL`, false on the embedded database]:
+ *   `false` behind a connection pooler that cannot keep prepared statements.
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
  * the listening and TLS rules do not apply to it.
@@ -79,12 +83,17 @@ export function loadConfig(
   }
 
   const publicUrl = readPublicUrl(env, purpose === "server" ? mode : "development", port);
+  const databaseUrl = env.DATABASE_URL?.trim() || null;
+  const preparedStatements = readBoolean(env, "SIGNON_PREPARED_STATEMENTS", databaseUrl !== null);
+  if (preparedStatements && databaseUrl === null) {
+    throw new ConfigError("SIGNON_PREPARED_STATEMENTS", "the embedded database serves every connection from one session, where prepared statements collide; set DATABASE_URL or leave this unset");
+  }
   return {
     mode,
     host,
     port,
     publicUrl,
-    databaseUrl: env.DATABASE_URL?.trim() || null,
+    databaseUrl,
     dataDir: env.SIGNON_DATA_DIR?.trim() || "./data",
     tls,
     trustProxy,
@@ -95,6 +104,7 @@ export function loadConfig(
       timeCost: readInteger(env, "SIGNON_ARGON2_TIME_COST", defaultPasswordHashingCost.timeCost, { min: 1, max: 100 }),
       parallelism: defaultPasswordHashingCost.parallelism,
     },
+    preparedStatements,
   };
 }
 

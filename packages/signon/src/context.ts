@@ -1,9 +1,12 @@
 import type { SignonConfig } from "./config.js";
 import type { SignonDatabase } from "./db/database.js";
+import type { StatementRunner } from "./db/statements.js";
 
 /** What domain functions need: the database, the configuration and the clock. */
 export interface SignonContext {
   db: SignonDatabase;
+  /** Fixed statements of the hot paths (`/token`, `/user.json`), prepared on PostgreSQL. */
+  statements: StatementRunner;
   config: SignonConfig;
   /** The current time; tests pass a clock they can move. */
   now: () => Date;

@@ -28,7 +28,7 @@ export async function startSignon(
   const app = Fastify(signonServerOptions(config, options.logger ?? true));
   const database = await openSignonDatabase(config, app.log);
   try {
-    await app.register(signonApp, { config, db: database.db });
+    await app.register(signonApp, { config, db: database.db, pool: database.pool });
     const url = await app.listen({ host: config.host, port: config.port });
     if (config.mode === "development") {
       app.log.warn(`Sign-on is in development mode: plain HTTP on the loopback address only (${url}). Set NODE_ENV=production to serve others.`);

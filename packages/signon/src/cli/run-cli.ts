@@ -3,6 +3,7 @@ import { AccountError } from "../accounts/manage-users.js";
 import { RegistrationError } from "../applications/register-application.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { openSignonDatabase } from "../database.js";
+import { statementRunner } from "../db/statements.js";
 import { commands } from "./commands.js";
 import { UsageError, type CliIo } from "./output.js";
 
@@ -35,7 +36,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const config = loadConfig(io.env, "cli");
     database = await openSignonDatabase(config);
-    const result = await command.run({ db: database.db, config, now: () => new Date() }, values);
+    const statements = statementRunner(database.pool, config.preparedStatements);
+    const result = await command.run({ db: database.db, statements, config, now: () => new Date() }, values);
     io.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text.join("\n")}\n`);
     return 0;
   } catch (error) {

@@ -24,7 +24,7 @@ export async function authenticateClient(
   const now = ctx.now();
   const keys = [`client:${credentials.clientId}`, ...(origin.ip ? [`ip:${origin.ip}`] : [])];
   const { application, blockedUntil } = await findClientForAuthentication(
-    ctx.db,
+    ctx.statements,
     credentials.clientId,
     keys.map((key) => `${clientAuthenticationLimit.name}:${key}`),
     clientAuthenticationLimit.maxFailures,

@@ -38,7 +38,7 @@ export async function exchangeAuthorizationCode(
 
   const fresh = newTokenValues(now);
   const issued = await exchangeCodeInOneStatement(
-    ctx.db,
+    ctx.statements,
     {
       codeHash,
       applicationId: application.id,

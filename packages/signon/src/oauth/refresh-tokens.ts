@@ -28,7 +28,7 @@ export async function refreshAccessToken(
 
   const fresh = newTokenValues(now);
   const issued = await rotateRefreshTokenInOneStatement(
-    ctx.db,
+    ctx.statements,
     { tokenHash, applicationId: application.id },
     {
       accessTokenHash: sha256Hex(fresh.accessToken),

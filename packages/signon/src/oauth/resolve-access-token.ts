@@ -9,7 +9,7 @@ import { sha256Hex } from "../security/random.js";
  */
 export async function resolveAccessToken(ctx: SignonContext, token: string): Promise<LiveAccessToken | null> {
   if (!/^[0-9a-f]{64}$/.test(token)) return null;
-  const found = await findLiveAccessTokenForResource(ctx.db, sha256Hex(token), ctx.now());
+  const found = await findLiveAccessTokenForResource(ctx.statements, sha256Hex(token), ctx.now());
   if (!found || found.user.suspendedAt !== null || found.application.retired || !found.permissions.includes("signin")) return null;
   return found;
 }

@@ -1,29 +1,62 @@
-import { eq, sql } from "drizzle-orm";
-import type { SignonDatabase } from "../db/database.js";
-import { applications, failureCounters } from "../db/schema.js";
+import type { StatementRunner } from "../db/statements.js";
 import type { Application } from "./applications.js";
+
+interface Row {
+  id: string | null;
+  name: string;
+  client_id: string;
+  client_secret_hash: string;
+  redirect_uris: string[];
+  home_uri: string | null;
+  push_base_url: string | null;
+  supported_permissions: string[];
+  require_pkce: boolean;
+  retired: boolean;
+  created_at: Date;
+  blocked_until: Date | null;
+}
+
+const clientForAuthenticationStatement = {
+  name: "signon_client_for_authentication",
+  text: `
+    select a.id, a.name, a.client_id, a.client_secret_hash, a.redirect_uris, a.home_uri, a.push_base_url,
+           a.supported_permissions, a.require_pkce, a.retired, a.created_at,
+           (select max(c.window_ends_at) from signon.failure_counters c
+             where c.key = any($2::text[]) and c.window_ends_at > $3::timestamptz and c.failures >= $4) as blocked_until
+      from (select 1) as one
+      left join signon.applications a on a.client_id = $1`,
+};
 
 /**
  * The application with a client id, and until when failed attempts block
  * authentication under `keys` (the latest end among windows holding at least
- * `maxFailures`), read together: one round trip for every client-authenticated
- * request. `application` is `null` for an unknown client id.
+ * `maxFailures`), read together: one prepared statement for every
+ * client-authenticated request. `application` is `null` for an unknown client id.
  */
 export async function findClientForAuthentication(
-  db: SignonDatabase,
+  statements: StatementRunner,
   clientId: string,
   keys: readonly string[],
   maxFailures: number,
   now: Date,
 ): Promise<{ application: Application | null; blockedUntil: Date | null }> {
-  const blockedUntil = sql<Date | null>`(
-    select max(${failureCounters.windowEndsAt}) from ${failureCounters}
-     where ${failureCounters.key} in (${sql.join(keys.map((key) => sql`${key}`), sql`, `)})
-       and ${failureCounters.windowEndsAt} > ${now.toISOString()}::timestamptz
-       and ${failureCounters.failures} >= ${maxFailures})`.mapWith((value: string | Date | null) => (value === null ? null : new Date(value)));
-  const [row] = await db
-    .select({ application: applications, blockedUntil })
-    .from(sql`(select 1) as one`)
-    .leftJoin(applications, eq(applications.clientId, clientId));
-  return { application: row?.application ?? null, blockedUntil: row?.blockedUntil ?? null };
+  const [row] = await statements.run<Row>(clientForAuthenticationStatement, [clientId, keys, now.toISOString(), maxFailures]);
+  if (!row) return { application: null, blockedUntil: null };
+  const application: Application | null =
+    row.id === null
+      ? null
+      : {
+          id: row.id,
+          name: row.name,
+          clientId: row.client_id,
+          clientSecretHash: row.client_secret_hash,
+          redirectUris: row.redirect_uris,
+          homeUri: row.home_uri,
+          pushBaseUrl: row.push_base_url,
+          supportedPermissions: row.supported_permissions,
+          requirePkce: row.require_pkce,
+          retired: row.retired,
+          createdAt: row.created_at,
+        };
+  return { application, blockedUntil: row.blocked_until };
 }

@@ -1,5 +1,4 @@
-import { sql } from "drizzle-orm";
-import type { SignonDatabase } from "../db/database.js";
+import type { StatementRunner } from "../db/statements.js";
 
 /** What a resource request needs to know about a live access token, read in one query. */
 export interface LiveAccessToken {
@@ -18,7 +17,7 @@ export interface LiveAccessToken {
   permissions: string[];
 }
 
-interface Row extends Record<string, unknown> {
+interface Row {
   expires_at: Date;
   created_at: Date;
   application_id: string;
@@ -33,14 +32,9 @@ interface Row extends Record<string, unknown> {
   permissions: string[];
 }
 
-/**
- * Finds an access token that is neither expired nor revoked at `now` (revoking
- * a grant revokes its tokens in the same transaction, so the token's own
- * `revoked_at` is enough), with its user, organisation, application and the user's
- * permissions there: one round trip, since every `/user.json` call does this.
- */
-export async function findLiveAccessTokenForResource(db: SignonDatabase, tokenHash: string, now: Date): Promise<LiveAccessToken | null> {
-  const result = await db.execute<Row>(sql`
+const liveAccessTokenStatement = {
+  name: "signon_live_access_token",
+  text: `
     select t.expires_at, t.created_at, a.id as application_id, a.client_id, a.retired,
            u.uid, u.name, u.email, u.suspended_at, o.slug as organisation_slug, o.content_id as organisation_content_id,
            array(select p.permission from signon.user_permissions p
@@ -50,20 +44,29 @@ export async function findLiveAccessTokenForResource(db: SignonDatabase, tokenHa
       join signon.users u on u.uid = t.user_uid
       join signon.applications a on a.id = t.application_id
       left join signon.organisations o on o.id = u.organisation_id
-     where t.token_hash = ${tokenHash} and t.revoked_at is null
-       and t.expires_at > ${now.toISOString()}::timestamptz
-     limit 1`);
-  const row = result.rows[0];
+     where t.token_hash = $1 and t.revoked_at is null and t.expires_at > $2::timestamptz
+     limit 1`,
+};
+
+/**
+ * Finds an access token that is neither expired nor revoked at `now` (revoking
+ * a grant revokes its tokens in the same transaction, so the token's own
+ * `revoked_at` is enough), with its user, organisation, application and the
+ * user's permissions there: one prepared statement, since every `/user.json`
+ * call does this.
+ */
+export async function findLiveAccessTokenForResource(statements: StatementRunner, tokenHash: string, now: Date): Promise<LiveAccessToken | null> {
+  const [row] = await statements.run<Row>(liveAccessTokenStatement, [tokenHash, now.toISOString()]);
   if (!row) return null;
   return {
-    expiresAt: new Date(row.expires_at),
-    createdAt: new Date(row.created_at),
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
     application: { id: row.application_id, clientId: row.client_id, retired: row.retired },
     user: {
       uid: row.uid,
       name: row.name,
       email: row.email,
-      suspendedAt: row.suspended_at === null ? null : new Date(row.suspended_at),
+      suspendedAt: row.suspended_at,
       organisationSlug: row.organisation_slug,
       organisationContentId: row.organisation_content_id,
     },

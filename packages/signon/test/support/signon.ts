@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import signonApp, { signonServerOptions } from "../../src/app.js";
 import { loadConfig, type SignonConfig } from "../../src/config.js";
 import type { SignonContext } from "../../src/context.js";
+import { statementRunner } from "../../src/db/statements.js";
 import { signonMigrations } from "../../src/db/migrations.js";
 import * as schema from "../../src/db/schema.js";
 import { TestClock } from "./clock.js";
@@ -24,10 +25,12 @@ export interface TestSignon {
   ctx: SignonContext;
 }
 
-export async function buildTestSignon(database: TestDatabase<typeof schema>, config: SignonConfig = testConfig()): Promise<TestSignon> {
+export async function buildTestSignon(database: TestDatabase<typeof schema>, baseConfig: SignonConfig = testConfig()): Promise<TestSignon> {
   const clock = new TestClock();
+  // On PostgreSQL the hot paths run as named prepared statements, as in production.
+  const config = { ...baseConfig, preparedStatements: database.kind === "postgres" };
   const app = Fastify(signonServerOptions(config, false));
-  await app.register(signonApp, { config, db: database.db, now: clock.now });
+  await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
   await app.ready();
-  return { app, clock, ctx: { db: database.db, config, now: clock.now } };
+  return { app, clock, ctx: { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now } };
 }

@@ -15,7 +15,14 @@ describe("loadConfig", () => {
       sessionIdleSeconds: 1800,
       sessionMaxSeconds: 43_200,
       passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
+      preparedStatements: false,
     });
+  });
+
+  it("prepares statements on PostgreSQL, never on the embedded database", () => {
+    expect(loadConfig({ DATABASE_URL: "postgres://db/signon" }).preparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_URL: "postgres://pooler/signon", SIGNON_PREPARED_STATEMENTS: "false" }).preparedStatements).toBe(false);
+    expect(() => loadConfig({ SIGNON_PREPARED_STATEMENTS: "true" })).toThrow(/SIGNON_PREPARED_STATEMENTS: the embedded database/);
   });
 
   it("refuses a non-loopback host in development", () => {

@@ -1,0 +1,28 @@
+import type pg from "pg";
+
+/** One fixed SQL statement of a hot path: a stable name and constant text with `$n` parameters. */
+export interface FixedStatement {
+  name: string;
+  text: string;
+}
+
+/** Runs fixed statements on the pool. */
+export interface StatementRunner {
+  run<Row extends object>(statement: FixedStatement, values: readonly unknown[]): Promise<Row[]>;
+}
+
+/**
+ * A runner over a `pg` pool. With `prepare`, each statement becomes a named
+ * prepared statement, parsed and planned once per connection instead of on
+ * every request: right for PostgreSQL, where every connection has its own
+ * session. The embedded database serves all connections from one session,
+ * where the same name would collide, so there statements stay unnamed.
+ */
+export function statementRunner(pool: pg.Pool, prepare: boolean): StatementRunner {
+  return {
+    async run<Row extends object>(statement: FixedStatement, values: readonly unknown[]) {
+      const result = await pool.query<Row>({ ...(prepare ? { name: statement.name } : {}), text: statement.text, values: [...values] });
+      return result.rows;
+    },
+  };
+}
