@@ -157,10 +157,8 @@ export const aggregates = completionSchema.table(
     percent: doublePrecision("percent").notNull(),
     modified: timestamp("modified", { withTimezone: true }).notNull().defaultNow(),
   },
-  (table) => [
-    primaryKey({ columns: [table.courseKey, table.learnerId, table.blockKey] }),
-    index("aggregates_course_block_idx").on(table.courseKey, table.blockKey, table.learnerId),
-  ],
+  // Reads go by (course, learner); course-wide figures come from the enrollment's copy, so no second index.
+  (table) => [primaryKey({ columns: [table.courseKey, table.learnerId, table.blockKey] })],
 );
 
 /** Stale records: a learner's aggregates in a course (or under one block) need recomputing. */

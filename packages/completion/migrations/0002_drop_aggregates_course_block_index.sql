@@ -1,0 +1,1 @@
+DROP INDEX "completion"."aggregates_course_block_idx";
