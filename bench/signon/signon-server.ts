@@ -66,7 +66,7 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
       await db.insert(schema.grants).values(rows);
       if (!withCode) {
         await db.insert(schema.refreshTokens).values(
-          rows.map((row, i) => ({ id: randomUUID(), grantId: row.id, tokenHash: sha256Hex(secrets[start + i] as string), createdAt: now })),
+          rows.map((row, i) => ({ grantId: row.id, tokenHash: sha256Hex(secrets[start + i] as string), createdAt: now })),
         );
       }
     }

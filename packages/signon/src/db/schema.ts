@@ -118,14 +118,14 @@ export const grants = signon.table(
   ],
 );
 
+/** Access tokens, keyed by the SHA-256 digest of the token (S5). */
 export const accessTokens = signon.table(
   "access_tokens",
   {
-    id: uuid("id").primaryKey(),
+    tokenHash: text("token_hash").primaryKey(),
     grantId: uuid("grant_id")
       .notNull()
       .references(() => grants.id, { onDelete: "cascade" }),
-    tokenHash: text("token_hash").notNull().unique(),
     userUid: uuid("user_uid")
       .notNull()
       .references(() => users.uid, { onDelete: "cascade" }),
@@ -136,17 +136,17 @@ export const accessTokens = signon.table(
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (table) => [index("access_tokens_grant_idx").on(table.grantId), index("access_tokens_user_idx").on(table.userUid)],
+  (table) => [index("access_tokens_grant_idx").on(table.grantId)],
 );
 
+/** Refresh tokens, keyed by the SHA-256 digest of the token (S5). */
 export const refreshTokens = signon.table(
   "refresh_tokens",
   {
-    id: uuid("id").primaryKey(),
+    tokenHash: text("token_hash").primaryKey(),
     grantId: uuid("grant_id")
       .notNull()
       .references(() => grants.id, { onDelete: "cascade" }),
-    tokenHash: text("token_hash").notNull().unique(),
     rotatedAt: timestamp("rotated_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     createdAt: createdAt(),

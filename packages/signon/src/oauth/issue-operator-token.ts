@@ -38,7 +38,6 @@ export async function issueOperatorToken(
   await ctx.db.transaction(async (tx) => {
     const grant = await insertGrant(tx, { id: randomUUID(), kind: "issued", userUid: user.uid, applicationId: application.id, createdAt: now });
     await insertAccessToken(tx, {
-      id: randomUUID(),
       grantId: grant.id,
       tokenHash: sha256Hex(accessToken),
       userUid: user.uid,

@@ -19,7 +19,7 @@ export async function revokeToken(ctx: SignonContext, application: Application, 
   await ctx.db.transaction(async (tx) => {
     const access = await findAccessToken(tx, tokenHash);
     if (access && access.applicationId === application.id) {
-      await revokeAccessToken(tx, access.id, now);
+      await revokeAccessToken(tx, access.tokenHash, now);
       await audit(tx, { action: "token_revoked", at: now, subjectUid: access.userUid, applicationId: application.id, origin, details: { type: "access_token" } });
       return;
     }

@@ -52,11 +52,11 @@ export async function revokeGrant(db: SignonDatabase, grantId: string, now: Date
 /** Revokes every grant of a user and every token issued under them. */
 export async function revokeGrantsOfUser(db: SignonDatabase, userUid: string, now: Date): Promise<void> {
   await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.userUid, userUid), isNull(grants.revokedAt)));
+  const userGrants = db.select({ id: grants.id }).from(grants).where(eq(grants.userUid, userUid));
   await db
     .update(accessTokens)
     .set({ revokedAt: now })
-    .where(and(eq(accessTokens.userUid, userUid), isNull(accessTokens.revokedAt)));
-  const userGrants = db.select({ id: grants.id }).from(grants).where(eq(grants.userUid, userUid));
+    .where(and(isNull(accessTokens.revokedAt), inArray(accessTokens.grantId, userGrants)));
   await db
     .update(refreshTokens)
     .set({ revokedAt: now })

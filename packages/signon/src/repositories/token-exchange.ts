@@ -19,11 +19,11 @@ export interface Issued {
 // Parameters $1–$6 are the new tokens (see tokenValues); the statements' own start at $7.
 const storeTokensFrom = (source: string, action: "tokens_issued" | "tokens_refreshed") => `
     , access as (
-      insert into signon.access_tokens (id, grant_id, token_hash, user_uid, application_id, expires_at, created_at)
-      select gen_random_uuid(), grant_id, $1, user_uid, application_id, $3::timestamptz, $4::timestamptz from ${source}
+      insert into signon.access_tokens (grant_id, token_hash, user_uid, application_id, expires_at, created_at)
+      select grant_id, $1, user_uid, application_id, $3::timestamptz, $4::timestamptz from ${source}
     ), refresh as (
-      insert into signon.refresh_tokens (id, grant_id, token_hash, created_at)
-      select gen_random_uuid(), grant_id, $2, $4::timestamptz from ${source}
+      insert into signon.refresh_tokens (grant_id, token_hash, created_at)
+      select grant_id, $2, $4::timestamptz from ${source}
     ), event as (
       insert into signon.audit_events (occurred_at, action, subject_uid, application_id, ip, user_agent, details)
       select $4::timestamptz, '${action}', user_uid, application_id, $5::inet, $6, '{}'::jsonb from ${source}

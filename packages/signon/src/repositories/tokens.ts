@@ -33,8 +33,11 @@ export async function findAccessToken(db: SignonDatabase, tokenHash: string): Pr
   return row ?? null;
 }
 
-export async function revokeAccessToken(db: SignonDatabase, id: string, now: Date): Promise<void> {
-  await db.update(accessTokens).set({ revokedAt: now }).where(and(eq(accessTokens.id, id), isNull(accessTokens.revokedAt)));
+export async function revokeAccessToken(db: SignonDatabase, tokenHash: string, now: Date): Promise<void> {
+  await db
+    .update(accessTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(accessTokens.tokenHash, tokenHash), isNull(accessTokens.revokedAt)));
 }
 
 /** A new access and refresh token pair under a grant, stored as digests. */
@@ -54,12 +57,12 @@ export async function insertTokenPair(db: SignonDatabase, pair: TokenPair, event
   const { grant, createdAt } = pair;
   await db.execute(sql`
     with access as (
-      insert into ${accessTokens} (id, grant_id, token_hash, user_uid, application_id, expires_at, created_at)
-      values (gen_random_uuid(), ${grant.id}, ${pair.accessTokenHash}, ${grant.userUid}, ${grant.applicationId},
+      insert into ${accessTokens} (grant_id, token_hash, user_uid, application_id, expires_at, created_at)
+      values (${grant.id}, ${pair.accessTokenHash}, ${grant.userUid}, ${grant.applicationId},
               ${pair.accessTokenExpiresAt.toISOString()}::timestamptz, ${createdAt.toISOString()}::timestamptz)
     ), refresh as (
-      insert into ${refreshTokens} (id, grant_id, token_hash, created_at)
-      values (gen_random_uuid(), ${grant.id}, ${pair.refreshTokenHash}, ${createdAt.toISOString()}::timestamptz)
+      insert into ${refreshTokens} (grant_id, token_hash, created_at)
+      values (${grant.id}, ${pair.refreshTokenHash}, ${createdAt.toISOString()}::timestamptz)
     )
     insert into signon.audit_events (occurred_at, action, actor_uid, subject_uid, application_id, ip, user_agent, details)
     values (${event.occurredAt.toISOString()}::timestamptz, ${event.action}, ${event.actorUid ?? null}, ${event.subjectUid ?? null},
