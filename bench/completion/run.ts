@@ -154,9 +154,7 @@ try {
 
   const rows: [string, { p50: number; p99: number }, { p50: number; p99: number }][] = [];
   const learnerOf = (i: number): number => 1 + ((i * 7919) % LEARNERS);
-  const typed = ["chapter", "sequential", "vertical"];
   const structure = await ctx.structures.get(db, COURSE);
-  const typedKeys = structure!.tree!.outline.filter((node) => node.type === "course" || typed.includes(node.type)).map((node) => node.key);
 
   rows.push([
     "single-user detail, requested_fields=chapter,sequential,vertical",
@@ -170,9 +168,10 @@ try {
     }),
     await time(READS, async (i) => {
       await pool.query(
+        // These types are every stored type, so the same rows are all the learner's aggregates in the course.
         `select a.block_key, a.earned, a.possible, a.percent from completion.aggregates a
-         where a.course_key = $1 and a.learner_id = $2 and a.block_key = any($3)`,
-        [COURSE, learnerOf(i), typedKeys],
+         where a.course_key = $1 and a.learner_id = $2`,
+        [COURSE, learnerOf(i)],
       );
     }),
   ]);

@@ -21,14 +21,20 @@ export async function courseMean(ctx: CompletionContext, structure: CourseStruct
   return structure.tree ? meanCoursePercent(ctx.db, structure.course.key) : 0;
 }
 
-/** The keys whose stored aggregates a shape can use (none when stored rows do not cover it). */
-function storedKeys(ctx: CompletionContext, shape: ItemShape): string[] {
-  return storedCovers(shape.needed, ctx.settings.aggregatorTypes) ? shape.needed.map((node) => node.key) : [];
+/**
+ * The keys whose stored aggregates a shape can use: none when stored rows do
+ * not cover it, `"all"` when it needs every stored block of the course (the
+ * query then needs no key list).
+ */
+function storedKeys(ctx: CompletionContext, structure: CourseStructure, shape: ItemShape): string[] | "all" {
+  if (!storedCovers(shape.needed, ctx.settings.aggregatorTypes)) return [];
+  const storedCount = structure.tree?.outline.filter((node) => ctx.settings.aggregatorTypes.has(node.type)).length ?? 0;
+  return shape.needed.length === storedCount ? "all" : shape.needed.map((node) => node.key);
 }
 
 /** A learner's state in a course (enrollment, staleness, the stored aggregates the shape needs); null for an unknown username. */
 export function findLearnerForShape(ctx: CompletionContext, structure: CourseStructure, shape: ItemShape, username: string): Promise<LearnerInCourse | null> {
-  return findLearnerInCourse(ctx.db, username, structure.course.key, storedKeys(ctx, shape));
+  return findLearnerInCourse(ctx.db, username, structure.course.key, storedKeys(ctx, structure, shape));
 }
 
 /**
@@ -48,7 +54,8 @@ export async function readLearnerInCourse(
     structure = await ctx.structures.forCourse(ctx.db, structure.course);
     const sameRoot = root === null ? null : (structure.tree?.byKey.get(root.key) ?? null);
     shape = itemShape(structure, fields.types, sameRoot);
-    const reread = await loadAggregates(ctx.db, structure.course.key, [learner.id], storedKeys(ctx, shape));
+    const keys = storedCovers(shape.needed, ctx.settings.aggregatorTypes) ? shape.needed.map((node) => node.key) : [];
+    const reread = await loadAggregates(ctx.db, structure.course.key, [learner.id], keys);
     stored = reread.get(learner.id) ?? new Map();
   }
   const progress = storedCovers(shape.needed, ctx.settings.aggregatorTypes)
@@ -71,7 +78,7 @@ export async function readAllLearners(
 ): Promise<ItemPage | typeof STALE_STRUCTURE> {
   const shape = itemShape(structure, fields.types, root);
   const start = (page.page - 1) * page.pageSize;
-  const found = await pageActiveLearners(ctx.db, structure.course.key, userIds, start, page.pageSize, storedKeys(ctx, shape));
+  const found = await pageActiveLearners(ctx.db, structure.course.key, userIds, start, page.pageSize, storedKeys(ctx, structure, shape));
   if (found.total !== null && found.courseHash !== structure.course.structureHash) return STALE_STRUCTURE;
   const count = found.total ?? (await countActiveLearners(ctx.db, structure.course.key, userIds));
   const window = pageWindow(page, count);

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "../db/database.js";
 import { aggregates, courses, enrollments, learners, staleCompletions } from "../db/schema.js";
 import type { AggregateRow } from "./aggregates.js";
@@ -14,12 +14,17 @@ export interface LearnerInCourse {
   readonly courseHash: string | null;
 }
 
+/** Limits a join on aggregates to some blocks; `"all"` (every stored block is wanted) needs no filter. */
+function blockFilter(blockKeys: readonly string[] | "all"): SQL {
+  return blockKeys === "all" ? sql`` : sql`and a.block_key = any(${sql.param([...blockKeys])}::text[])`;
+}
+
 /** The learner with this username and their state in a course, or null for an unknown username. */
 export async function findLearnerInCourse(
   q: Queryable,
   username: string,
   courseKey: string,
-  blockKeys: readonly string[],
+  blockKeys: readonly string[] | "all",
 ): Promise<LearnerInCourse | null> {
   // One row per stored aggregate (plain rows parse faster than arrays); the learner's facts are computed once.
   const result = await q.execute<{
@@ -46,7 +51,7 @@ export async function findLearnerInCourse(
     select l.id, l.username, l.enrolled, l.stale, l.course_hash,
       a.block_key, a.aggregation_name, a.earned, a.possible, a.percent
     from l left join ${aggregates} a
-      on a.course_key = ${courseKey} and a.learner_id = l.id and a.block_key = any(${sql.param([...blockKeys])}::text[])`);
+      on a.course_key = ${courseKey} and a.learner_id = l.id ${blockFilter(blockKeys)}`);
   const first = result.rows[0];
   if (!first) return null;
   const stored = new Map<string, AggregateRow>();
@@ -77,7 +82,7 @@ export async function pageActiveLearners(
   userIds: readonly number[] | null,
   offset: number,
   limit: number,
-  blockKeys: readonly string[],
+  blockKeys: readonly string[] | "all",
 ): Promise<{
   learners: { id: number; username: string; aggregates: ReadonlyMap<string, AggregateRow> }[];
   total: number | null;
@@ -110,7 +115,7 @@ export async function pageActiveLearners(
     ) p
     inner join ${learners} l on l.id = p.id
     left join ${aggregates} a
-      on a.course_key = ${courseKey} and a.learner_id = p.id and a.block_key = any(${sql.param([...blockKeys])}::text[])
+      on a.course_key = ${courseKey} and a.learner_id = p.id ${blockFilter(blockKeys)}
     order by p.id`);
   const byLearner = new Map<number, { id: number; username: string; aggregates: Map<string, AggregateRow> }>();
   for (const row of result.rows) {
