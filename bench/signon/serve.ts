@@ -36,6 +36,7 @@ if (side === "signon") {
     refreshTokens: await signon.issueRefreshTokens(count),
     accessToken: await signon.issueAccessToken(),
   };
+  await signon.settle();
   close = () => signon.close();
 } else if (side === "oidc-provider") {
   const peer = await startOidcProvider();

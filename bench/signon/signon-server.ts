@@ -22,6 +22,8 @@ export interface SignonBenchServer {
   /** Fresh refresh tokens, each of its own grant, created in bulk. */
   issueRefreshTokens(count: number): Promise<string[]>;
   issueAccessToken(): Promise<string>;
+  /** Lets PostgreSQL settle after bulk preparation (statistics, a checkpoint), so autovacuum does not run mid-measurement. */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,10 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
         body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken as string, client_id: application.clientId, client_secret: clientSecret }),
       });
       return ((await response.json()) as { access_token: string }).access_token;
+    },
+    async settle() {
+      await pool.query("vacuum analyze");
+      await pool.query("checkpoint");
     },
     async close() {
       await app.close();
