@@ -101,6 +101,13 @@ describe("GET /api/completion/v1/course/", () => {
     });
   });
 
+  it("refuses an unknown username with 404", async () => {
+    expect(await get(tokenFor("help@example.com", ["masquerade"]), `${LIST}?username=nobody`)).toEqual({
+      status: 404,
+      body: { detail: "User not found: nobody" },
+    });
+  });
+
   it.each([
     ["no token", null, LIST, 401, "Authentication credentials were not provided."],
     ["a scheme other than Bearer", "Basic", LIST, 401, "Invalid token header."],
