@@ -53,3 +53,16 @@ describe("production mode over HTTPS (S16)", () => {
     expect(signedIn.cookies.find((c) => c.name === "__Host-signon_session")).toMatchObject({ secure: true, httpOnly: true, sameSite: "Lax", path: "/" });
   });
 });
+
+describe("behind the trusted proxy", () => {
+  it("treats a forwarded address that is not an IP as unknown, never as a server error", async () => {
+    const response = await signon.app.inject({
+      method: "POST",
+      url: "/token",
+      headers: { ...overHttps, "x-forwarded-for": "not-an-address", "content-type": "application/x-www-form-urlencoded" },
+      payload: "grant_type=refresh_token&refresh_token=x&client_id=nobody&client_secret=guess",
+    });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ error: "invalid_client", error_description: "Client authentication failed" });
+  });
+});
