@@ -71,3 +71,16 @@ describe("parseUserJson", () => {
     expect(parseUserJson(body)).toBeNull();
   });
 });
+
+describe("the /user.json request", () => {
+  it("keeps a path prefix of the Sign-on URL and sends the token as a bearer credential", async () => {
+    const seen: { url: string; method: string | undefined; authorization: string | null }[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      seen.push({ url: String(input), method: init?.method, authorization: new Headers(init?.headers).get("authorization") });
+      return new Response(JSON.stringify({ user: { uid: "u", email: "e@example.com", name: "E", permissions: ["signin"] } }), { status: 200 });
+    };
+    const resolver = new SignonCallerResolver({ signonUrl: "https://sso.example.com/signon/", cacheMs: 0, fetch: recording });
+    await resolver.resolveCaller("abc123");
+    expect(seen).toEqual([{ url: "https://sso.example.com/signon/user.json", method: "GET", authorization: "Bearer abc123" }]);
+  });
+});

@@ -1,3 +1,4 @@
+import { endpoint } from "@tessera/endpoint";
 import type { CallerResolver, SignonCaller } from "./caller.js";
 
 /** What the resolver needs from its surroundings: Sign-on's address, fetch and a clock. */
@@ -46,6 +47,7 @@ export function parseUserJson(body: unknown): SignonCaller | null {
  */
 export class SignonCallerResolver implements CallerResolver {
   readonly #options: SignonCallerResolverOptions;
+  readonly #userJson: typeof endpoint;
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
   readonly #cache = new Map<string, CacheEntry>();
@@ -54,6 +56,8 @@ export class SignonCallerResolver implements CallerResolver {
   constructor(options: SignonCallerResolverOptions) {
     if (options.cacheMs < 0 || options.cacheMs > 60_000) throw new RangeError("cacheMs must be from 0 to 60000.");
     this.#options = options;
+    // The request is built by @tessera/endpoint, like every outbound call of Tessera.
+    this.#userJson = endpoint.defaults({ baseUrl: options.signonUrl.replace(/\/+$/, ""), headers: { accept: "application/json" } });
     this.#fetch = options.fetch ?? fetch;
     this.#now = options.now ?? Date.now;
   }
@@ -78,10 +82,10 @@ export class SignonCallerResolver implements CallerResolver {
   }
 
   async #ask(bearerToken: string): Promise<SignonCaller | null> {
-    const url = new URL("/user.json", this.#options.signonUrl);
+    const { url, method, headers } = this.#userJson("GET /user.json", { headers: { authorization: `Bearer ${bearerToken}` } });
     let response: Response;
     try {
-      response = await this.#fetch(url, { headers: { authorization: `Bearer ${bearerToken}`, accept: "application/json" } });
+      response = await this.#fetch(url, { method, headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)])) });
     } catch (error) {
       throw new SignonUnavailableError(`Sign-on did not answer: ${(error as Error).message}`);
     }
