@@ -1,7 +1,7 @@
 /** A decoded form: a parameter sent more than once becomes an array, so validation can refuse it. */
 export type FormFields = Record<string, string | string[]>;
 
-/** Raised for bytes or escapes that are not UTF-8, or escapes that are not `%XX`. */
+/** Raised for bytes or escapes that are not UTF-8, escapes that are not `%XX`, and NUL characters. */
 export class MalformedFormError extends Error {}
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -9,7 +9,8 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 /**
  * Decodes an `application/x-www-form-urlencoded` body strictly: invalid UTF-8
  * (raw or percent-encoded) and broken escapes throw instead of turning into
- * U+FFFD, and repeated names are kept as arrays instead of silently losing one.
+ * U+FFFD, NUL throws (no text column can hold it), and repeated names are
+ * kept as arrays instead of silently losing one.
  *
  * @see https://url.spec.whatwg.org/#application/x-www-form-urlencoded
  */
@@ -36,9 +37,12 @@ export function parseFormBody(body: Buffer | string): FormFields {
 }
 
 function decodeComponent(raw: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(raw.replace(/\+/g, " "));
+    decoded = decodeURIComponent(raw.replace(/\+/g, " "));
   } catch {
     throw new MalformedFormError("The body has a malformed percent-escape or invalid UTF-8");
   }
+  if (decoded.includes("\u0000")) throw new MalformedFormError("The body contains a NUL character");
+  return decoded;
 }

@@ -72,7 +72,8 @@ function parseBasic(header: string): ClientCredentials {
 
 function formUnescape(value: string): string | null {
   try {
-    return decodeURIComponent(value.replace(/\+/g, " "));
+    const decoded = decodeURIComponent(value.replace(/\+/g, " "));
+    return decoded.includes("\u0000") ? null : decoded;
   } catch {
     return null;
   }

@@ -41,6 +41,7 @@ const clientEndpointCases: Case[] = [
   { name: "raw invalid UTF-8", body: Buffer.from([0x74, 0x3d, 0xff]), status: 400, response: invalidRequest("The body is not valid UTF-8") },
   { name: "percent-encoded invalid UTF-8", body: "token=%C3%28", status: 400, response: invalidRequest("The body has a malformed percent-escape or invalid UTF-8") },
   { name: "a broken percent-escape", body: "token=%ZZ", status: 400, response: invalidRequest("The body has a malformed percent-escape or invalid UTF-8") },
+  { name: "a NUL in client_id", body: "token=x&client_id=a%00b&client_secret=s", status: 400, response: invalidRequest("The body contains a NUL character") },
   { name: "a body over 16 KiB", body: `token=${"a".repeat(17 * 1024)}`, status: 400, response: invalidRequest("The request body is too large") },
   { name: "a duplicated client_id", body: () => `token=x&${creds()}&client_id=other`, status: 400, response: invalidRequest("Invalid or repeated parameter: client_id") },
   { name: "a duplicated unknown parameter", body: () => `token=x&${creds()}&foo=1&foo=2`, status: 400, response: invalidRequest("Invalid or repeated parameter: foo") },
@@ -92,6 +93,7 @@ describe("POST /sign-in with bad input", () => {
     ["a duplicated email", form, "_csrf=x&email=a&email=b&password=p", 400],
     ["an oversized password", form, `_csrf=x&email=a&password=${"p".repeat(2000)}`, 400],
     ["invalid UTF-8", form, "_csrf=x&email=%FF&password=p", 400],
+    ["a NUL in the e-mail address", form, "_csrf=x&email=a%00b&password=p", 400],
     ["an unknown field", form, "_csrf=x&email=a&password=p&admin=1", 400],
     ["a body over 16 KiB", form, `_csrf=x&email=${"a".repeat(17 * 1024)}`, 400],
   ])("answers %s with an HTML error page", async (_name, contentType, payload, status) => {
@@ -110,6 +112,7 @@ describe("POST /sign-in with bad input", () => {
 describe("GET /oauth/authorize with bad input", () => {
   it.each([
     ["invalid UTF-8 in the query", "/oauth/authorize?client_id=%FF&state=s", 400],
+    ["a NUL in client_id", "/oauth/authorize?client_id=a%00b&state=s&response_type=code", 400],
     ["too many parameters", `/oauth/authorize?${Array.from({ length: 40 }, (_, i) => `p${i}=1`).join("&")}`, 400],
     ["an oversized state", () => `/oauth/authorize?response_type=code&client_id=${client.clientId}&state=${"s".repeat(3000)}`, 400],
   ])("answers %s without a redirect", async (_name, url, status) => {

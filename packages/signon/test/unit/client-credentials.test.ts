@@ -50,6 +50,7 @@ describe("readClientCredentials", () => {
     ["Basic with bad padding", "Basic YWJj", {}, { status: 401, error: "invalid_client", challenge: expect.stringMatching(/^Basic/) }],
     ["Basic without a colon", basic("abcdef"), {}, { status: 401, error: "invalid_client", challenge: expect.stringMatching(/^Basic/) }],
     ["Basic with an empty id", basic(":secret"), {}, { status: 401, error: "invalid_client", challenge: expect.stringMatching(/^Basic/) }],
+    ["Basic with a NUL in the id", basic("a%00c:secret"), {}, { status: 401, error: "invalid_client", challenge: expect.stringMatching(/^Basic/) }],
     ["Basic with a broken escape", basic("abc:%zz"), {}, { status: 401, error: "invalid_client", challenge: expect.stringMatching(/^Basic/) }],
     ["Basic with invalid UTF-8", `Basic ${Buffer.from([0x61, 0x3a, 0xff]).toString("base64")}`, {}, { status: 401, error: "invalid_client", challenge: expect.stringMatching(/^Basic/) }],
     ["Basic and a body secret", basic("abc:def"), { client_secret: "def" }, { status: 400, error: "invalid_request", challenge: null }],

@@ -25,6 +25,7 @@ describe("parseFormBody", () => {
     ["percent-encoded invalid UTF-8", Buffer.from("a=%FF")],
     ["a broken escape", Buffer.from("a=%G1")],
     ["a truncated escape", Buffer.from("a=%")],
+    ["a NUL character", Buffer.from("a=x%00y")],
   ])("refuses %s", (_name, body) => {
     expect(() => parseFormBody(body)).toThrow(MalformedFormError);
   });
