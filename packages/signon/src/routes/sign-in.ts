@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { signInWithPassword } from "../accounts/sign-in.js";
 import { resolveSession, startSession } from "../accounts/sessions.js";
+import { requireFormBody } from "../http/form-content-type.js";
 import { requestOrigin } from "../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
 
@@ -43,7 +44,7 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/sign-in",
-    { config: { errorFormat: "html" }, schema: { body: SignInBody }, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html" }, schema: { body: SignInBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const returnTo = safeReturnPath(request.body.return_to);
       const origin = requestOrigin(request);

@@ -90,6 +90,7 @@ describe("POST /sign-in with bad input", () => {
   it.each([
     ["no body", undefined, undefined, 400],
     ["a JSON body", "application/json", '{"email":"a"}', 400],
+    ["a complete JSON body", "application/json", '{"_csrf":"x","email":"a\\u0000b","password":"p"}', 400],
     ["a duplicated email", form, "_csrf=x&email=a&email=b&password=p", 400],
     ["an oversized password", form, `_csrf=x&email=a&password=${"p".repeat(2000)}`, 400],
     ["invalid UTF-8", form, "_csrf=x&email=%FF&password=p", 400],
