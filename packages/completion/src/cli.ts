@@ -34,7 +34,7 @@ const database = await startDatabase({
 let code = 1;
 try {
   // The CLI never authenticates callers; the resolver is there because the context carries one.
-  const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheMs: 0 });
+  const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: 0 });
   code = await runCli(args, createContext(config, database.db, callers), {
     out: (line) => console.log(line),
     err: (line) => console.error(line),

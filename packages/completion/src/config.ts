@@ -8,8 +8,8 @@ export interface CompletionConfig {
   readonly aggregatorTypes: readonly string[];
   /** C14: ignore stored aggregates for stale single-user reads. */
   readonly rebuildStaleFromScratch: boolean;
-  /** How long a resolved bearer token is trusted, in milliseconds (at most 60 s). */
-  readonly callerCacheMs: number;
+  /** How long a resolved bearer token is trusted, in seconds (at most 60). */
+  readonly callerCacheSeconds: number;
   /** Interface and port to listen on. */
   readonly host: string;
   readonly port: number;
@@ -79,7 +79,7 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
     aggregatorTypes: [...new Set(types)],
     rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),
-    callerCacheMs: integer(env, "COMPLETION_CALLER_CACHE_SECONDS", 30, 0, 60) * 1000,
+    callerCacheSeconds: integer(env, "COMPLETION_CALLER_CACHE_SECONDS", 30, 0, 60),
     host: env["HOST"] ?? "127.0.0.1",
     port: integer(env, "PORT", 3001, 0, 65535),
     staleWorkerIntervalMs: integer(env, "COMPLETION_STALE_WORKER_INTERVAL_MS", 1000, 0, 3_600_000),

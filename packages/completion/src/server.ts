@@ -22,7 +22,7 @@ const database = await startDatabase({
   schema,
   log: { info: (message: string) => console.log(message), warn: (message: string) => console.warn(message) },
 });
-const ctx = createContext(config, database.db, new SignonCallerResolver({ signonUrl: config.signonUrl, cacheMs: config.callerCacheMs }));
+const ctx = createContext(config, database.db, new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds }));
 const app = await buildApp(ctx, { logger: { level: process.env["LOG_LEVEL"] ?? "info" } });
 const worker =
   config.staleWorkerIntervalMs > 0

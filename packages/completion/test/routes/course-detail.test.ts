@@ -1,6 +1,10 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { baseData, block, COURSE, COURSE_TREE, load, NO_STRUCTURE_COURSE, OTHER_COURSE } from "../support/data.js";
 import { dict, entry, onePage } from "../support/expect.js";
+import { buildApp } from "../../src/app.js";
+import { SignonCallerResolver } from "../../src/auth/signon-caller-resolver.js";
+import { DEFAULT_AGGREGATOR_TYPES } from "../../src/config.js";
+import { createContext } from "../../src/context.js";
 import { useHarness } from "../support/harness.js";
 
 const h = await useHarness();
@@ -26,10 +30,10 @@ async function seed(): Promise<void> {
 const tokens = { ada: "", bob: "", staff: "", masquerade: "" };
 beforeEach(async () => {
   await seed();
-  tokens.ada = h.signon.issueToken({ email: "ADA@example.com" }).token;
-  tokens.bob = h.signon.issueToken({ email: "bob@example.com" }).token;
-  tokens.staff = h.signon.issueToken({ email: "reporting-api@example.com", permissions: ["staff"] }).token;
-  tokens.masquerade = h.signon.issueToken({ email: "support@example.com", permissions: ["masquerade"] }).token;
+  tokens.ada = (await h.signon.tokenFor("ADA@example.com")).token;
+  tokens.bob = (await h.signon.tokenFor("bob@example.com")).token;
+  tokens.staff = (await h.signon.tokenFor("reporting-api@example.com", ["staff"], { apiUser: true })).token;
+  tokens.masquerade = (await h.signon.tokenFor("support@example.com", ["masquerade"])).token;
 });
 
 type Caller = keyof typeof tokens | null;
@@ -183,6 +187,20 @@ describe("GET /api/completion/v1/course/{course_key}/ (one user)", () => {
     expect(response.json()).toEqual({ detail: "Invalid token." });
   });
 
+  it("answers 503 while Sign-on cannot be asked", async () => {
+    const callers = new SignonCallerResolver({ signonUrl: "http://127.0.0.1:1", cacheSeconds: 0 });
+    const app = await buildApp(createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false }, h.ctx.db, callers));
+    try {
+      const response = await app.inject({ method: "GET", url: `${DETAIL}?username=ada`, headers: { authorization: `Bearer ${tokens.ada}` } });
+      expect({ status: response.statusCode, body: response.json() as unknown }).toEqual({
+        status: 503,
+        body: { detail: "The sign-on service is unavailable; try again later." },
+      });
+    } finally {
+      await app.close();
+    }
+  });
+
   it("challenges a request without credentials with a plain Bearer challenge", async () => {
     const response = await h.app.inject({ method: "GET", url: `${DETAIL}?username=ada` });
     expect(response.headers["www-authenticate"]).toBe("Bearer");
@@ -196,13 +214,13 @@ describe("GET /api/completion/v1/course/{course_key}/ (one user)", () => {
   });
 
   it("links the caller to a learner by e-mail on first sight, then by uid", async () => {
-    const { token, uid } = h.signon.issueToken({ email: "cy@EXAMPLE.com" });
-    tokens.ada = token;
+    tokens.ada = (await h.signon.tokenFor("cy@EXAMPLE.com")).token;
     expect((await get("ada", `${DETAIL}?username=cy`)).status).toBe(200);
-    // Same uid, new e-mail address: still cy.
-    tokens.ada = h.signon.issueToken({ email: "cy.new@example.com", uid }).token;
-    expect(await get("ada", DETAIL.replace(/\/$/, "/") + "?username=cy")).toEqual({ status: 200, body: onePage([{ course_key: COURSE, completion: dict(0, 4) }]) });
+    // The learner's e-mail address changes here: the Sign-on uid still names cy.
+    await load(h.ctx, { users: [{ id: 3, username: "cy", email: "cy.new@example.com" }] });
+    expect(await get("ada", `${DETAIL}?username=cy`)).toEqual({ status: 200, body: onePage([{ course_key: COURSE, completion: dict(0, 4) }]) });
   });
+
 });
 
 describe("GET /api/completion/v1/course/{course_key}/ (staff, all users)", () => {

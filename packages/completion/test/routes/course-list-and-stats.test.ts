@@ -23,8 +23,8 @@ beforeEach(async () => {
   });
 });
 
-function tokenFor(email: string, permissions: string[] = []): string {
-  return h.signon.issueToken({ email, permissions }).token;
+async function tokenFor(email: string, permissions: string[] = []): Promise<string> {
+  return (await h.signon.tokenFor(email, permissions)).token;
 }
 
 async function get(token: string | null, url: string): Promise<{ status: number; body: unknown }> {
@@ -83,11 +83,11 @@ describe("GET /api/completion/v1/course/", () => {
     ["another user's list with masquerade", "help@example.com", ["masquerade"], `${LIST}?username=cy`, [{ course_key: COURSE, completion: dict(0, 4) }]],
     ["a caller without a learner record: nothing", "api@example.com", ["staff"], LIST, []],
   ])("returns %s", async (_name, email, permissions, url, results) => {
-    expect(await get(tokenFor(email, permissions), url)).toEqual({ status: 200, body: onePage(results) });
+    expect(await get(await tokenFor(email, permissions), url)).toEqual({ status: 200, body: onePage(results) });
   });
 
   it("pages through the list", async () => {
-    expect(await get(tokenFor("ada@example.com"), `${LIST}?page_size=1&page=2`)).toEqual({
+    expect(await get(await tokenFor("ada@example.com"), `${LIST}?page_size=1&page=2`)).toEqual({
       status: 200,
       body: {
         count: 2,
@@ -102,7 +102,7 @@ describe("GET /api/completion/v1/course/", () => {
   });
 
   it("refuses an unknown username with 404", async () => {
-    expect(await get(tokenFor("help@example.com", ["masquerade"]), `${LIST}?username=nobody`)).toEqual({
+    expect(await get(await tokenFor("help@example.com", ["masquerade"]), `${LIST}?username=nobody`)).toEqual({
       status: 404,
       body: { detail: "User not found: nobody" },
     });
@@ -117,7 +117,7 @@ describe("GET /api/completion/v1/course/", () => {
     ["a negative page_size", "ada", `${LIST}?page_size=-1`, 400, "Invalid page_size."],
   ])("refuses %s", async (_name, who, url, status, detail) => {
     const headers: Record<string, string> =
-      who === null ? {} : who === "Basic" ? { authorization: "Basic YWRhOnB3" } : { authorization: `Bearer ${tokenFor("ada@example.com")}` };
+      who === null ? {} : who === "Basic" ? { authorization: "Basic YWRhOnB3" } : { authorization: `Bearer ${await tokenFor("ada@example.com")}` };
     const response = await h.app.inject({ method: "GET", url, headers });
     expect({ status: response.statusCode, body: response.json() as unknown }).toEqual({ status, body: { detail } });
   });
@@ -126,7 +126,7 @@ describe("GET /api/completion/v1/course/", () => {
     const tree = structuredClone(COURSE_TREE);
     tree.children!.push({ type: "chapter", id: "ch9", children: [{ type: "html", id: "extra" }] });
     await load(h.ctx, { courses: [{ course_key: COURSE, structure: tree }] });
-    expect(await get(tokenFor("ada@example.com"), `${LIST}?requested_fields=chapter`)).toEqual({
+    expect(await get(await tokenFor("ada@example.com"), `${LIST}?requested_fields=chapter`)).toEqual({
       status: 200,
       body: onePage([
         {
@@ -154,18 +154,18 @@ describe("GET /api/completion/v1/stats/{course_key}/", () => {
     ["a cohort and excluded roles", "?cohorts=11&exclude_roles=staff", dict(1, 4), { cohorts: 11, exclude_roles: ["staff"] }],
     ["an unknown cohort: nobody", "?cohorts=999", { earned: null, possible: null, percent: null, ratio: null }, { cohorts: 999, exclude_roles: [] }],
   ])("averages over %s", async (_name, query, mean, filters) => {
-    expect(await get(tokenFor("anyone@example.com"), `${STATS}${query}`)).toEqual(stats({ ...mean }, filters));
+    expect(await get(await tokenFor("anyone@example.com"), `${STATS}${query}`)).toEqual(stats({ ...mean }, filters));
   });
 
   it("answers for a course whose structure is unknown", async () => {
-    expect(await get(tokenFor("anyone@example.com"), `/api/completion/v1/stats/${NO_STRUCTURE_COURSE}`)).toEqual({
+    expect(await get(await tokenFor("anyone@example.com"), `/api/completion/v1/stats/${NO_STRUCTURE_COURSE}`)).toEqual({
       status: 200,
       body: { results: [{ course_key: NO_STRUCTURE_COURSE, mean_completion: UNKNOWN, filters: none }] },
     });
   });
 
   it("answers for a course with an org/course/run key", async () => {
-    expect(await get(tokenFor("anyone@example.com"), `/api/completion/v1/stats/${OTHER_COURSE}/`)).toEqual({
+    expect(await get(await tokenFor("anyone@example.com"), `/api/completion/v1/stats/${OTHER_COURSE}/`)).toEqual({
       status: 200,
       body: { results: [{ course_key: OTHER_COURSE, mean_completion: dict(1, 1), filters: none }] },
     });
@@ -178,7 +178,7 @@ describe("GET /api/completion/v1/stats/{course_key}/", () => {
     ["two cohorts", `${STATS}?cohorts=10,11`, 400, "Invalid cohorts value: 10,11"],
     ["a cohorts value out of range", `${STATS}?cohorts=99999999999`, 400, "Invalid cohorts value: 99999999999"],
   ])("refuses %s", async (_name, url, status, detail) => {
-    expect(await get(tokenFor("anyone@example.com"), url)).toEqual({ status, body: { detail } });
+    expect(await get(await tokenFor("anyone@example.com"), url)).toEqual({ status, body: { detail } });
   });
 
   it("refuses a caller without a token", async () => {

@@ -19,9 +19,9 @@ const OLX = join(import.meta.dirname, "..", "fixtures", "olx-small");
 const tokens = { ada: "", staff: "", admin: "" };
 beforeEach(async () => {
   await load(h.ctx, baseData());
-  tokens.ada = h.signon.issueToken({ email: "ada@example.com" }).token;
-  tokens.staff = h.signon.issueToken({ email: "ops@example.com", permissions: ["staff"] }).token;
-  tokens.admin = h.signon.issueToken({ email: "admin@example.com", permissions: ["admin"] }).token;
+  tokens.ada = (await h.signon.tokenFor("ada@example.com")).token;
+  tokens.staff = (await h.signon.tokenFor("ops@example.com", ["staff"], { apiUser: true })).token;
+  tokens.admin = (await h.signon.tokenFor("admin@example.com", ["admin"])).token;
 });
 
 async function send(method: "POST" | "PUT", url: string, caller: keyof typeof tokens | null, payload: unknown): Promise<{ status: number; body: unknown }> {

@@ -1,4 +1,5 @@
-import { useTestDatabase, type TestDatabase } from "@tessera/db/testing";
+import { signonMigrations } from "@tessera/signon";
+import { truncateSchemas, useTestDatabase, type TestDatabase } from "@tessera/db/testing";
 import { afterAll, beforeEach } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { SignonCallerResolver } from "../../src/auth/signon-caller-resolver.js";
@@ -7,12 +8,12 @@ import { createContext, type CompletionContext } from "../../src/context.js";
 import { COMPLETION_MIGRATIONS } from "../../src/db/database.js";
 import * as schema from "../../src/db/schema.js";
 import type { FastifyTypeBox } from "../../src/http/fastify-typebox.js";
-import { startSignonStandIn, type SignonStandIn } from "./signon-stand-in.js";
+import { startRealSignon, type RealSignon } from "./real-signon.js";
 
-/** What a test file gets: a migrated database, the Sign-on stand-in, the context and the app. */
+/** What a test file gets: a migrated database, the real Sign-on on it, the context and the app. */
 export interface Harness {
   readonly database: TestDatabase<typeof schema>;
-  readonly signon: SignonStandIn;
+  readonly signon: RealSignon;
   readonly ctx: CompletionContext;
   readonly app: FastifyTypeBox;
 }
@@ -25,25 +26,29 @@ export interface HarnessOptions {
 }
 
 /**
- * Sets up a test file: its own migrated database (emptied before each test),
- * a Sign-on stand-in and the app wired to both. Call at the top level of the
- * file: `const h = await useHarness();`.
+ * Sets up a test file: its own database with the schemas `signon` and
+ * `completion` migrated, the real Sign-on started on it (once per file, with
+ * the `completion` application registered), and the app wired to both,
+ * checking every bearer token with Sign-on (no cache, so permission changes
+ * show at once). Before each test the `completion` schema is emptied; Sign-on's
+ * users and tokens stay for the whole file. Call at the top level of the file:
+ * `const h = await useHarness();`.
  */
 export async function useHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const database = await useTestDatabase({ migrations: [COMPLETION_MIGRATIONS], schema });
-  const signon = await startSignonStandIn();
+  const database = await useTestDatabase({ migrations: [signonMigrations, COMPLETION_MIGRATIONS], schema });
+  const signon = await startRealSignon(database);
   const ctx = createContext(
     {
       aggregatorTypes: options.aggregatorTypes ?? DEFAULT_AGGREGATOR_TYPES,
       rebuildStaleFromScratch: options.rebuildStaleFromScratch ?? false,
     },
     database.db,
-    new SignonCallerResolver({ signonUrl: signon.url, cacheMs: 0 }),
+    new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: 0 }),
     options.now ?? (() => new Date("2026-06-01T12:00:00Z")),
   );
   const app = await buildApp(ctx);
   await app.ready();
-  beforeEach(() => database.reset());
+  beforeEach(() => truncateSchemas(database.pool, [COMPLETION_MIGRATIONS.schema]));
   afterAll(async () => {
     await app.close();
     await signon.close();

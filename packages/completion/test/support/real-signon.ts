@@ -1,0 +1,107 @@
+import { startSignon, type RunningSignon } from "@tessera/signon";
+import type { TestDatabase } from "@tessera/db/testing";
+// The `signon` command's own entry point, run in this process so that each
+// operator step costs a database round trip rather than a Node start-up.
+import { runCli } from "../../../signon/src/cli/run-cli.js";
+
+/** The Sign-on application name the completion service is registered under. */
+export const COMPLETION_APP = "completion";
+
+/** A Sign-on user as its operator created it: what `users create --json` printed. */
+interface CreatedUser {
+  readonly uid: string;
+  /** Its permissions on `completion` besides `signin`, sorted and comma-separated. */
+  permissions: string;
+  /** The bearer token issued to it; a token shows the user's permissions of the moment. */
+  token: string | undefined;
+}
+
+/**
+ * The real Sign-on (`@tessera/signon`) for one test file: started through its
+ * own `startSignon` on a free 127.0.0.1 port, on the test file's database
+ * (schema `signon` next to `completion`), with the `completion` application
+ * registered. Users, permissions and bearer tokens are made the way an
+ * operator makes them: with the `signon` command (`users create`,
+ * `permissions grant|revoke`, `tokens issue`).
+ */
+export interface RealSignon {
+  readonly url: string;
+  /** Runs `signon <args> --json` on the test database and returns the printed object; throws with stderr when it fails. */
+  cli(...args: string[]): Promise<Record<string, unknown>>;
+  /**
+   * A bearer token on `completion` for the user `email`, who from now on
+   * holds `signin` and exactly `permissions` there. The user is created and
+   * the token issued on first use (an ordinary account, or an API user when
+   * `apiUser` is set); later calls change the permissions if needed and give
+   * the same token, since `/user.json` reports a user's current permissions.
+   */
+  tokenFor(email: string, permissions?: readonly string[], options?: { apiUser?: boolean }): Promise<{ token: string; uid: string }>;
+  close(): Promise<void>;
+}
+
+/** Starts the real Sign-on on `database` (already migrated with `signonMigrations`) and registers `completion`. */
+export async function startRealSignon(database: TestDatabase<Record<string, unknown>>): Promise<RealSignon> {
+  const env: Record<string, string> = {
+    NODE_ENV: "development",
+    DATABASE_URL: database.url,
+    SIGNON_HOST: "127.0.0.1",
+    SIGNON_PORT: "0",
+    SIGNON_ARGON2_MEMORY_KIB: "64",
+    SIGNON_ARGON2_TIME_COST: "1",
+    // Named prepared statements need a session per connection, which the embedded test server does not give.
+    SIGNON_PREPARED_STATEMENTS: database.kind === "postgres" ? "true" : "false",
+  };
+  const running: RunningSignon = await startSignon(env, { logger: false });
+
+  async function cli(...args: string[]): Promise<Record<string, unknown>> {
+    let stdout = "";
+    let stderr = "";
+    const code = await runCli([...args, "--json"], {
+      stdout: { write: (chunk: string) => ((stdout += chunk), true) },
+      stderr: { write: (chunk: string) => ((stderr += chunk), true) },
+      env,
+    });
+    if (code !== 0) throw new Error(`signon ${args.join(" ")} failed (${code}): ${stderr}`);
+    return JSON.parse(stdout) as Record<string, unknown>;
+  }
+
+  try {
+    await cli("apps", "create", "--name", COMPLETION_APP, "--redirect-uri", "http://127.0.0.1:3001/auth/gds/callback", "--permissions", "staff,masquerade,admin");
+  } catch (error) {
+    await running.close();
+    throw error;
+  }
+
+  const users = new Map<string, CreatedUser>();
+  async function user(email: string, apiUser: boolean): Promise<CreatedUser> {
+    const known = users.get(email);
+    if (known) return known;
+    const name = email.split("@")[0] ?? email;
+    const created = apiUser
+      ? await cli("api-users", "create", "--email", email, "--name", name)
+      : await cli("users", "create", "--email", email, "--name", name, "--generate-password");
+    const record: CreatedUser = { uid: String(created["uid"]), permissions: "", token: undefined };
+    await cli("permissions", "grant", "--email", email, "--app", COMPLETION_APP, "--permissions", "signin");
+    users.set(email, record);
+    return record;
+  }
+
+  return {
+    url: running.url,
+    cli,
+    async tokenFor(email, permissions = [], options = {}) {
+      const record = await user(email, options.apiUser ?? false);
+      const wanted = [...permissions].sort().join(",");
+      if (record.permissions !== wanted) {
+        const held = record.permissions === "" ? [] : record.permissions.split(",");
+        const dropped = held.filter((permission) => !permissions.includes(permission));
+        if (dropped.length > 0) await cli("permissions", "revoke", "--email", email, "--app", COMPLETION_APP, "--permissions", dropped.join(","));
+        if (wanted !== "") await cli("permissions", "grant", "--email", email, "--app", COMPLETION_APP, "--permissions", wanted);
+        record.permissions = wanted;
+      }
+      record.token ??= String((await cli("tokens", "issue", "--email", email, "--app", COMPLETION_APP))["access_token"]);
+      return { token: record.token, uid: record.uid };
+    },
+    close: () => running.close(),
+  };
+}
