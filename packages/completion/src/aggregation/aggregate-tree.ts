@@ -34,3 +34,11 @@ export function aggregateTree(tree: CourseTree, completions: ReadonlyMap<string,
   visit(tree.root, false);
   return result;
 }
+
+/**
+ * How many completable blocks a learner can see in the tree: the course-level
+ * `possible` (blocks under an excluded or staff-only block do not count).
+ */
+export function visibleCompletableBlocks(tree: CourseTree): number {
+  return aggregateTree(tree, new Map()).get(tree.root.key)?.possible ?? 0;
+}

@@ -27,12 +27,17 @@ export const learners = completionSchema.table(
   (table) => [index("learners_email_lower_idx").on(sql`lower(${table.email})`)],
 );
 
-/** Courses. `structureVersion` changes whenever the block tree does; `structureHash` detects a re-import of the same tree. */
+/**
+ * Courses. `structureVersion` changes whenever the block tree does; `structureHash` detects a re-import of the same tree;
+ * `visibleCompletableBlocks` is the course-level `possible` of the tree (completable blocks a learner can see), null while
+ * the structure is unknown.
+ */
 export const courses = completionSchema.table("courses", {
   key: text("key").primaryKey(),
   mobileAvailable: boolean("mobile_available").notNull().default(false),
   structureVersion: integer("structure_version").notNull().default(0),
   structureHash: text("structure_hash"),
+  visibleCompletableBlocks: integer("visible_completable_blocks"),
 });
 
 /** The course tree: one row per block, with its parent and position among its siblings. */

@@ -10,7 +10,7 @@ import { findLearnersByUsername, upsertLearners } from "../repositories/learners
 import { addCourseRoles, putCohort } from "../repositories/roles-and-cohorts.js";
 import { markCourseStale, resolveStale } from "../repositories/stale.js";
 import type { BulkData } from "./bulk-format.js";
-import { flattenStructure, structureHash } from "./bulk-structure.js";
+import { flattenStructure, structureHash, visibleCompletableCount } from "./bulk-structure.js";
 
 /** Problems that stop a bulk load; nothing was written. */
 export class BulkLoadError extends Error {
@@ -120,7 +120,7 @@ async function writeBulkData(
       await upsertCourse(tx, course.course_key, course.mobile_available);
       summary.courses += 1;
       const rows = courseStructures.get(course.course_key);
-      if (rows && (await replaceStructure(tx, course.course_key, rows, structureHash(rows)))) {
+      if (rows && (await replaceStructure(tx, course.course_key, rows, structureHash(rows), visibleCompletableCount(rows)))) {
         summary.structuresChanged += 1;
         if (previous && previous.structureVersion > 0) changedCourses.push(course.course_key);
       }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { visibleCompletableBlocks } from "../aggregation/aggregate-tree.js";
 import { blockMode } from "../domain/block-modes.js";
 import { buildCourseTree } from "../domain/course-tree.js";
 import { blockKeyIn, type CourseKey } from "../domain/keys.js";
@@ -29,6 +30,12 @@ export function flattenStructure(course: CourseKey, root: BulkBlock): BlockRow[]
   visit(root, null, 0);
   buildCourseTree(rows);
   return rows;
+}
+
+/** How many completable blocks a learner can see in the rows of one tree (its course-level `possible`). */
+export function visibleCompletableCount(rows: readonly BlockRow[]): number {
+  const tree = buildCourseTree(rows);
+  return tree ? visibleCompletableBlocks(tree) : 0;
 }
 
 /** A digest of a structure, to tell a re-import of the same tree from a changed one. */

@@ -66,9 +66,16 @@ export async function upsertCourse(q: Queryable, key: string, mobileAvailable: b
 
 /**
  * Replaces a course's block tree unless `hash` says it is the tree already
- * stored. Returns whether the structure changed (and its version moved on).
+ * stored, recording how many completable blocks a learner can see in it.
+ * Returns whether the structure changed (and its version moved on).
  */
-export async function replaceStructure(q: Queryable, courseKey: string, rows: readonly BlockRow[], hash: string): Promise<boolean> {
+export async function replaceStructure(
+  q: Queryable,
+  courseKey: string,
+  rows: readonly BlockRow[],
+  hash: string,
+  visibleCompletableBlocks: number,
+): Promise<boolean> {
   const current = await q
     .select({ hash: courses.structureHash })
     .from(courses)
@@ -93,7 +100,7 @@ export async function replaceStructure(q: Queryable, courseKey: string, rows: re
   }
   await q
     .update(courses)
-    .set({ structureHash: hash, structureVersion: sql`${courses.structureVersion} + 1` })
+    .set({ structureHash: hash, structureVersion: sql`${courses.structureVersion} + 1`, visibleCompletableBlocks })
     .where(eq(courses.key, courseKey));
   return true;
 }

@@ -13,15 +13,22 @@ export async function hasActiveEnrollment(q: Queryable, learnerId: number, cours
   return rows.length > 0;
 }
 
+/**
+ * The learner's active enrollments in courses available to them: a course
+ * whose structure is known but shows a learner nothing completable is left
+ * out (the list's "no completable sections visible"); a course whose
+ * structure is unknown stays (C6).
+ */
 function activeCoursesOf(learnerId: number, mobileOnly: boolean): SQL | undefined {
   return and(
     eq(enrollments.learnerId, learnerId),
     eq(enrollments.isActive, true),
+    sql`(${courses.visibleCompletableBlocks} is null or ${courses.visibleCompletableBlocks} > 0)`,
     mobileOnly ? eq(courses.mobileAvailable, true) : undefined,
   );
 }
 
-/** How many courses the learner is actively enrolled in. */
+/** How many available courses the learner is actively enrolled in. */
 export async function countActiveCourses(q: Queryable, learnerId: number, mobileOnly: boolean): Promise<number> {
   const rows = await q
     .select({ n: count() })
@@ -31,7 +38,7 @@ export async function countActiveCourses(q: Queryable, learnerId: number, mobile
   return rows[0]?.n ?? 0;
 }
 
-/** One page of the learner's active courses, by course key in byte order (C11). */
+/** One page of the learner's active, available courses, by course key in byte order (C11). */
 export async function listActiveCourses(
   q: Queryable,
   learnerId: number,

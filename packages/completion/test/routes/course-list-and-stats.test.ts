@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import type { BulkBlock, BulkData } from "../../src/ingest/bulk-format.js";
 import { baseData, block, COURSE, COURSE_TREE, load, NO_STRUCTURE_COURSE, OTHER_COURSE } from "../support/data.js";
 import { dict, entry, onePage } from "../support/expect.js";
 import { useHarness } from "../support/harness.js";
@@ -99,6 +100,48 @@ describe("GET /api/completion/v1/course/", () => {
         results: [{ course_key: NO_STRUCTURE_COURSE, completion: UNKNOWN }],
       },
     });
+  });
+
+  it("leaves out courses that show a learner nothing completable, and does not count them", async () => {
+    const hidden = (key: string, children: BulkBlock[]): NonNullable<BulkData["courses"]> => [
+      { course_key: key, structure: { type: "course", id: "course", children: [{ type: "chapter", id: "c", children }] } },
+    ];
+    await load(h.ctx, {
+      courses: [
+        ...hidden("course-v1:TesseraX+STAFF+2026", [{ type: "vertical", id: "v", visible_to_staff_only: true, children: [{ type: "problem", id: "p" }] }]),
+        ...hidden("course-v1:TesseraX+TALK+2026", [{ type: "discussion", id: "d" }, { type: "problem", id: "x", mode: "excluded" }]),
+        ...hidden("course-v1:TesseraX+EMPTY+2026", []),
+      ],
+      enrollments: ["STAFF", "TALK", "EMPTY"].map((name) => ({ username: "ada", course_key: `course-v1:TesseraX+${name}+2026` })),
+    });
+    expect(await get(await tokenFor("ada@example.com"), LIST)).toEqual({
+      status: 200,
+      body: onePage([
+        { course_key: COURSE, completion: dict(1.75, 4) },
+        { course_key: NO_STRUCTURE_COURSE, completion: UNKNOWN },
+      ]),
+    });
+  });
+
+  it("lists such a course again once its structure shows something completable", async () => {
+    const key = "course-v1:TesseraX+LATER+2026";
+    await load(h.ctx, {
+      courses: [{ course_key: key, mobile_available: true, structure: { type: "course", id: "course", children: [] } }],
+      enrollments: [{ username: "bob", course_key: key }],
+    });
+    const before = await get(await tokenFor("bob@example.com"), `${LIST}?mobile_only=true`);
+    await load(h.ctx, { courses: [{ course_key: key, structure: { type: "course", id: "course", children: [{ type: "html", id: "welcome" }] } }] });
+    const after = await get(await tokenFor("bob@example.com"), `${LIST}?mobile_only=true`);
+    expect([before, after]).toEqual([
+      { status: 200, body: onePage([{ course_key: COURSE, completion: dict(1, 4) }]) },
+      {
+        status: 200,
+        body: onePage([
+          { course_key: COURSE, completion: dict(1, 4) },
+          { course_key: key, completion: dict(0, 1) },
+        ]),
+      },
+    ]);
   });
 
   it("refuses an unknown username with 404", async () => {
