@@ -36,6 +36,8 @@ export interface SignonAppOptions {
   db: SignonDatabase;
   pool: pg.Pool;
   now?: () => Date;
+  /** Called after a request's change has committed pushes (wakes the delivery worker). */
+  pushesQueued?: () => void;
 }
 
 /**
@@ -81,6 +83,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     statements: statementRunner(options.pool, config.preparedStatements),
     config,
     now: options.now ?? (() => new Date()),
+    pushesQueued: options.pushesQueued,
   });
 
   app.removeAllContentTypeParsers();

@@ -25,7 +25,8 @@ export type AuditAction =
   | "permissions_revoked"
   | "token_issued_by_operator"
   | "user_suspended"
-  | "user_unsuspended";
+  | "user_unsuspended"
+  | "user_updated";
 
 export interface AuditEntry {
   action: AuditAction;

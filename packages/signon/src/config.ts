@@ -23,6 +23,17 @@ export interface SignonConfig {
   passwordHashing: PasswordHashingCost;
   /** Whether hot-path queries run as named prepared statements (PostgreSQL; not the embedded database). */
   preparedStatements: boolean;
+  /** The push delivery worker (S13, S14) run by the server process. */
+  pushes: {
+    /** Whether this process delivers pushes; changes queue them either way. */
+    deliver: boolean;
+    /** Most pushes in flight at once. */
+    concurrency: number;
+    /** A push request that has not answered after this long is a failed attempt. */
+    requestTimeoutMs: number;
+    /** How often an idle worker looks for due pushes. */
+    pollIntervalMs: number;
+  };
 }
 
 /** A variable that stops start-up, and why. */
@@ -51,6 +62,8 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
  * - `SIGNON_PREPARED_STATEMENTS` [true with `DATABASE_URL`, false on the embedded database]:
  *   `false` behind a connection pooler that cannot keep prepared statements.
+ * - `SIGNON_PUSH_DELIVERY` [true]: `false` stops this process delivering pushes (they still queue).
+ * - `SIGNON_PUSH_CONCURRENCY` [64], `SIGNON_PUSH_TIMEOUT_SECONDS` [10], `SIGNON_PUSH_POLL_MS` [250]
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
  * the listening and TLS rules do not apply to it.
@@ -105,6 +118,12 @@ export function loadConfig(
       parallelism: defaultPasswordHashingCost.parallelism,
     },
     preparedStatements,
+    pushes: {
+      deliver: readBoolean(env, "SIGNON_PUSH_DELIVERY", true),
+      concurrency: readInteger(env, "SIGNON_PUSH_CONCURRENCY", 64, { min: 1, max: 1000 }),
+      requestTimeoutMs: readInteger(env, "SIGNON_PUSH_TIMEOUT_SECONDS", 10, { min: 1, max: 300 }) * 1000,
+      pollIntervalMs: readInteger(env, "SIGNON_PUSH_POLL_MS", 250, { min: 10, max: 60_000 }),
+    },
   };
 }
 

@@ -10,6 +10,8 @@ export interface SignonContext {
   config: SignonConfig;
   /** The current time; tests pass a clock they can move. */
   now: () => Date;
+  /** Called after a change has committed pushes to the outbox: wakes this process's delivery worker. */
+  pushesQueued?: (() => void) | undefined;
 }
 
 /** Where a request came from, for audit events and per-IP limits. */

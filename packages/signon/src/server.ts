@@ -3,6 +3,8 @@ import Fastify, { type FastifyInstance } from "fastify";
 import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
 import { openSignonDatabase } from "./database.js";
+import { statementRunner } from "./db/statements.js";
+import { PushDeliveryService } from "./pushes/delivery-service.js";
 import { countPeople } from "./repositories/users.js";
 
 /** A running Sign-on server. */
@@ -11,24 +13,41 @@ export interface RunningSignon {
   config: SignonConfig;
   /** The address it listens on. */
   url: string;
-  /** Stops accepting requests, lets running ones finish, then closes the database. */
+  /** The push delivery worker, or `null` when `SIGNON_PUSH_DELIVERY=false`. */
+  pushes: PushDeliveryService | null;
+  /** Stops accepting requests and delivering pushes, lets running requests finish, then closes the database. */
   close(): Promise<void>;
 }
 
 /**
  * Starts Sign-on: reads the configuration from `env`, opens and migrates the
- * database, and listens. On a database without accounts it prints how to
- * create the first administrator.
+ * database, starts the push delivery worker (unless `SIGNON_PUSH_DELIVERY=false`)
+ * and listens. On a database without accounts it prints how to create the
+ * first administrator. `options.fetch` sends the pushes (default: global `fetch`).
  */
 export async function startSignon(
   env: Record<string, string | undefined> = process.env,
-  options: { logger?: boolean } = {},
+  options: { logger?: boolean; fetch?: typeof fetch } = {},
 ): Promise<RunningSignon> {
   const config = loadConfig(env);
   const app = Fastify(signonServerOptions(config, options.logger ?? true));
   const database = await openSignonDatabase(config, app.log);
+  let pushes: PushDeliveryService | null = null;
   try {
-    await app.register(signonApp, { config, db: database.db, pool: database.pool });
+    if (config.pushes.deliver) {
+      pushes = new PushDeliveryService(
+        { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: () => new Date() },
+        {
+          concurrency: config.pushes.concurrency,
+          requestTimeoutMs: config.pushes.requestTimeoutMs,
+          pollIntervalMs: config.pushes.pollIntervalMs,
+          log: { warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+        },
+      );
+    }
+    const worker = pushes;
+    await app.register(signonApp, { config, db: database.db, pool: database.pool, ...(worker ? { pushesQueued: () => worker.wake() } : {}) });
     const url = await app.listen({ host: config.host, port: config.port });
     if (config.mode === "development") {
       app.log.warn(`Sign-on is in development mode: plain HTTP on the loopback address only (${url}). Set NODE_ENV=production to serve others.`);
@@ -39,17 +58,20 @@ export async function startSignon(
           '  npx signon users create --email you@example.org --name "Your Name" --role superadmin --generate-password',
       );
     }
+    pushes?.start();
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         try {
+          await pushes?.stop();
           await app.close();
         } finally {
           await database.close();
         }
       })());
-    return { app, config, url, close };
+    return { app, config, url, pushes, close };
   } catch (error) {
+    await pushes?.stop();
     await app.close();
     await database.close();
     throw error;

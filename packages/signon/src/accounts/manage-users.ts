@@ -4,6 +4,8 @@ import type { SignonContext } from "../context.js";
 import { revokeGrantsOfUser } from "../repositories/grants.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { clearPasswordFailures, findUserByEmail, insertUser, updateUser, type User } from "../repositories/users.js";
+import { queuePushes } from "../repositories/push-deliveries.js";
+import { pushesCommitted } from "../pushes/queue.js";
 import { hashPassword } from "./password.js";
 
 /** A refused account change, with a message for the operator. */
@@ -72,8 +74,9 @@ export async function requireUserByEmail(ctx: SignonContext, email: string): Pro
 }
 
 /**
- * Suspends a user (S18): records the reason, ends their sessions and revokes
- * every token they hold, in one transaction.
+ * Suspends a user (S18): records the reason, ends their sessions, revokes
+ * every token they hold and queues a PUT then a reauth to each of their
+ * applications (S13), in one transaction.
  */
 export async function suspendUser(ctx: SignonContext, email: string, reason: string, actorUid: string | null = null): Promise<User> {
   const trimmed = reason.trim();
@@ -81,28 +84,70 @@ export async function suspendUser(ctx: SignonContext, email: string, reason: str
   const user = await requireUserByEmail(ctx, email);
   if (user.suspendedAt !== null) throw new AccountError(`${user.email} is already suspended`);
   const now = ctx.now();
-  return ctx.db.transaction(async (tx) => {
+  const suspended = await ctx.db.transaction(async (tx) => {
     const updated = await updateUser(tx, user.uid, { suspendedAt: now, suspensionReason: trimmed, updatedAt: now });
     await deleteSessionsOfUser(tx, user.uid);
     await revokeGrantsOfUser(tx, user.uid, now);
     await audit(tx, { action: "user_suspended", at: now, actorUid, subjectUid: user.uid, details: { reason: trimmed } });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
+    await queuePushes(tx, { userUid: user.uid, kinds: ["update", "reauth"], targets: "every-application-of-the-user", now });
     return updated;
   });
+  pushesCommitted(ctx);
+  return suspended;
 }
 
-/** Lifts a suspension, and any lock from wrong passwords. */
+/** Lifts a suspension, and any lock from wrong passwords; queues a PUT to each of the user's applications (S13). */
 export async function unsuspendUser(ctx: SignonContext, email: string, actorUid: string | null = null): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
   if (user.suspendedAt === null) throw new AccountError(`${user.email} is not suspended`);
   const now = ctx.now();
-  return ctx.db.transaction(async (tx) => {
+  const unsuspended = await ctx.db.transaction(async (tx) => {
     const updated = await updateUser(tx, user.uid, { suspendedAt: null, suspensionReason: null, updatedAt: now });
     await clearPasswordFailures(tx, user.uid, now);
     await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
+    await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
     return updated;
   });
+  pushesCommitted(ctx);
+  return unsuspended;
+}
+
+/** A change of a user's name, e-mail address or organisation; `organisationId: null` removes the organisation. */
+export interface UserDetailsChange {
+  name?: string | undefined;
+  email?: string | undefined;
+  organisationId?: string | null | undefined;
+}
+
+/**
+ * Changes a user's name, e-mail address or organisation and, when anything
+ * changed, queues a PUT to each of their applications (S13), in one
+ * transaction.
+ */
+export async function updateUserDetails(ctx: SignonContext, email: string, change: UserDetailsChange, actorUid: string | null = null): Promise<User> {
+  const user = await requireUserByEmail(ctx, email);
+  const changes: { name?: string; email?: string; organisationId?: string | null } = {};
+  if (change.name !== undefined && checkName(change.name) !== user.name) changes.name = checkName(change.name);
+  if (change.email !== undefined && checkEmail(change.email) !== user.email) {
+    const newEmail = checkEmail(change.email);
+    const holder = await findUserByEmail(ctx.db, newEmail);
+    if (holder && holder.uid !== user.uid) throw new AccountError(`A user with e-mail ${newEmail} already exists`);
+    changes.email = newEmail;
+  }
+  if (change.organisationId !== undefined && change.organisationId !== user.organisationId) changes.organisationId = change.organisationId;
+  if (Object.keys(changes).length === 0) return user;
+  const now = ctx.now();
+  const updated = await ctx.db.transaction(async (tx) => {
+    const row = await updateUser(tx, user.uid, { ...changes, updatedAt: now });
+    if (!row) throw new AccountError(`No user has e-mail ${email}`);
+    await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, details: { changed: Object.keys(changes).sort() } });
+    await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+    return row;
+  });
+  pushesCommitted(ctx);
+  return updated;
 }
 
 /** Lifts a lock from wrong passwords before its hour is up (S15). */

@@ -1,5 +1,7 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
+import { queuePushes } from "../repositories/push-deliveries.js";
+import { pushesCommitted } from "../pushes/queue.js";
 import { deleteSession, findSession, insertSession, touchSession } from "../repositories/sessions.js";
 import type { User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
@@ -53,12 +55,17 @@ export async function resolveSession(ctx: SignonContext, sessionId: string | und
   return found.user;
 }
 
-/** Ends a session (sign-out). */
+/** Ends a session (sign-out) and queues a reauth to every application the user used (S13). */
 export async function endSession(ctx: SignonContext, sessionId: string | undefined, origin: RequestOrigin): Promise<void> {
   if (!sessionId) return;
   const idHash = sha256Hex(sessionId);
   const found = await findSession(ctx.db, idHash);
   if (!found) return;
-  await deleteSession(ctx.db, idHash);
-  await audit(ctx.db, { action: "sign_out", at: ctx.now(), actorUid: found.user.uid, subjectUid: found.user.uid, origin });
+  const now = ctx.now();
+  await ctx.db.transaction(async (tx) => {
+    await deleteSession(tx, idHash);
+    await audit(tx, { action: "sign_out", at: now, actorUid: found.user.uid, subjectUid: found.user.uid, origin });
+    await queuePushes(tx, { userUid: found.user.uid, kinds: ["reauth"], targets: "applications-the-user-used", now });
+  });
+  pushesCommitted(ctx);
 }

@@ -3,6 +3,8 @@ import type { SignonContext } from "../context.js";
 import { AccountError, requireUserByEmail } from "../accounts/manage-users.js";
 import { findApplicationByName, type Application } from "../repositories/applications.js";
 import { addPermissions, listPermissions, removePermissions } from "../repositories/permissions.js";
+import { queuePushes } from "../repositories/push-deliveries.js";
+import { pushesCommitted } from "../pushes/queue.js";
 
 /** Finds an application by name or says plainly that there is none. */
 export async function requireApplication(ctx: SignonContext, name: string): Promise<Application> {
@@ -13,7 +15,8 @@ export async function requireApplication(ctx: SignonContext, name: string): Prom
 
 /**
  * Grants permissions on an application to a user. Each must be one the
- * application supports (S12). Returns the permissions held afterwards.
+ * application supports (S12). Queues a PUT to the application (S13). Returns
+ * the permissions held afterwards.
  */
 export async function grantPermissions(
   ctx: SignonContext,
@@ -27,16 +30,23 @@ export async function grantPermissions(
     throw new AccountError(`${application.name} does not support ${unsupported.join(", ")} (it supports ${application.supportedPermissions.join(", ")})`);
   }
   const now = ctx.now();
-  return ctx.db.transaction(async (tx) => {
+  const held = await ctx.db.transaction(async (tx) => {
     const added = await addPermissions(tx, user.uid, application.id, change.permissions, now);
     if (added.length > 0) {
       await audit(tx, { action: "permissions_granted", at: now, actorUid, subjectUid: user.uid, applicationId: application.id, details: { permissions: added } });
+      await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: { applicationIds: [application.id] }, now });
     }
     return listPermissions(tx, user.uid, application.id);
   });
+  pushesCommitted(ctx);
+  return held;
 }
 
-/** Revokes permissions on an application from a user. Returns the permissions held afterwards. */
+/**
+ * Revokes permissions on an application from a user and queues a PUT to the
+ * application, then a reauth when `signin` went (S13). Returns the permissions
+ * held afterwards.
+ */
 export async function revokePermissions(
   ctx: SignonContext,
   change: { email: string; application: string; permissions: readonly string[] },
@@ -45,12 +55,17 @@ export async function revokePermissions(
   const user = await requireUserByEmail(ctx, change.email);
   const application = await requireApplication(ctx, change.application);
   const now = ctx.now();
-  return ctx.db.transaction(async (tx) => {
+  const held = await ctx.db.transaction(async (tx) => {
     const removed = await removePermissions(tx, user.uid, application.id, change.permissions);
     if (removed.length > 0) {
       await audit(tx, { action: "permissions_revoked", at: now, actorUid, subjectUid: user.uid, applicationId: application.id, details: { permissions: removed } });
+      // S13: losing signin also ends the user's session there.
+      const kinds = removed.includes("signin") ? (["update", "reauth"] as const) : (["update"] as const);
+      await queuePushes(tx, { userUid: user.uid, kinds, targets: { applicationIds: [application.id] }, now });
     }
     return listPermissions(tx, user.uid, application.id);
   });
+  pushesCommitted(ctx);
+  return held;
 }
 

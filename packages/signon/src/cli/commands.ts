@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, type Role } from "../accounts/manage-users.js";
+import { AccountError, createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
 import { grantPermissions, revokePermissions } from "../applications/permissions.js";
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
+import { listPushes, retryPush, type PushStatus } from "../repositories/push-deliveries.js";
 import { UsageError, type CommandResult } from "./output.js";
 
 /** Parsed option values, as `node:util` `parseArgs` gives them. */
@@ -14,6 +15,8 @@ export type Options = Record<string, string | boolean | string[] | undefined>;
 export interface Command {
   usage: string;
   options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
+  /** Names of the positional arguments it takes, in order (none when absent). */
+  positionals?: readonly string[];
   run(ctx: SignonContext, options: Options): Promise<CommandResult>;
 }
 
@@ -150,6 +153,22 @@ export const commands: Record<string, Command> = {
     },
   },
 
+  "users update": {
+    usage: "signon users update --email E [--name N] [--new-email E] [--organisation SLUG | --no-organisation] [--json]",
+    options: { email: { type: "string" }, name: { type: "string" }, "new-email": { type: "string" }, organisation: { type: "string" }, "no-organisation": { type: "boolean" } },
+    async run(ctx, options) {
+      const slug = optional(options, "organisation");
+      if (slug !== undefined && options["no-organisation"] === true) throw new UsageError("Use --organisation or --no-organisation, not both");
+      const organisation = slug === undefined ? undefined : await requireOrganisation(ctx, slug);
+      const user = await updateUserDetails(ctx, required(options, "email"), {
+        name: optional(options, "name"),
+        email: optional(options, "new-email"),
+        organisationId: options["no-organisation"] === true ? null : organisation?.id,
+      });
+      return { json: { uid: user.uid, email: user.email, name: user.name }, text: [`Updated ${user.email}; its applications are told.`] };
+    },
+  },
+
   "users unlock": {
     usage: "signon users unlock --email E [--json]",
     options: { email: { type: "string" } },
@@ -206,6 +225,40 @@ export const commands: Record<string, Command> = {
         json: { access_token: issued.accessToken, token_type: "Bearer", expires_at: issued.expiresAt.toISOString(), uid: issued.userUid },
         text: [`Bearer token: ${issued.accessToken}`, `Expires ${issued.expiresAt.toISOString()}. Shown only now.`],
       };
+    },
+  },
+
+  "pushes list": {
+    usage: "signon pushes list [--status pending|failed|delivered] [--json]",
+    options: { status: { type: "string" } },
+    async run(ctx, options) {
+      const status = optional(options, "status");
+      if (status !== undefined && !["pending", "failed", "delivered"].includes(status)) throw new UsageError("--status is pending, failed or delivered");
+      const pushes = await listPushes(ctx.db, { status: status as PushStatus | undefined });
+      return {
+        json: { pushes },
+        text:
+          pushes.length === 0
+            ? ["No pushes."]
+            : pushes.map(
+                (push) =>
+                  `${push.id}\t${push.status}\t${push.kind}\t${push.email} -> ${push.application}\tattempts ${push.attempts}` +
+                  (push.next_attempt_at ? `\tnext ${push.next_attempt_at}` : "") +
+                  (push.last_error ? `\t${push.last_error}` : ""),
+              ),
+      };
+    },
+  },
+
+  "pushes retry": {
+    usage: "signon pushes retry ID [--json]",
+    options: {},
+    positionals: ["id"],
+    async run(ctx, options) {
+      const raw = required(options, "id");
+      if (!/^\d{1,15}$/.test(raw)) throw new UsageError("ID is the number `signon pushes list` shows");
+      if (!(await retryPush(ctx.db, Number(raw), ctx.now()))) throw new AccountError(`No push has id ${raw}`);
+      return { json: { id: Number(raw), status: "pending" }, text: [`Push ${raw} is due again now.`] };
     },
   },
 };

@@ -25,7 +25,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
-    ({ values } = parseArgs({ args: [...rest], options: { ...command.options, json: { type: "boolean" } }, strict: true, allowPositionals: false }));
+    const parsed = parseArgs({ args: [...rest], options: { ...command.options, json: { type: "boolean" } }, strict: true, allowPositionals: command.positionals !== undefined });
+    values = parsed.values;
+    const names = command.positionals ?? [];
+    if (parsed.positionals.length !== names.length) throw new Error(`Expected ${names.join(" ")}`.trim());
+    names.forEach((name, index) => (values[name] = parsed.positionals[index]));
   } catch (error) {
     io.stderr.write(`${(error as Error).message}\nUsage: ${command.usage}\n`);
     return 2;

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   bigserial,
   boolean,
   check,
@@ -193,4 +194,50 @@ export const auditEvents = signon.table(
     details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
   },
   (table) => [index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt)],
+);
+
+/**
+ * Orders every push queued, across rows: a newer change of a (user,
+ * application) always has a higher number than an older one (S14).
+ */
+export const pushSequence = signon.sequence("push_sequence");
+
+/**
+ * The push outbox (S13, S14): one row per (user, application, kind), written
+ * in the transaction of the change that causes it. A newer change of the same
+ * kind overwrites the row (coalescing) with a higher `seq`; the PUT body is
+ * built from the current state when it is sent, so the latest state wins. A
+ * row is sent only when no pending row of the same (user, application) has a
+ * lower `seq` (order), and only by the worker holding its lease.
+ */
+export const pushDeliveries = signon.table(
+  "push_deliveries",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    status: text("status").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    pendingSince: timestamp("pending_since", { withTimezone: true }).notNull(),
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull(),
+    leaseToken: uuid("lease_token"),
+    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    lastAttemptAt: timestamp("last_attempt_at", { withTimezone: true }),
+    lastError: text("last_error"),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    uniqueIndex("push_deliveries_user_application_kind_key").on(table.userUid, table.applicationId, table.kind),
+    index("push_deliveries_due_idx").on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+    check("push_deliveries_kind_check", sql`${table.kind} in ('update', 'reauth')`),
+    check("push_deliveries_status_check", sql`${table.status} in ('pending', 'delivered', 'failed')`),
+  ],
 );

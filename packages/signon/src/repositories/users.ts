@@ -51,7 +51,7 @@ export async function clearPasswordFailures(db: SignonDatabase, uid: string, now
 export async function updateUser(
   db: SignonDatabase,
   uid: string,
-  changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role">> & { updatedAt: Date },
+  changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role" | "email" | "organisationId">> & { updatedAt: Date },
 ): Promise<User | null> {
   const [row] = await db.update(users).set(changes).where(eq(users.uid, uid)).returning();
   return row ?? null;

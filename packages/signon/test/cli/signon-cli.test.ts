@@ -108,3 +108,66 @@ describe("signon CLI", () => {
     });
   });
 });
+
+describe("signon pushes", () => {
+  async function queuedPush() {
+    await signon("apps", "create", "--name", "Publisher", "--redirect-uri", "https://pub.example/cb");
+    await signon("users", "create", "--email", "ada@example.org", "--name", "Ada", "--password", "correct horse battery staple");
+    await signon("permissions", "grant", "--email", "ada@example.org", "--app", "Publisher", "--permissions", "signin");
+  }
+
+  it("pushes list --json shows each push with its status, attempts and last error", async () => {
+    await queuedPush();
+
+    const result = await signon("pushes", "list", "--status", "pending", "--json");
+
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(result.stdout)).toEqual({
+      pushes: [
+        {
+          id: 1,
+          user_uid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          email: "ada@example.org",
+          application: "Publisher",
+          kind: "update",
+          status: "pending",
+          attempts: 0,
+          queued_at: expect.any(String),
+          next_attempt_at: expect.any(String),
+          last_attempt_at: null,
+          delivered_at: null,
+          last_error: null,
+        },
+      ],
+    });
+    expect(JSON.parse((await signon("pushes", "list", "--status", "failed", "--json")).stdout)).toEqual({ pushes: [] });
+  });
+
+  it("users update queues a PUT to each application of the user", async () => {
+    await queuedPush();
+    await database.pool.query("update signon.push_deliveries set status = 'delivered'");
+
+    const result = await signon("users", "update", "--email", "ada@example.org", "--name", "Ada Lovelace", "--json");
+
+    expect(result.code).toBe(0);
+    expect(JSON.parse((await signon("pushes", "list", "--status", "pending", "--json")).stdout)).toEqual({
+      pushes: [expect.objectContaining({ email: "ada@example.org", application: "Publisher", kind: "update", status: "pending" })],
+    });
+  });
+
+  it("pushes retry ID makes a failed push due again; an unknown id is refused", async () => {
+    await queuedPush();
+    await database.pool.query("update signon.push_deliveries set status = 'failed', attempts = 9, last_error = 'HTTP 404'");
+
+    const retried = await signon("pushes", "retry", "1", "--json");
+    const unknown = await signon("pushes", "retry", "99");
+    const missing = await signon("pushes", "retry");
+
+    expect(JSON.parse(retried.stdout)).toEqual({ id: 1, status: "pending" });
+    expect(JSON.parse((await signon("pushes", "list", "--json")).stdout)).toEqual({
+      pushes: [expect.objectContaining({ id: 1, status: "pending", attempts: 0, last_error: "HTTP 404" })],
+    });
+    expect(unknown).toMatchObject({ code: 1, stderr: "signon: No push has id 99\n" });
+    expect(missing.code).toBe(2);
+  });
+});

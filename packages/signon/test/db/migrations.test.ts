@@ -24,6 +24,7 @@ describe("signon migrations", () => {
       "failure_counters",
       "grants",
       "organisations",
+      "push_deliveries",
       "refresh_tokens",
       "sessions",
       "user_permissions",

@@ -1,0 +1,187 @@
+import { randomUUID } from "node:crypto";
+import type { SignonContext } from "../context.js";
+import {
+  claimDuePushes,
+  finishPushes,
+  readUserJsonBodies,
+  type ClaimedPush,
+  type PushOutcome,
+  type UserJsonBody,
+} from "../repositories/push-deliveries.js";
+import { classifyStatus, retryDelaySeconds, retryWindowOver } from "./backoff.js";
+import { PushCredential } from "./push-credential.js";
+import { reauthRequest, userUpdateRequest, type PushRequest } from "./push-request.js";
+
+/** How the delivery worker behaves; every field has a default. */
+export interface PushDeliveryOptions {
+  /** Sends the requests; tests and the benchmark pass their own. */
+  fetch?: typeof fetch;
+  /** Most pushes in flight at once, in this process. */
+  concurrency?: number;
+  /** A request that has not answered after this long counts as a failed attempt. */
+  requestTimeoutMs?: number;
+  /** How often the loop looks for due pushes when it has nothing to do. */
+  pollIntervalMs?: number;
+  /** For jitter; `Math.random` by default. */
+  random?: () => number;
+  log?: { warn(message: string): void; error(message: string): void };
+}
+
+/**
+ * Delivers the push outbox (S13, S14): takes due pushes under a lease
+ * (`FOR UPDATE SKIP LOCKED`, so several instances share the work without
+ * sending one row twice at once), sends them with `fetch` and the push
+ * credential, and records each outcome: delivered on 2xx, failed for good
+ * on a 4xx other than 408/429, else retried with exponential backoff and
+ * jitter until it has been pending 24 hours.
+ *
+ * `runOnce()` does one round (tests call it with a fake clock); `start()`
+ * runs rounds until `stop()`.
+ */
+export class PushDeliveryService {
+  readonly credential: PushCredential;
+  private readonly fetch: typeof fetch;
+  private readonly concurrency: number;
+  private readonly requestTimeoutMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly random: () => number;
+  private readonly log: NonNullable<PushDeliveryOptions["log"]>;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private readonly waiters = new Set<() => void>();
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(
+    private readonly ctx: SignonContext,
+    options: PushDeliveryOptions = {},
+  ) {
+    this.credential = new PushCredential(ctx);
+    this.fetch = options.fetch ?? globalThis.fetch;
+    this.concurrency = options.concurrency ?? 64;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.random = options.random ?? Math.random;
+    this.log = options.log ?? { warn: () => undefined, error: () => undefined };
+  }
+
+  /** A lease outlives the request timeout, so a row is never sent twice at once by two live workers. */
+  private get leaseSeconds(): number {
+    return Math.ceil(this.requestTimeoutMs / 1000) * 3 + 30;
+  }
+
+  /**
+   * Claims up to `limit` due pushes, sends them concurrently and records the
+   * outcomes. Returns how many were attempted.
+   */
+  async runOnce(limit = this.concurrency): Promise<number> {
+    const now = this.ctx.now();
+    const claimed = await claimDuePushes(this.ctx.db, { limit, now, leaseSeconds: this.leaseSeconds, leaseToken: randomUUID() });
+    if (claimed.length === 0) return 0;
+    const updates = claimed.filter((push) => push.kind === "update");
+    const bodies = await readUserJsonBodies(this.ctx.db, updates);
+    const outcomes = await Promise.all(claimed.map((push) => this.deliver(push, bodies)));
+    await finishPushes(this.ctx.db, outcomes, this.ctx.now());
+    return claimed.length;
+  }
+
+  /**
+   * Delivers until `stop()`: two lanes, each taking up to half of
+   * `concurrency` pushes a round (so one lane sends while the other records),
+   * going again at once while pushes are due, else waiting `pollIntervalMs`
+   * or a `wake()`.
+   */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const limit = Math.max(1, Math.floor(this.concurrency / 2));
+    this.loop = Promise.all([this.lane(limit), this.lane(this.concurrency - limit || 1)]).then(() => undefined);
+  }
+
+  /** Wakes the loop now (pushes were just committed in this process). */
+  wake(): void {
+    for (const waiter of this.waiters) waiter();
+    this.waiters.clear();
+  }
+
+  /** Stops taking pushes, aborts requests in flight (their rows are retried later) and waits for the loop. */
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const controller of this.inFlight) controller.abort(new Error("Sign-on is stopping"));
+    this.wake();
+    await this.loop;
+  }
+
+  private async lane(limit: number): Promise<void> {
+    while (this.running) {
+      let attempted = 0;
+      try {
+        attempted = await this.runOnce(limit);
+      } catch (error) {
+        this.log.error(`push delivery round failed: ${(error as Error).message}`);
+      }
+      if (attempted > 0 || !this.running) continue;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, this.pollIntervalMs);
+        this.waiters.add(done);
+      });
+    }
+  }
+
+  private async deliver(push: ClaimedPush, bodies: Map<string, UserJsonBody>): Promise<PushOutcome> {
+    let request: PushRequest;
+    try {
+      const token = await this.credential.tokenFor(push.applicationId);
+      if (push.kind === "update") {
+        const body = bodies.get(`${push.userUid} ${push.applicationId}`);
+        if (!body) return this.outcome(push, "permanent", "the user no longer exists");
+        request = userUpdateRequest(push.pushBase, token, body);
+      } else {
+        request = reauthRequest(push.pushBase, token, push.userUid);
+      }
+    } catch (error) {
+      return this.outcome(push, "retry", `push credential: ${(error as Error).message}`);
+    }
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${this.requestTimeoutMs} ms`)), this.requestTimeoutMs);
+    try {
+      const response = await this.fetch(request.url, { ...request.init, signal: controller.signal });
+      const text = await response.text().catch(() => "");
+      const result = classifyStatus(response.status);
+      if (response.status === 401) this.credential.forget(push.applicationId);
+      return this.outcome(push, result, result === "delivered" ? null : `HTTP ${response.status} ${text.slice(0, 200)}`.trim());
+    } catch (error) {
+      const reason = controller.signal.aborted ? controller.signal.reason : error;
+      return this.outcome(push, "retry", describe(reason));
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(controller);
+    }
+  }
+
+  private outcome(push: ClaimedPush, result: "delivered" | "permanent" | "retry", error: string | null): PushOutcome {
+    const now = this.ctx.now();
+    const base = { id: push.id, leaseToken: push.leaseToken, seq: push.seq, error };
+    if (result === "delivered") return { ...base, status: "delivered", nextAttemptAt: now };
+    if (result === "permanent") return { ...base, status: "failed", nextAttemptAt: now };
+    if (retryWindowOver(push.pendingSince, now)) {
+      return { ...base, status: "failed", nextAttemptAt: now, error: `gave up after ${push.attempts} attempts: ${error ?? ""}` };
+    }
+    const delay = retryDelaySeconds(push.attempts, this.random);
+    return { ...base, status: "pending", nextAttemptAt: new Date(now.getTime() + delay * 1000) };
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: unknown }).cause;
+    const detail = cause instanceof Error ? `: ${(cause as Error & { code?: string }).code ?? cause.message}` : "";
+    return `${error.message}${detail}`.slice(0, 500);
+  }
+  return String(error).slice(0, 500);
+}

@@ -1,0 +1,283 @@
+import { sql } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+
+/** What a push does: `update` is `PUT /users/{uid}`, `reauth` is `POST /users/{uid}/reauth` (S13). */
+export type PushKind = "update" | "reauth";
+export type PushStatus = "pending" | "delivered" | "failed";
+
+/** Which applications a queued push goes to. */
+export type PushTargets =
+  /** Exactly these applications (a permission changed there). */
+  | { applicationIds: readonly string[] }
+  /** Every application where the user holds a permission or has been issued a token. */
+  | "every-application-of-the-user"
+  /** Every application where the user has been issued a token (used it). */
+  | "applications-the-user-used";
+
+/**
+ * Queues pushes of `kinds`, in that order, for a user, inside the caller's
+ * transaction. Each (user, application, kind) has one row: a newer push of
+ * the same kind takes it over with a higher sequence number and a fresh
+ * retry window, whatever its status. Retired applications are skipped.
+ * Returns how many rows were written.
+ */
+export async function queuePushes(
+  db: SignonDatabase,
+  push: { userUid: string; kinds: readonly PushKind[]; targets: PushTargets; now: Date },
+): Promise<number> {
+  const now = push.now.toISOString();
+  const holdsPermission = sql`exists (select 1 from signon.user_permissions p where p.user_uid = ${push.userUid} and p.application_id = a.id)`;
+  const hasGrant = sql`exists (select 1 from signon.grants g where g.user_uid = ${push.userUid} and g.application_id = a.id)`;
+  const where =
+    push.targets === "every-application-of-the-user"
+      ? sql`(${holdsPermission} or ${hasGrant})`
+      : push.targets === "applications-the-user-used"
+        ? hasGrant
+        : sql`a.id = any(${`{${push.targets.applicationIds.join(",")}}`}::uuid[])`;
+  let written = 0;
+  // One statement per kind, in order, so a reauth queued with an update gets the higher number.
+  for (const kind of push.kinds) {
+    const result = await db.execute(sql`
+      insert into signon.push_deliveries as d
+             (user_uid, application_id, kind, seq, status, attempts, pending_since, next_attempt_at, created_at, updated_at)
+      select ${push.userUid}::uuid, a.id, ${kind}, nextval('signon.push_sequence'), 'pending', 0,
+             ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+        from signon.applications a
+       where not a.retired and ${where}
+      on conflict (user_uid, application_id, kind) do update
+         set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
+             next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
+    written += result.rowCount ?? 0;
+  }
+  return written;
+}
+
+/** A push taken by one worker: it alone sends it until `leaseUntil`. */
+export interface ClaimedPush {
+  id: number;
+  userUid: string;
+  applicationId: string;
+  kind: PushKind;
+  seq: number;
+  attempts: number;
+  pendingSince: Date;
+  leaseToken: string;
+  pushBase: string;
+}
+
+type ClaimedRow = {
+  id: string | number;
+  user_uid: string;
+  application_id: string;
+  kind: PushKind;
+  seq: string | number;
+  attempts: number;
+  pending_since: Date | string;
+  lease_token: string;
+  push_base_url: string | null;
+  redirect_uris: string[];
+};
+
+/**
+ * Takes up to `limit` due pushes for this worker: pending, due, not leased by
+ * a live worker, and the oldest pending push of their (user, application), so
+ * order is kept. `FOR UPDATE SKIP LOCKED` keeps two workers from taking the
+ * same row at once; the lease keeps it from being taken again while it is
+ * being sent. Counts the attempt.
+ */
+export async function claimDuePushes(
+  db: SignonDatabase,
+  claim: { limit: number; now: Date; leaseSeconds: number; leaseToken: string },
+): Promise<ClaimedPush[]> {
+  const now = claim.now.toISOString();
+  const result = await db.execute<ClaimedRow>(sql`
+    with due as (
+      select d.id from signon.push_deliveries d
+       where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
+         and (d.lease_until is null or d.lease_until <= ${now}::timestamptz)
+         and not exists (select 1 from signon.push_deliveries e
+                          where e.user_uid = d.user_uid and e.application_id = d.application_id
+                            and e.status = 'pending' and e.seq < d.seq)
+       order by d.next_attempt_at, d.seq
+       limit ${claim.limit}
+       for update skip locked
+    )
+    update signon.push_deliveries d
+       set lease_token = ${claim.leaseToken}::uuid,
+           lease_until = ${now}::timestamptz + make_interval(secs => ${claim.leaseSeconds}),
+           attempts = d.attempts + 1, last_attempt_at = ${now}::timestamptz
+      from due, signon.applications a
+     where d.id = due.id and a.id = d.application_id
+    returning d.id, d.user_uid, d.application_id, d.kind, d.seq, d.attempts, d.pending_since, d.lease_token,
+              a.push_base_url, a.redirect_uris`);
+  return result.rows
+    .map((row) => ({
+      id: Number(row.id),
+      userUid: row.user_uid,
+      applicationId: row.application_id,
+      kind: row.kind,
+      seq: Number(row.seq),
+      attempts: row.attempts,
+      pendingSince: new Date(row.pending_since),
+      leaseToken: row.lease_token,
+      pushBase: pushBaseOf(row.push_base_url, row.redirect_uris),
+    }))
+    .sort((a, b) => a.seq - b.seq);
+}
+
+/** `push_base` of an application: as registered, else the origin of its first redirect URI (S13). */
+export function pushBaseOf(pushBaseUrl: string | null, redirectUris: readonly string[]): string {
+  if (pushBaseUrl) return pushBaseUrl.replace(/\/+$/, "");
+  const first = redirectUris[0];
+  return first === undefined ? "" : new URL(first).origin;
+}
+
+/** How one attempt ended, for `finishPushes`. */
+export interface PushOutcome {
+  id: number;
+  leaseToken: string;
+  /** The sequence number that was sent: if the row has a newer one now, it stays pending. */
+  seq: number;
+  status: PushStatus;
+  nextAttemptAt: Date;
+  error: string | null;
+}
+
+/**
+ * Records the outcomes of attempts and releases their leases, in one
+ * statement. A row whose lease was lost is left alone. A row queued again
+ * while it was being sent stays pending with the newer state's schedule.
+ */
+export async function finishPushes(db: SignonDatabase, outcomes: readonly PushOutcome[], now: Date): Promise<void> {
+  if (outcomes.length === 0) return;
+  const records = JSON.stringify(
+    outcomes.map((outcome) => ({
+      id: outcome.id,
+      lease: outcome.leaseToken,
+      seq: outcome.seq,
+      status: outcome.status,
+      next: outcome.nextAttemptAt.toISOString(),
+      error: outcome.error,
+    })),
+  );
+  const at = now.toISOString();
+  await db.execute(sql`
+    update signon.push_deliveries d
+       set status = case when d.seq = r.seq then r.status else d.status end,
+           next_attempt_at = case when d.seq = r.seq then r.next else d.next_attempt_at end,
+           last_error = case when d.seq = r.seq then r.error else d.last_error end,
+           delivered_at = case when d.seq = r.seq and r.status = 'delivered' then ${at}::timestamptz else d.delivered_at end,
+           lease_token = null, lease_until = null, updated_at = ${at}::timestamptz
+      from jsonb_to_recordset(${records}::jsonb) as r(id bigint, lease uuid, seq bigint, status text, next timestamptz, error text)
+     where d.id = r.id and d.lease_token = r.lease`);
+}
+
+/** The `/user.json` body of a user for an application, built from the current state (S11, S12). */
+export interface UserJsonBody {
+  user: {
+    uid: string;
+    name: string;
+    email: string;
+    permissions: string[];
+    organisation_slug: string | null;
+    organisation_content_id: string | null;
+    disabled: boolean;
+  };
+}
+
+/** The current `/user.json` bodies of (user, application) pairs, keyed `uid application_id`. */
+export async function readUserJsonBodies(
+  db: SignonDatabase,
+  pairs: readonly { userUid: string; applicationId: string }[],
+): Promise<Map<string, UserJsonBody>> {
+  const bodies = new Map<string, UserJsonBody>();
+  if (pairs.length === 0) return bodies;
+  const result = await db.execute<{
+    uid: string; application_id: string; name: string; email: string; suspended: boolean;
+    organisation_slug: string | null; organisation_content_id: string | null; permissions: string[];
+  }>(sql`
+    select u.uid, x.application_id, u.name, u.email, u.suspended_at is not null as suspended,
+           o.slug as organisation_slug, o.content_id as organisation_content_id,
+           array(select p.permission from signon.user_permissions p
+                  where p.user_uid = u.uid and p.application_id = x.application_id order by p.permission) as permissions
+      from jsonb_to_recordset(${JSON.stringify(pairs.map((pair) => ({ uid: pair.userUid, application_id: pair.applicationId })))}::jsonb)
+           as x(uid uuid, application_id uuid)
+      join signon.users u on u.uid = x.uid
+      left join signon.organisations o on o.id = u.organisation_id`);
+  for (const row of result.rows) {
+    bodies.set(`${row.uid} ${row.application_id}`, {
+      user: {
+        uid: row.uid,
+        name: row.name,
+        email: row.email,
+        permissions: row.permissions,
+        organisation_slug: row.organisation_slug,
+        organisation_content_id: row.organisation_content_id,
+        disabled: row.suspended,
+      },
+    });
+  }
+  return bodies;
+}
+
+/** A push as administrators see it (S14). */
+export interface PushRecord {
+  id: number;
+  user_uid: string;
+  email: string;
+  application: string;
+  kind: PushKind;
+  status: PushStatus;
+  attempts: number;
+  queued_at: string;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  delivered_at: string | null;
+  last_error: string | null;
+}
+
+/** Pushes, newest first, optionally of one status. */
+export async function listPushes(db: SignonDatabase, filter: { status?: PushStatus | undefined; limit?: number }): Promise<PushRecord[]> {
+  const result = await db.execute<{
+    id: string; user_uid: string; email: string; application: string; kind: PushKind; status: PushStatus; attempts: number;
+    pending_since: Date | string; next_attempt_at: Date | string; last_attempt_at: Date | string | null;
+    delivered_at: Date | string | null; last_error: string | null;
+  }>(sql`
+    select d.id, d.user_uid, u.email, a.name as application, d.kind, d.status, d.attempts, d.pending_since,
+           d.next_attempt_at, d.last_attempt_at, d.delivered_at, d.last_error
+      from signon.push_deliveries d
+      join signon.users u on u.uid = d.user_uid
+      join signon.applications a on a.id = d.application_id
+     where ${filter.status ?? null}::text is null or d.status = ${filter.status ?? null}::text
+     order by d.updated_at desc, d.id desc
+     limit ${filter.limit ?? 1000}`);
+  const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+  return result.rows.map((row) => ({
+    id: Number(row.id),
+    user_uid: row.user_uid,
+    email: row.email,
+    application: row.application,
+    kind: row.kind,
+    status: row.status,
+    attempts: row.attempts,
+    queued_at: new Date(row.pending_since).toISOString(),
+    next_attempt_at: row.status === "pending" ? iso(row.next_attempt_at) : null,
+    last_attempt_at: iso(row.last_attempt_at),
+    delivered_at: iso(row.delivered_at),
+    last_error: row.last_error,
+  }));
+}
+
+/**
+ * Makes a push due again now with a fresh retry window (an administrator's
+ * retry). Returns `false` when there is no such push.
+ */
+export async function retryPush(db: SignonDatabase, id: number, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const result = await db.execute(sql`
+    update signon.push_deliveries
+       set status = 'pending', seq = nextval('signon.push_sequence'), attempts = 0, pending_since = ${at}::timestamptz, next_attempt_at = ${at}::timestamptz,
+           delivered_at = null, updated_at = ${at}::timestamptz
+     where id = ${id}`);
+  return (result.rowCount ?? 0) > 0;
+}
