@@ -13,6 +13,8 @@ export interface CompletionConfig {
   /** Interface and port to listen on. */
   readonly host: string;
   readonly port: number;
+  /** Whether the hot read queries run as named prepared statements (never on the embedded database). */
+  readonly preparedStatements: boolean;
   /** Pause of the stale-record worker between empty polls, in milliseconds; 0 disables the worker. */
   readonly staleWorkerIntervalMs: number;
 }
@@ -34,7 +36,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+function flag(env: NodeJS.ProcessEnv, name: string, fallback = false): boolean {
+  if (env[name] === undefined || env[name] === "") return fallback;
   const text = (env[name] ?? "").toLowerCase();
   if (["", "0", "false", "no", "off"].includes(text)) return false;
   if (["1", "true", "yes", "on"].includes(text)) return true;
@@ -61,7 +64,9 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
  * `COMPLETION_REBUILD_STALE_FROM_SCRATCH` (default false),
  * `COMPLETION_CALLER_CACHE_SECONDS` (0–60, default 30),
  * `HOST` (default 127.0.0.1), `PORT` (default 3001),
- * `COMPLETION_STALE_WORKER_INTERVAL_MS` (default 1000; 0 turns the worker off).
+ * `COMPLETION_STALE_WORKER_INTERVAL_MS` (default 1000; 0 turns the worker off),
+ * `COMPLETION_PREPARED_STATEMENTS` (default true with `DATABASE_URL`; always false on the embedded database,
+ * whose connections share one session).
  */
 export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
   const types = (env["COMPLETION_AGGREGATOR_TYPES"] ?? DEFAULT_AGGREGATOR_TYPES.join(","))
@@ -74,8 +79,9 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
       throw new ConfigError(`COMPLETION_AGGREGATOR_TYPES: "${type}" is not a block type.`);
     }
   }
+  const databaseUrl = env["DATABASE_URL"] ? url(env, "DATABASE_URL", "", ["postgres:", "postgresql:"]) : undefined;
   return {
-    databaseUrl: env["DATABASE_URL"] ? url(env, "DATABASE_URL", "", ["postgres:", "postgresql:"]) : undefined,
+    databaseUrl,
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
     aggregatorTypes: [...new Set(types)],
     rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),
@@ -83,5 +89,6 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     host: env["HOST"] ?? "127.0.0.1",
     port: integer(env, "PORT", 3001, 0, 65535),
     staleWorkerIntervalMs: integer(env, "COMPLETION_STALE_WORKER_INTERVAL_MS", 1000, 0, 3_600_000),
+    preparedStatements: databaseUrl !== undefined && flag(env, "COMPLETION_PREPARED_STATEMENTS", true),
   };
 }

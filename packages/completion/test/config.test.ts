@@ -12,6 +12,7 @@ describe("readConfig", () => {
       host: "127.0.0.1",
       port: 3001,
       staleWorkerIntervalMs: 1000,
+      preparedStatements: false,
     });
   });
 
@@ -36,7 +37,16 @@ describe("readConfig", () => {
       host: "0.0.0.0",
       port: 8080,
       staleWorkerIntervalMs: 0,
+      preparedStatements: true,
     });
+  });
+
+  it("runs prepared statements only on PostgreSQL, unless turned off", () => {
+    expect(
+      [{}, { COMPLETION_PREPARED_STATEMENTS: "true" }, { DATABASE_URL: "postgres://db/x", COMPLETION_PREPARED_STATEMENTS: "false" }].map(
+        (env) => readConfig(env).preparedStatements,
+      ),
+    ).toEqual([false, false, false]);
   });
 
   it.each([

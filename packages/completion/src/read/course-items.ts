@@ -34,8 +34,27 @@ export interface ItemShape {
   readonly needed: readonly TreeNode[];
 }
 
-/** Works out which blocks an item reports, under `root` (the course when null). */
+/** Shapes already worked out, per cached structure (which never changes once built), by types and root. */
+const shapes = new WeakMap<CourseStructure, Map<string, ItemShape>>();
+
+/** Works out which blocks an item reports, under `root` (the course when null); remembered per structure. */
 export function itemShape(structure: CourseStructure, types: readonly string[], root: TreeNode | null): ItemShape {
+  let known = shapes.get(structure);
+  if (!known) {
+    known = new Map();
+    shapes.set(structure, known);
+  }
+  const key = `${root?.key ?? ""} ${types.join(",")}`;
+  let shape = known.get(key);
+  if (!shape) {
+    // Bounded by the course's blocks times the few type lists a client asks for; a hostile mix is capped.
+    shape = computeItemShape(structure, types, root);
+    if (known.size < 1000) known.set(key, shape);
+  }
+  return shape;
+}
+
+function computeItemShape(structure: CourseStructure, types: readonly string[], root: TreeNode | null): ItemShape {
   const tree = structure.tree;
   const top = root ?? tree?.root ?? null;
   const lists = new Map<string, TreeNode[]>(types.map((type) => [type, []]));

@@ -34,7 +34,7 @@ function storedKeys(ctx: CompletionContext, structure: CourseStructure, shape: I
 
 /** A learner's state in a course (enrollment, staleness, the stored aggregates the shape needs); null for an unknown username. */
 export function findLearnerForShape(ctx: CompletionContext, structure: CourseStructure, shape: ItemShape, username: string): Promise<LearnerInCourse | null> {
-  return findLearnerInCourse(ctx.db, username, structure.course.key, storedKeys(ctx, structure, shape));
+  return findLearnerInCourse(ctx.statements, username, structure.course.key, storedKeys(ctx, structure, shape));
 }
 
 /**

@@ -3,7 +3,7 @@ import { aggregateTree } from "../aggregation/aggregate-tree.js";
 import type { Progress } from "../aggregation/completion-math.js";
 import type { CourseStructure } from "../domain/course-structures.js";
 import type { TreeNode } from "../domain/course-tree.js";
-import type { AggregateRow } from "../repositories/aggregates.js";
+import type { StoredProgress } from "../repositories/learner-reads.js";
 import { loadCompletionsOf } from "../repositories/completions.js";
 
 /** Progress of each learner in the given blocks, by learner id then block key. */
@@ -18,12 +18,12 @@ export function storedCovers(blocks: readonly TreeNode[], aggregatorTypes: Reado
 export function progressFromStored(
   structure: CourseStructure,
   blocks: readonly TreeNode[],
-  stored: ReadonlyMap<string, AggregateRow> | undefined,
+  stored: ReadonlyMap<string, StoredProgress> | undefined,
 ): Map<string, Progress> {
   const progress = new Map<string, Progress>();
   for (const node of blocks) {
     const row = stored?.get(node.key);
-    progress.set(node.key, row ? { earned: row.earned, possible: row.possible } : structure.noProgress.get(node.key)!);
+    progress.set(node.key, row ?? structure.noProgress.get(node.key)!);
   }
   return progress;
 }

@@ -1,7 +1,14 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "../db/database.js";
-import { aggregates, courses, enrollments, learners, staleCompletions } from "../db/schema.js";
+import { aggregates, courses, enrollments, learners } from "../db/schema.js";
 import type { AggregateRow } from "./aggregates.js";
+import type { FixedStatements } from "./fixed-statements.js";
+
+/** A learner's stored figures for one block, as reads use them. */
+export interface StoredProgress {
+  readonly earned: number;
+  readonly possible: number;
+}
 
 /** A learner as a course read needs them, in one query: enrollment, staleness and the stored aggregates asked for. */
 export interface LearnerInCourse {
@@ -9,7 +16,7 @@ export interface LearnerInCourse {
   readonly username: string;
   readonly activelyEnrolled: boolean;
   readonly stale: boolean;
-  readonly aggregates: ReadonlyMap<string, AggregateRow>;
+  readonly aggregates: ReadonlyMap<string, StoredProgress>;
   /** The course's structure digest as stored now, so a caller holding a cached tree can tell it is current. */
   readonly courseHash: string | null;
 }
@@ -19,59 +26,46 @@ function blockFilter(blockKeys: readonly string[] | "all"): SQL {
   return blockKeys === "all" ? sql`` : sql`and a.block_key = any(${sql.param([...blockKeys])}::text[])`;
 }
 
+// One row per stored aggregate, the learner's facts computed once (the CTE). $1 course key, $2 username[, $3 block keys].
+const learnerInCourseSql = (filtered: boolean): string => `
+  with l as materialized (
+    select x.id, x.username,
+      exists (select 1 from completion.enrollments e where e.course_key = $1 and e.learner_id = x.id and e.is_active) as enrolled,
+      exists (select 1 from completion.stale_completions s where s.username = x.username and s.course_key = $1 and not s.resolved) as stale,
+      (select c.structure_hash from completion.courses c where c.key = $1) as course_hash
+    from completion.learners x where x.username = $2
+  )
+  select l.id, l.username, l.enrolled, l.stale, l.course_hash, a.block_key, a.earned, a.possible
+  from l left join completion.aggregates a
+    on a.course_key = $1 and a.learner_id = l.id${filtered ? " and a.block_key = any($3::text[])" : ""}`;
+const LEARNER_IN_COURSE_ALL = learnerInCourseSql(false);
+const LEARNER_IN_COURSE_SOME = learnerInCourseSql(true);
+
 /** The learner with this username and their state in a course, or null for an unknown username. */
 export async function findLearnerInCourse(
-  q: Queryable,
+  statements: FixedStatements,
   username: string,
   courseKey: string,
   blockKeys: readonly string[] | "all",
 ): Promise<LearnerInCourse | null> {
-  // One row per stored aggregate (plain rows parse faster than arrays); the learner's facts are computed once.
-  const result = await q.execute<{
-    id: number;
-    username: string;
-    enrolled: boolean;
-    stale: boolean;
-    course_hash: string | null;
-    block_key: string | null;
-    aggregation_name: string | null;
-    earned: number | null;
-    possible: number | null;
-    percent: number | null;
-  }>(sql`
-    with l as materialized (
-      select ${learners.id} as id, ${learners.username} as username,
-        exists (select 1 from ${enrollments} where ${enrollments.courseKey} = ${courseKey}
-                and ${enrollments.learnerId} = ${learners.id} and ${enrollments.isActive}) as enrolled,
-        exists (select 1 from ${staleCompletions} where ${staleCompletions.username} = ${learners.username}
-                and ${staleCompletions.courseKey} = ${courseKey} and not ${staleCompletions.resolved}) as stale,
-        (select ${courses.structureHash} from ${courses} where ${courses.key} = ${courseKey}) as course_hash
-      from ${learners} where ${learners.username} = ${username}
-    )
-    select l.id, l.username, l.enrolled, l.stale, l.course_hash,
-      a.block_key, a.aggregation_name, a.earned, a.possible, a.percent
-    from l left join ${aggregates} a
-      on a.course_key = ${courseKey} and a.learner_id = l.id ${blockFilter(blockKeys)}`);
-  const first = result.rows[0];
+  const rows =
+    blockKeys === "all"
+      ? await statements.rows("completion_learner_in_course_all", LEARNER_IN_COURSE_ALL, [courseKey, username])
+      : await statements.rows("completion_learner_in_course_some", LEARNER_IN_COURSE_SOME, [courseKey, username, blockKeys]);
+  const first = rows[0];
   if (!first) return null;
-  const stored = new Map<string, AggregateRow>();
-  for (const row of result.rows) {
-    if (row.block_key === null) continue;
-    stored.set(row.block_key, {
-      blockKey: row.block_key,
-      aggregationName: row.aggregation_name!,
-      earned: row.earned!,
-      possible: row.possible!,
-      percent: row.percent!,
-    });
+  const stored = new Map<string, StoredProgress>();
+  for (const row of rows) {
+    if (row[5] === null) continue;
+    stored.set(row[5] as string, { earned: row[6] as number, possible: row[7] as number });
   }
   return {
-    id: first.id,
-    username: first.username,
-    activelyEnrolled: first.enrolled,
-    stale: first.stale,
+    id: first[0] as number,
+    username: first[1] as string,
+    activelyEnrolled: first[2] as boolean,
+    stale: first[3] as boolean,
     aggregates: stored,
-    courseHash: first.course_hash,
+    courseHash: first[4] as string | null,
   };
 }
 
