@@ -2,7 +2,7 @@ import { signonMigrations } from "@tessera/signon";
 import { signonClientMigrations } from "@tessera/signon-client/postgres";
 import { useTestDatabase } from "@tessera/db/testing";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort, listenEditorialApp } from "./support/editorial-app.js";
 import { HttpBrowser } from "./support/http-browser.js";
 import { signInForm, startRealSignon, type RealSignon } from "./support/real-signon.js";
@@ -23,7 +23,7 @@ let publisherToken: Record<string, unknown>;
 
 beforeAll(async () => {
   const [signonPort, appPort] = [await freePort(), await freePort()];
-  signon = await startRealSignon(database.url, signonPort);
+  signon = await startRealSignon(database, signonPort);
   const redirectUri = `http://127.0.0.1:${appPort}/auth/gds/callback`;
   const registered = await signon.cli(
     "apps", "create", "--name", "Editorial", "--redirect-uri", redirectUri,
@@ -33,11 +33,15 @@ beforeAll(async () => {
   await Promise.all([
     signon.cli("users", "create", "--email", "ed@example.org", "--name", "Ed Itor", "--password", password, "--organisation", "cabinet-office"),
     signon.cli("users", "create", "--email", "al@example.org", "--name", "Al Admin", "--password", password),
+    signon.cli("users", "create", "--email", "pat@example.org", "--name", "Pat Admin", "--password", password),
+    signon.cli("users", "create", "--email", "sue@example.org", "--name", "Sue Spended", "--password", password),
     signon.cli("api-users", "create", "--name", "Publisher", "--email", "publisher@example.org"),
   ]);
   await Promise.all([
     signon.cli("permissions", "grant", "--email", "ed@example.org", "--app", "Editorial", "--permissions", "signin"),
     signon.cli("permissions", "grant", "--email", "al@example.org", "--app", "Editorial", "--permissions", "signin,admin"),
+    signon.cli("permissions", "grant", "--email", "pat@example.org", "--app", "Editorial", "--permissions", "signin,admin"),
+    signon.cli("permissions", "grant", "--email", "sue@example.org", "--app", "Editorial", "--permissions", "signin"),
     signon.cli("permissions", "grant", "--email", "publisher@example.org", "--app", "Editorial", "--permissions", "signin"),
   ]);
   publisherToken = await signon.cli("tokens", "issue", "--email", "publisher@example.org", "--app", "Editorial");
@@ -125,4 +129,31 @@ describe("the editorial application with the real Sign-on", () => {
     ]);
     expect(again.body).toContain(`<dd id="name">Ed Itor</dd>`);
   });
+
+  it("takes a permission away when Sign-on pushes the change (PUT /auth/gds/api/users/:uid)", async () => {
+    const browser = new HttpBrowser();
+    expect((await signIn(browser, "pat@example.org", "/admin")).response.status).toBe(200);
+
+    await signon.cli("permissions", "revoke", "--email", "pat@example.org", "--app", "Editorial", "--permissions", "admin");
+
+    await vi.waitFor(async () => expect((await browser.get(`${appUrl}/admin`)).response.status).toBe(403), {
+      timeout: 20_000,
+      interval: 100,
+    });
+  }, 30_000);
+
+  it("signs a suspended user out when Sign-on pushes the reauth (POST /auth/gds/api/users/:uid/reauth)", async () => {
+    const browser = new HttpBrowser();
+    expect((await signIn(browser, "sue@example.org")).body).toContain("Sue Spended");
+
+    await signon.cli("users", "suspend", "--email", "sue@example.org", "--reason", "Left the department");
+
+    await vi.waitFor(
+      async () => {
+        const next = await browser.get(`${appUrl}/`);
+        expect(`${new URL(next.url).origin}${new URL(next.url).pathname}`).toBe(`${signon.url}/sign-in`);
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+  }, 30_000);
 });

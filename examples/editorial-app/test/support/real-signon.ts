@@ -8,14 +8,18 @@ const run = promisify(execFile);
 const signonCli = fileURLToPath(new URL("../../../../node_modules/@tessera/signon/bin/signon.js", import.meta.url));
 
 /** Sign-on's environment for tests: development mode, argon2 lowered so sign-in stays fast. */
-function signonEnv(databaseUrl: string, port: number): Record<string, string> {
+function signonEnv(database: { url: string; kind: "embedded" | "postgres" }, port: number): Record<string, string> {
   return {
     NODE_ENV: "development",
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: database.url,
+    // The embedded test server serves every connection from one session, where named prepared statements collide.
+    SIGNON_PREPARED_STATEMENTS: database.kind === "postgres" ? "true" : "false",
     SIGNON_PORT: String(port),
     SIGNON_PUBLIC_URL: `http://127.0.0.1:${port}`,
     SIGNON_ARGON2_MEMORY_KIB: "64",
     SIGNON_ARGON2_TIME_COST: "1",
+    // Pushes queued before the application listens are retried soon, not 5 s later.
+    SIGNON_PUSH_RETRY_BASE_MS: "100",
   };
 }
 
@@ -29,8 +33,11 @@ export interface RealSignon {
 }
 
 /** Starts the real Sign-on (its own start-up: config from the environment, migrations, listen) on 127.0.0.1:`port`. */
-export async function startRealSignon(databaseUrl: string, port: number): Promise<RealSignon> {
-  const env = signonEnv(databaseUrl, port);
+export async function startRealSignon(
+  database: { url: string; kind: "embedded" | "postgres" },
+  port: number,
+): Promise<RealSignon> {
+  const env = signonEnv(database, port);
   const running = await startSignon(env, { logger: false });
   return {
     app: running.app,
