@@ -78,7 +78,7 @@ export async function readAllLearners(
 ): Promise<ItemPage | typeof STALE_STRUCTURE> {
   const shape = itemShape(structure, fields.types, root);
   const start = (page.page - 1) * page.pageSize;
-  const found = await pageActiveLearners(ctx.db, structure.course.key, userIds, start, page.pageSize, storedKeys(ctx, structure, shape));
+  const found = await pageActiveLearners(ctx.statements, structure.course.key, userIds, start, page.pageSize, storedKeys(ctx, structure, shape));
   if (found.total !== null && found.courseHash !== structure.course.structureHash) return STALE_STRUCTURE;
   const count = found.total ?? (await countActiveLearners(ctx.db, structure.course.key, userIds));
   const window = pageWindow(page, count);

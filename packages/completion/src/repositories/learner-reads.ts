@@ -1,7 +1,3 @@
-import { sql, type SQL } from "drizzle-orm";
-import type { Queryable } from "../db/database.js";
-import { aggregates, courses, enrollments, learners } from "../db/schema.js";
-import type { AggregateRow } from "./aggregates.js";
 import type { FixedStatements } from "./fixed-statements.js";
 
 /** A learner's stored figures for one block, as reads use them. */
@@ -19,11 +15,6 @@ export interface LearnerInCourse {
   readonly aggregates: ReadonlyMap<string, StoredProgress>;
   /** The course's structure digest as stored now, so a caller holding a cached tree can tell it is current. */
   readonly courseHash: string | null;
-}
-
-/** Limits a join on aggregates to some blocks; `"all"` (every stored block is wanted) needs no filter. */
-function blockFilter(blockKeys: readonly string[] | "all"): SQL {
-  return blockKeys === "all" ? sql`` : sql`and a.block_key = any(${sql.param([...blockKeys])}::text[])`;
 }
 
 // One row per stored aggregate, the learner's facts computed once (the CTE). $1 course key, $2 username[, $3 block keys].
@@ -69,69 +60,68 @@ export async function findLearnerInCourse(
   };
 }
 
+// One row per (learner of the page, stored aggregate). The total is an uncorrelated subquery (run once, on
+// enrollments alone); only the page's rows are joined. $1 course key, $2 offset, $3 limit, then the block keys
+// and the user ids when the variant filters on them.
+function pageActiveLearnersSql(byBlocks: boolean, byUsers: boolean): string {
+  const blocksParam = 4;
+  const usersParam = byBlocks ? 5 : 4;
+  const activeHere = `e.course_key = $1 and e.is_active${byUsers ? ` and e.learner_id = any($${usersParam}::int[])` : ""}`;
+  return `
+    select p.id, l.username, (select count(*) from completion.enrollments e where ${activeHere}) as total,
+           (select c.structure_hash from completion.courses c where c.key = $1) as course_hash,
+           a.block_key, a.earned, a.possible
+    from (
+      select e.learner_id as id from completion.enrollments e
+      where ${activeHere}
+      order by e.learner_id
+      offset $2 limit $3
+    ) p
+    inner join completion.learners l on l.id = p.id
+    left join completion.aggregates a
+      on a.course_key = $1 and a.learner_id = p.id${byBlocks ? ` and a.block_key = any($${blocksParam}::text[])` : ""}
+    order by p.id`;
+}
+const PAGE_ACTIVE_LEARNERS = [false, true].map((byBlocks) => [false, true].map((byUsers) => pageActiveLearnersSql(byBlocks, byUsers)));
+
 /** One page of a course's active learners with their stored aggregates, and the total (null when the page is empty). */
 export async function pageActiveLearners(
-  q: Queryable,
+  statements: FixedStatements,
   courseKey: string,
   userIds: readonly number[] | null,
   offset: number,
   limit: number,
   blockKeys: readonly string[] | "all",
 ): Promise<{
-  learners: { id: number; username: string; aggregates: ReadonlyMap<string, AggregateRow> }[];
+  learners: { id: number; username: string; aggregates: ReadonlyMap<string, StoredProgress> }[];
   total: number | null;
   courseHash: string | null;
 }> {
   if (userIds !== null && userIds.length === 0) return { learners: [], total: 0, courseHash: null };
-  const activeHere = sql`${enrollments.courseKey} = ${courseKey} and ${enrollments.isActive}
-    ${userIds === null ? sql`` : sql`and ${enrollments.learnerId} = any(${sql.param([...userIds])}::int[])`}`;
-  // The total is an uncorrelated subquery (run once, on enrollments alone); only the page's rows are joined,
-  // one row per (learner, stored aggregate).
-  const result = await q.execute<{
-    id: number;
-    username: string;
-    total: string | number;
-    course_hash: string | null;
-    block_key: string | null;
-    aggregation_name: string | null;
-    earned: number | null;
-    possible: number | null;
-    percent: number | null;
-  }>(sql`
-    select p.id, l.username, (select count(*) from ${enrollments} where ${activeHere}) as total,
-           (select ${courses.structureHash} from ${courses} where ${courses.key} = ${courseKey}) as course_hash,
-           a.block_key, a.aggregation_name, a.earned, a.possible, a.percent
-    from (
-      select ${enrollments.learnerId} as id from ${enrollments}
-      where ${activeHere}
-      order by ${enrollments.learnerId}
-      offset ${offset} limit ${limit}
-    ) p
-    inner join ${learners} l on l.id = p.id
-    left join ${aggregates} a
-      on a.course_key = ${courseKey} and a.learner_id = p.id ${blockFilter(blockKeys)}
-    order by p.id`);
-  const byLearner = new Map<number, { id: number; username: string; aggregates: Map<string, AggregateRow> }>();
-  for (const row of result.rows) {
-    let learner = byLearner.get(row.id);
+  const byBlocks = blockKeys !== "all";
+  const byUsers = userIds !== null;
+  const values: unknown[] = [courseKey, offset, limit];
+  if (byBlocks) values.push(blockKeys);
+  if (byUsers) values.push(userIds);
+  const rows = await statements.rows(
+    `completion_page_active_learners_${byBlocks ? "some" : "all"}_${byUsers ? "ids" : "any"}`,
+    PAGE_ACTIVE_LEARNERS[Number(byBlocks)]![Number(byUsers)]!,
+    values,
+  );
+  const byLearner = new Map<number, { id: number; username: string; aggregates: Map<string, StoredProgress> }>();
+  for (const row of rows) {
+    const id = row[0] as number;
+    let learner = byLearner.get(id);
     if (!learner) {
-      learner = { id: row.id, username: row.username, aggregates: new Map() };
-      byLearner.set(row.id, learner);
+      learner = { id, username: row[1] as string, aggregates: new Map() };
+      byLearner.set(id, learner);
     }
-    if (row.block_key !== null) {
-      learner.aggregates.set(row.block_key, {
-        blockKey: row.block_key,
-        aggregationName: row.aggregation_name!,
-        earned: row.earned!,
-        possible: row.possible!,
-        percent: row.percent!,
-      });
-    }
+    if (row[4] !== null) learner.aggregates.set(row[4] as string, { earned: row[5] as number, possible: row[6] as number });
   }
-  const first = result.rows[0];
+  const first = rows[0];
   return {
     learners: [...byLearner.values()],
-    total: first ? Number(first.total) : null,
-    courseHash: first ? first.course_hash : null,
+    total: first ? Number(first[2]) : null,
+    courseHash: first ? (first[3] as string | null) : null,
   };
 }
