@@ -33,6 +33,8 @@ export interface SignonConfig {
     requestTimeoutMs: number;
     /** How often an idle worker looks for due pushes. */
     pollIntervalMs: number;
+    /** The first retry waits about this long; each later one twice as long, up to an hour. */
+    retryBaseMs: number;
   };
 }
 
@@ -63,7 +65,8 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_PREPARED_STATEMENTS` [true with `DATABASE_URL`, false on the embedded database]:
  *   `false` behind a connection pooler that cannot keep prepared statements.
  * - `SIGNON_PUSH_DELIVERY` [true]: `false` stops this process delivering pushes (they still queue).
- * - `SIGNON_PUSH_CONCURRENCY` [64], `SIGNON_PUSH_TIMEOUT_SECONDS` [10], `SIGNON_PUSH_POLL_MS` [250]
+ * - `SIGNON_PUSH_CONCURRENCY` [64], `SIGNON_PUSH_TIMEOUT_SECONDS` [10], `SIGNON_PUSH_POLL_MS` [250],
+ *   `SIGNON_PUSH_RETRY_BASE_MS` [5000]
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
  * the listening and TLS rules do not apply to it.
@@ -123,6 +126,7 @@ export function loadConfig(
       concurrency: readInteger(env, "SIGNON_PUSH_CONCURRENCY", 64, { min: 1, max: 1000 }),
       requestTimeoutMs: readInteger(env, "SIGNON_PUSH_TIMEOUT_SECONDS", 10, { min: 1, max: 300 }) * 1000,
       pollIntervalMs: readInteger(env, "SIGNON_PUSH_POLL_MS", 250, { min: 10, max: 60_000 }),
+      retryBaseMs: readInteger(env, "SIGNON_PUSH_RETRY_BASE_MS", 5000, { min: 10, max: 3_600_000 }),
     },
   };
 }

@@ -41,6 +41,7 @@ export async function startSignon(
           concurrency: config.pushes.concurrency,
           requestTimeoutMs: config.pushes.requestTimeoutMs,
           pollIntervalMs: config.pushes.pollIntervalMs,
+          retryBaseMs: config.pushes.retryBaseMs,
           log: { warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
           ...(options.fetch ? { fetch: options.fetch } : {}),
         },

@@ -10,9 +10,10 @@ export const retryWindowSeconds = 24 * 3600;
  * workers that failed together do not retry together.
  *
  * @param random a number in [0, 1), `Math.random` in production
+ * @param base the first wait in seconds before jitter
  */
-export function retryDelaySeconds(attempts: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(maxDelaySeconds, baseDelaySeconds * 2 ** Math.max(0, Math.min(attempts - 1, 30)));
+export function retryDelaySeconds(attempts: number, random: () => number = Math.random, base: number = baseDelaySeconds): number {
+  const ceiling = Math.min(maxDelaySeconds, base * 2 ** Math.max(0, Math.min(attempts - 1, 30)));
   return ceiling / 2 + (ceiling / 2) * random();
 }
 

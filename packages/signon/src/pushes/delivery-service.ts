@@ -22,6 +22,8 @@ export interface PushDeliveryOptions {
   requestTimeoutMs?: number;
   /** How often the loop looks for due pushes when it has nothing to do. */
   pollIntervalMs?: number;
+  /** The first retry waits about this long (5 s by default); each later one twice as long, up to an hour. */
+  retryBaseMs?: number;
   /** For jitter; `Math.random` by default. */
   random?: () => number;
   log?: { warn(message: string): void; error(message: string): void };
@@ -45,6 +47,7 @@ export class PushDeliveryService {
   private readonly requestTimeoutMs: number;
   private readonly pollIntervalMs: number;
   private readonly random: () => number;
+  private readonly retryBaseSeconds: number;
   private readonly log: NonNullable<PushDeliveryOptions["log"]>;
   private running = false;
   private loop: Promise<void> | undefined;
@@ -61,12 +64,13 @@ export class PushDeliveryService {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.random = options.random ?? Math.random;
+    this.retryBaseSeconds = (options.retryBaseMs ?? 5000) / 1000;
     this.log = options.log ?? { warn: () => undefined, error: () => undefined };
   }
 
   /** A lease outlives the request timeout, so a row is never sent twice at once by two live workers. */
   private get leaseSeconds(): number {
-    return Math.ceil(this.requestTimeoutMs / 1000) * 3 + 30;
+    return Math.ceil(this.requestTimeoutMs / 1000) * 2 + 5;
   }
 
   /**
@@ -172,7 +176,7 @@ export class PushDeliveryService {
     if (retryWindowOver(push.pendingSince, now)) {
       return { ...base, status: "failed", nextAttemptAt: now, error: `gave up after ${push.attempts} attempts: ${error ?? ""}` };
     }
-    const delay = retryDelaySeconds(push.attempts, this.random);
+    const delay = retryDelaySeconds(push.attempts, this.random, this.retryBaseSeconds);
     return { ...base, status: "pending", nextAttemptAt: new Date(now.getTime() + delay * 1000) };
   }
 }

@@ -16,7 +16,7 @@ describe("loadConfig", () => {
       sessionMaxSeconds: 43_200,
       passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
       preparedStatements: false,
-      pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250 },
+      pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000 },
     });
   });
 
