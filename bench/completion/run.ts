@@ -1,13 +1,19 @@
 // Completion API benchmark on real PostgreSQL: a course of ~400 blocks, 10,000
 // enrolled learners and ~1.5 million completions, ingested through
 // POST /api/completion/v1/completion-batch; then single-user detail, the staff
-// all-users page and stats, each against the bare SQL that fetches the same rows.
+// all-users page and stats, each against the bare SQL that fetches the same rows
+// (enrollment, stale record and structure digest included; prepared, as the
+// service prepares its own). Reads go through app.inject; the fixed cost of HTTP
+// is then shown apart: the same detail read over a real keep-alive socket, and a
+// route that only sends a body of the same size, both ways.
 //
 //   npm run bench -- completion
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default)
 //   BENCH_LEARNERS=10000 BENCH_BATCH=50 BENCH_CONCURRENCY=8 BENCH_READS=1000
+import { Agent, request as httpRequest } from "node:http";
 import { performance } from "node:perf_hooks";
 import { createDrizzle, createPool, runMigrations } from "@tessera/db";
+import Fastify from "fastify";
 import pg from "pg";
 import {
   buildApp,
@@ -94,7 +100,7 @@ try {
   const staffCaller = { uid: "bench", email: "bench@example.com", name: "Bench", permissions: ["signin", "staff"] };
   // The benchmark measures this service, not Sign-on: every token is the staff caller.
   const callers: CallerResolver = { resolveCaller: async () => staffCaller };
-  const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false }, db, callers);
+  const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true }, db, callers);
   const app = await buildApp(ctx);
   await app.ready();
 
@@ -167,12 +173,20 @@ try {
       if (response.statusCode !== 200) throw new Error(response.body);
     }),
     await time(READS, async (i) => {
-      await pool.query(
-        // These types are every stored type, so the same rows are all the learner's aggregates in the course.
-        `select a.block_key, a.earned, a.possible, a.percent from completion.aggregates a
-         where a.course_key = $1 and a.learner_id = $2`,
-        [COURSE, learnerOf(i)],
-      );
+      // What the read needs: the learner, whether actively enrolled, whether stale, the stored structure digest, and
+      // (these types being every stored type) all the learner's aggregates in the course.
+      await pool.query({
+        name: "bench_detail",
+        text: `with l as materialized (
+                 select x.id, x.username,
+                   exists (select 1 from completion.enrollments e where e.course_key = $1 and e.learner_id = x.id and e.is_active) as enrolled,
+                   exists (select 1 from completion.stale_completions s where s.username = x.username and s.course_key = $1 and not s.resolved) as stale,
+                   (select c.structure_hash from completion.courses c where c.key = $1) as course_hash
+                 from completion.learners x where x.username = $2)
+               select l.id, l.username, l.enrolled, l.stale, l.course_hash, a.block_key, a.earned, a.possible
+               from l left join completion.aggregates a on a.course_key = $1 and a.learner_id = l.id`,
+        values: [COURSE, `learner${learnerOf(i)}`],
+      });
     }),
   ]);
 
@@ -188,17 +202,19 @@ try {
       if (response.statusCode !== 200) throw new Error(response.body);
     }),
     await time(READS, async (i) => {
-      await pool.query(
-        // The page envelope carries the total, so the bare query counts too.
-        `select p.learner_id, l.username, a.earned, a.possible, a.percent,
-                (select count(*) from completion.enrollments where course_key = $1 and is_active) as total
+      await pool.query({
+        name: "bench_page",
+        // The page envelope carries the total and the read checks the structure digest, so the bare query has both.
+        text: `select p.learner_id, l.username, a.earned, a.possible,
+                (select count(*) from completion.enrollments where course_key = $1 and is_active) as total,
+                (select c.structure_hash from completion.courses c where c.key = $1)
          from (select learner_id from completion.enrollments where course_key = $1 and is_active
                order by learner_id offset $3 limit 100) p
          join completion.learners l on l.id = p.learner_id
          left join completion.aggregates a on a.course_key = $1 and a.learner_id = p.learner_id and a.block_key = $2
          order by p.learner_id`,
-        [COURSE, structure!.tree!.root.key, (i % pages) * 100],
-      );
+        values: [COURSE, structure!.tree!.root.key, (i % pages) * 100],
+      });
     }),
   ]);
 
@@ -213,13 +229,16 @@ try {
       if (response.statusCode !== 200) throw new Error(response.body);
     }),
     await time(Math.min(READS, 300), async () => {
-      await pool.query(
-        `select count(*), sum(e.course_earned), sum(e.course_possible) from completion.enrollments e
+      await pool.query({
+        name: "bench_stats",
+        // The cohort must belong to the course, and learners without stored figures are counted apart.
+        text: `select count(*), sum(e.course_earned), sum(e.course_possible), count(e.course_possible) from completion.enrollments e
          where e.course_key = $1 and e.is_active
-           and exists (select 1 from completion.cohort_memberships m where m.cohort_id = 1 and m.learner_id = e.learner_id)
-           and not exists (select 1 from completion.course_roles r where r.course_key = e.course_key and r.learner_id = e.learner_id and r.role = any($2))`,
-        [COURSE, ["beta_testers"]],
-      );
+           and exists (select 1 from completion.cohort_memberships m join completion.cohorts c on c.id = m.cohort_id
+                       where m.cohort_id = $2 and c.course_key = e.course_key and m.learner_id = e.learner_id)
+           and not exists (select 1 from completion.course_roles r where r.course_key = e.course_key and r.learner_id = e.learner_id and r.role = any($3))`,
+        values: [COURSE, 1, ["beta_testers"]],
+      });
     }),
   ]);
 
@@ -230,6 +249,43 @@ try {
     );
   }
   console.log("targets: ingestion >= 5000 blocks/s; every read <= 2x bare SQL and < 50 ms at p99");
+
+  // The fixed cost of HTTP, apart from the read: the detail read through app.inject and over a real keep-alive
+  // socket, next to a route that only sends an already-serialised body of the same size.
+  const detailUrl = (i: number): string =>
+    `/api/completion/v1/course/${COURSE}/?username=learner${learnerOf(i)}&requested_fields=chapter,sequential,vertical`;
+  const sample = await app.inject({ method: "GET", url: detailUrl(0), headers: { authorization: "Bearer bench" } });
+  const floor = Fastify();
+  floor.get("/floor", (_request, reply) => reply.header("content-type", "application/json; charset=utf-8").send(sample.body));
+  const address = await app.listen({ host: "127.0.0.1", port: 0 });
+  const floorAddress = await floor.listen({ host: "127.0.0.1", port: 0 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const overSocket = (base: string, path: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(`${base}${path}`, { agent, headers: { authorization: "Bearer bench" } }, (response) => {
+        response.on("data", () => undefined);
+        response.on("end", () => (response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode}`))));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  const http = {
+    injectRead: await time(READS, (i) => app.inject({ method: "GET", url: detailUrl(i), headers: { authorization: "Bearer bench" } }).then(() => undefined)),
+    socketRead: await time(READS, (i) => overSocket(address, detailUrl(i))),
+    injectFloor: await time(READS, () => floor.inject({ method: "GET", url: "/floor" }).then(() => undefined)),
+    socketFloor: await time(READS, () => overSocket(floorAddress, "/floor")),
+  };
+  agent.destroy();
+  await floor.close();
+  console.log(`\nHTTP cost, single-user detail (${sample.body.length} bytes)                 app.inject p50/p99 ms   socket p50/p99 ms`);
+  const line = (name: string, a: { p50: number; p99: number }, b: { p50: number; p99: number }): string =>
+    `${name.padEnd(60)}${a.p50.toFixed(2).padStart(7)} /${a.p99.toFixed(2).padStart(7)}   ${b.p50.toFixed(2).padStart(8)} /${b.p99.toFixed(2).padStart(7)}`;
+  console.log(line("the detail read", http.injectRead, http.socketRead));
+  console.log(line("a route sending the same body, nothing else (HTTP floor)", http.injectFloor, http.socketFloor));
+  console.log(
+    `the read less the floor: ${(http.injectRead.p50 - http.injectFloor.p50).toFixed(2)} ms (inject), ` +
+      `${(http.socketRead.p50 - http.socketFloor.p50).toFixed(2)} ms (socket) at p50; bare SQL ${rows[0]![2].p50.toFixed(2)} ms`,
+  );
   await app.close();
 } finally {
   await pool.end();

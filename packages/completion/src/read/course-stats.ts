@@ -23,7 +23,7 @@ export async function readCourseStats(
   filters: { cohortId: number | null; excludeRoles: readonly string[] },
 ): Promise<MeanCompletion> {
   const root = structure.tree?.root ?? null;
-  const sums = await courseStatsSums(ctx.db, structure.course.key, filters);
+  const sums = await courseStatsSums(ctx.statements, structure.course.key, filters);
   if (sums.learners === 0) return { earned: null, possible: null, percent: null, ratio: null };
   if (!root) return { earned: 0, possible: null, percent: 0, ratio: 0 };
   const emptyPossible = structure.noProgress.get(root.key)!.possible;

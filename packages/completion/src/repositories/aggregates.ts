@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Queryable } from "../db/database.js";
-import { aggregates, cohortMemberships, cohorts, courseRoles, enrollments } from "../db/schema.js";
+import type { FixedStatements } from "./fixed-statements.js";
+import { aggregates, courseRoles, enrollments } from "../db/schema.js";
 
 /** One stored aggregate. */
 export interface AggregateRow {
@@ -98,43 +99,53 @@ export interface StatsSums {
   readonly withAggregate: number;
 }
 
+// One scan of the course's enrollments (C14: the course-level figures are copied onto them). $1 course key, then the
+// cohort id and the excluded roles when the variant filters on them.
+function courseStatsSql(byCohort: boolean, byRoles: boolean): string {
+  const rolesParam = byCohort ? 3 : 2;
+  return `
+    select count(*), coalesce(sum(e.course_earned), 0), coalesce(sum(e.course_possible), 0), count(e.course_possible)
+    from completion.enrollments e
+    where e.course_key = $1 and e.is_active${
+      byCohort
+        ? `
+      and exists (select 1 from completion.cohort_memberships m inner join completion.cohorts c on c.id = m.cohort_id
+                  where m.cohort_id = $2 and c.course_key = e.course_key and m.learner_id = e.learner_id)`
+        : ""
+    }${
+      byRoles
+        ? `
+      and not exists (select 1 from completion.course_roles r
+                      where r.course_key = e.course_key and r.learner_id = e.learner_id and r.role = any($${rolesParam}::text[]))`
+        : ""
+    }`;
+}
+const COURSE_STATS = [false, true].map((byCohort) => [false, true].map((byRoles) => courseStatsSql(byCohort, byRoles)));
+
 /**
  * Sums the course-level progress of active learners of the course, limited
  * to a cohort's members and leaving out holders of any of `excludeRoles`.
  */
 export async function courseStatsSums(
-  q: Queryable,
+  statements: FixedStatements,
   courseKey: string,
   filters: { cohortId: number | null; excludeRoles: readonly string[] },
 ): Promise<StatsSums> {
-  const rows = await q
-    .select({
-      learners: sql<number>`count(*)`.mapWith(Number),
-      earned: sql<number>`coalesce(sum(${enrollments.courseEarned}), 0)`.mapWith(Number),
-      storedPossible: sql<number>`coalesce(sum(${enrollments.coursePossible}), 0)`.mapWith(Number),
-      withAggregate: sql<number>`count(${enrollments.coursePossible})`.mapWith(Number),
-    })
-    .from(enrollments)
-    .where(
-      and(
-        eq(enrollments.courseKey, courseKey),
-        eq(enrollments.isActive, true),
-        filters.cohortId === null
-          ? undefined
-          : sql`exists (select 1 from ${cohortMemberships} inner join ${cohorts} on ${cohorts.id} = ${cohortMemberships.cohortId}
-              where ${cohortMemberships.cohortId} = ${filters.cohortId} and ${cohorts.courseKey} = ${enrollments.courseKey}
-              and ${cohortMemberships.learnerId} = ${enrollments.learnerId})`,
-        filters.excludeRoles.length === 0
-          ? undefined
-          : sql`not exists (select 1 from ${courseRoles} where ${courseRoles.courseKey} = ${enrollments.courseKey}
-              and ${courseRoles.learnerId} = ${enrollments.learnerId} and ${inArray(courseRoles.role, [...filters.excludeRoles])})`,
-      ),
-    );
+  const byCohort = filters.cohortId !== null;
+  const byRoles = filters.excludeRoles.length > 0;
+  const values: unknown[] = [courseKey];
+  if (byCohort) values.push(filters.cohortId);
+  if (byRoles) values.push(filters.excludeRoles);
+  const rows = await statements.rows(
+    `completion_course_stats_${byCohort ? "cohort" : "all"}_${byRoles ? "roles" : "any"}`,
+    COURSE_STATS[Number(byCohort)]![Number(byRoles)]!,
+    values,
+  );
   const row = rows[0];
   return {
-    learners: row?.learners ?? 0,
-    earned: row?.earned ?? 0,
-    storedPossible: row?.storedPossible ?? 0,
-    withAggregate: row?.withAggregate ?? 0,
+    learners: Number(row?.[0] ?? 0),
+    earned: Number(row?.[1] ?? 0),
+    storedPossible: Number(row?.[2] ?? 0),
+    withAggregate: Number(row?.[3] ?? 0),
   };
 }
