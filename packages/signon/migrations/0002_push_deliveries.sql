@@ -23,4 +23,4 @@ CREATE TABLE "signon"."push_deliveries" (
 ALTER TABLE "signon"."push_deliveries" ADD CONSTRAINT "push_deliveries_user_uid_users_uid_fk" FOREIGN KEY ("user_uid") REFERENCES "signon"."users"("uid") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "signon"."push_deliveries" ADD CONSTRAINT "push_deliveries_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "signon"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "push_deliveries_user_application_kind_key" ON "signon"."push_deliveries" USING btree ("user_uid","application_id","kind");--> statement-breakpoint
-CREATE INDEX "push_deliveries_due_idx" ON "signon"."push_deliveries" USING btree ("next_attempt_at") WHERE "signon"."push_deliveries"."status" = 'pending';
+CREATE INDEX "push_deliveries_due_idx" ON "signon"."push_deliveries" USING btree ("next_attempt_at","seq") WHERE "signon"."push_deliveries"."status" = 'pending';

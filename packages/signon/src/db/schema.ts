@@ -236,7 +236,7 @@ export const pushDeliveries = signon.table(
   },
   (table) => [
     uniqueIndex("push_deliveries_user_application_kind_key").on(table.userUid, table.applicationId, table.kind),
-    index("push_deliveries_due_idx").on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+    index("push_deliveries_due_idx").on(table.nextAttemptAt, table.seq).where(sql`${table.status} = 'pending'`),
     check("push_deliveries_kind_check", sql`${table.kind} in ('update', 'reauth')`),
     check("push_deliveries_status_check", sql`${table.status} in ('pending', 'delivered', 'failed')`),
   ],

@@ -89,28 +89,12 @@ export async function claimDuePushes(
   db: SignonDatabase,
   claim: { limit: number; now: Date; leaseSeconds: number; leaseToken: string },
 ): Promise<ClaimedPush[]> {
-  const now = claim.now.toISOString();
-  const result = await db.execute<ClaimedRow>(sql`
-    with due as (
-      select d.id from signon.push_deliveries d
-       where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
-         and (d.lease_until is null or d.lease_until <= ${now}::timestamptz)
-         and not exists (select 1 from signon.push_deliveries e
-                          where e.user_uid = d.user_uid and e.application_id = d.application_id
-                            and e.status = 'pending' and e.seq < d.seq)
-       order by d.next_attempt_at, d.seq
-       limit ${claim.limit}
-       for update skip locked
-    )
-    update signon.push_deliveries d
-       set lease_token = ${claim.leaseToken}::uuid,
-           lease_until = ${now}::timestamptz + make_interval(secs => ${claim.leaseSeconds}),
-           attempts = d.attempts + 1, last_attempt_at = ${now}::timestamptz
-      from due, signon.applications a
-     where d.id = due.id and a.id = d.application_id
-    returning d.id, d.user_uid, d.application_id, d.kind, d.seq, d.attempts, d.pending_since, d.lease_token,
-              a.push_base_url, a.redirect_uris`);
-  return result.rows
+  // First among the earliest due rows only (cheap with a long queue); if that
+  // window is full of rows waiting behind others, among every due row.
+  const window = claim.limit * 4;
+  let rows = await claimAmong(db, claim, window);
+  if (rows.length === 0 && (await countDue(db, claim.now)) > window) rows = await claimAmong(db, claim, null);
+  return rows
     .map((row) => ({
       id: Number(row.id),
       userUid: row.user_uid,
@@ -123,6 +107,48 @@ export async function claimDuePushes(
       pushBase: pushBaseOf(row.push_base_url, row.redirect_uris),
     }))
     .sort((a, b) => a.seq - b.seq);
+}
+
+async function claimAmong(
+  db: SignonDatabase,
+  claim: { limit: number; now: Date; leaseSeconds: number; leaseToken: string },
+  window: number | null,
+): Promise<ClaimedRow[]> {
+  const now = claim.now.toISOString();
+  const result = await db.execute<ClaimedRow>(sql`
+    with candidates as (
+      select d.id, d.user_uid, d.application_id, d.seq, d.next_attempt_at from signon.push_deliveries d
+       where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
+         and (d.lease_until is null or d.lease_until <= ${now}::timestamptz)
+       order by d.next_attempt_at, d.seq
+       limit ${window}
+    ), due as (
+      select d.id from signon.push_deliveries d join candidates c on c.id = d.id
+       where not exists (select 1 from signon.push_deliveries e
+                          where e.user_uid = c.user_uid and e.application_id = c.application_id
+                            and e.status = 'pending' and e.seq < c.seq)
+       order by c.next_attempt_at, c.seq
+       limit ${claim.limit}
+       for update of d skip locked
+    )
+    update signon.push_deliveries d
+       set lease_token = ${claim.leaseToken}::uuid,
+           lease_until = ${now}::timestamptz + make_interval(secs => ${claim.leaseSeconds}),
+           attempts = d.attempts + 1, last_attempt_at = ${now}::timestamptz
+      from due, signon.applications a
+     where d.id = due.id and a.id = d.application_id
+       and d.status = 'pending' and (d.lease_until is null or d.lease_until <= ${now}::timestamptz)
+    returning d.id, d.user_uid, d.application_id, d.kind, d.seq, d.attempts, d.pending_since, d.lease_token,
+              a.push_base_url, a.redirect_uris`);
+  return result.rows;
+}
+
+async function countDue(db: SignonDatabase, now: Date): Promise<number> {
+  const result = await db.execute<{ due: number }>(sql`
+    select count(*)::int as due from signon.push_deliveries
+     where status = 'pending' and next_attempt_at <= ${now.toISOString()}::timestamptz
+       and (lease_until is null or lease_until <= ${now.toISOString()}::timestamptz)`);
+  return result.rows[0]?.due ?? 0;
 }
 
 /** `push_base` of an application: as registered, else the origin of its first redirect URI (S13). */

@@ -358,4 +358,25 @@ describe("delivery", () => {
     const order = receivers.received.filter((push) => push.url.includes("publisher")).map((push) => push.method);
     expect(order).toEqual(["PUT", "POST"]);
   });
+
+  it("finds a due push behind a window full of pushes waiting for others of their (user, application)", async () => {
+    await createApp(signon.ctx, { name: "Busy", redirectUris: ["https://busy.example/cb"] });
+    await createApp(signon.ctx, { name: "Free", redirectUris: ["https://free.example/cb"] });
+    for (let n = 0; n < 5; n++) await createUser(signon.ctx, { permissions: { Busy: ["signin"] } });
+    const free = await createUser(signon.ctx, { permissions: { Free: ["signin"] } });
+    await database.pool.query("update signon.push_deliveries set status = 'delivered'");
+    for (const push of await pushes()) {
+      if (push.application === "Busy") await suspendUser(signon.ctx, push.email, "test");
+    }
+    await grantPermissions(signon.ctx, { email: free.email, application: "Free", permissions: ["admin"] });
+    // Every PUT to Busy is being sent by another worker: each reauth must wait for its PUT.
+    await database.pool.query(
+      "update signon.push_deliveries d set lease_token = gen_random_uuid(), lease_until = now() + interval '1 day' from signon.applications a where a.id = d.application_id and a.name = 'Busy' and d.kind = 'update'",
+    );
+    const narrow = new PushDeliveryService(signon.ctx, { fetch: receivers.fetch, concurrency: 1 });
+
+    expect(await narrow.runOnce()).toBe(1);
+
+    expect(receivers.received.map((push) => push.url)).toEqual([`https://free.example/users/${free.uid}`]);
+  });
 });
