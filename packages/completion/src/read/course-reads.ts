@@ -6,7 +6,7 @@ import type { PageRequest, PageWindow } from "../http/paging.js";
 import { pageWindow } from "../http/paging.js";
 import { loadAggregates, meanCoursePercent } from "../repositories/aggregates.js";
 import { countActiveCourses, countActiveLearners, listActiveCourses } from "../repositories/enrollments.js";
-import { findLearnerInCourse, pageActiveLearners, type LearnerInCourse } from "../repositories/learner-reads.js";
+import { findLearnerInCourse, findLearnerInCourses, pageActiveLearners, type LearnerInCourse } from "../repositories/learner-reads.js";
 import { buildItem, itemShape, type CourseItem, type ItemShape, type RequestedFields } from "./course-items.js";
 import { progressFromCompletions, progressFromStored, storedCovers } from "./progress-source.js";
 
@@ -98,7 +98,11 @@ export async function readAllLearners(
   return { window, items };
 }
 
-/** One learner's active courses (list view), by course key; stale aggregates are recomputed first. */
+/**
+ * One learner's active courses (list view), by course key: the page's
+ * courses, then the learner's state in all of them in one query; stale
+ * aggregates are recomputed first, course by course.
+ */
 export async function readLearnerCourses(
   ctx: CompletionContext,
   username: string,
@@ -111,12 +115,26 @@ export async function readLearnerCourses(
   const window = pageWindow(page, count);
   if (!window) return null;
   const courses = await listActiveCourses(ctx.db, learnerId, mobileOnly, window.start, window.limit);
+  // The course rows were just read, so these trees are current.
+  const structures: CourseStructure[] = [];
+  for (const course of courses) structures.push(await ctx.structures.forCourse(ctx.db, course));
+  const wanted = structures.map((structure) => storedKeys(ctx, structure, itemShape(structure, fields.types, null)));
+  const blockKeys = wanted.every((keys) => keys === "all") ? "all" : wanted.flatMap((keys, at) => (keys === "all" ? allStoredKeys(ctx, structures[at]!) : keys));
+  const learners = await findLearnerInCourses(
+    ctx.statements,
+    username,
+    structures.map((structure) => structure.course.key),
+    blockKeys,
+  );
   const items: CourseItem[] = [];
-  for (const course of courses) {
-    // The course row was just read, so this tree is current.
-    const structure = await ctx.structures.forCourse(ctx.db, course);
-    const learner = await findLearnerForShape(ctx, structure, itemShape(structure, fields.types, null), username);
+  for (const structure of structures) {
+    const learner = learners.get(structure.course.key);
     if (learner) items.push(await readLearnerInCourse(ctx, structure, learner, fields, null));
   }
   return { window, items };
+}
+
+/** The keys of every stored block of a course. */
+function allStoredKeys(ctx: CompletionContext, structure: CourseStructure): string[] {
+  return (structure.tree?.outline ?? []).filter((node) => ctx.settings.aggregatorTypes.has(node.type)).map((node) => node.key);
 }

@@ -60,6 +60,57 @@ export async function findLearnerInCourse(
   };
 }
 
+// The same for several courses at once (the list view): one row per (course, stored aggregate), or one for a course
+// without any. $1 course keys, $2 username[, $3 block keys].
+const learnerInCoursesSql = (filtered: boolean): string => `
+  with l as materialized (select x.id, x.username from completion.learners x where x.username = $2),
+  k as materialized (select distinct unnest($1::text[]) as course_key)
+  select k.course_key, l.id, l.username,
+    exists (select 1 from completion.enrollments e where e.course_key = k.course_key and e.learner_id = l.id and e.is_active),
+    exists (select 1 from completion.stale_completions s where s.username = l.username and s.course_key = k.course_key and not s.resolved),
+    (select c.structure_hash from completion.courses c where c.key = k.course_key),
+    a.block_key, a.earned, a.possible
+  from l cross join k left join completion.aggregates a
+    on a.course_key = k.course_key and a.learner_id = l.id${filtered ? " and a.block_key = any($3::text[])" : ""}`;
+const LEARNER_IN_COURSES_ALL = learnerInCoursesSql(false);
+const LEARNER_IN_COURSES_SOME = learnerInCoursesSql(true);
+
+/**
+ * The learner with this username and their state in each of `courseKeys`
+ * (by course key), in one query; empty for an unknown username. Block keys
+ * name their course, so one list serves every course.
+ */
+export async function findLearnerInCourses(
+  statements: FixedStatements,
+  username: string,
+  courseKeys: readonly string[],
+  blockKeys: readonly string[] | "all",
+): Promise<Map<string, LearnerInCourse>> {
+  const found = new Map<string, LearnerInCourse & { aggregates: Map<string, StoredProgress> }>();
+  if (courseKeys.length === 0) return found;
+  const rows =
+    blockKeys === "all"
+      ? await statements.rows("completion_learner_in_courses_all", LEARNER_IN_COURSES_ALL, [courseKeys, username])
+      : await statements.rows("completion_learner_in_courses_some", LEARNER_IN_COURSES_SOME, [courseKeys, username, blockKeys]);
+  for (const row of rows) {
+    const courseKey = row[0] as string;
+    let learner = found.get(courseKey);
+    if (!learner) {
+      learner = {
+        id: row[1] as number,
+        username: row[2] as string,
+        activelyEnrolled: row[3] as boolean,
+        stale: row[4] as boolean,
+        aggregates: new Map(),
+        courseHash: row[5] as string | null,
+      };
+      found.set(courseKey, learner);
+    }
+    if (row[6] !== null) learner.aggregates.set(row[6] as string, { earned: row[7] as number, possible: row[8] as number });
+  }
+  return found;
+}
+
 // One row per (learner of the page, stored aggregate). The total is an uncorrelated subquery (run once, on
 // enrollments alone); only the page's rows are joined. $1 course key, $2 offset, $3 limit, then the block keys
 // and the user ids when the variant filters on them.
