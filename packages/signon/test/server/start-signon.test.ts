@@ -1,6 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { startSignon } from "../../src/server.js";
-import { openTestDatabase } from "../support/signon.js";
+import { grantPermissions } from "../../src/applications/permissions.js";
+import { statementRunner } from "../../src/db/statements.js";
+import { listPushes } from "../../src/repositories/push-deliveries.js";
+import { createApp, createUser } from "../support/factories.js";
+import { FakeReceivers } from "../support/fake-receivers.js";
+import { openTestDatabase, testConfig } from "../support/signon.js";
 
 const database = await openTestDatabase();
 afterAll(() => database.close());
@@ -20,5 +25,28 @@ describe("startSignon", () => {
 
   it("refuses to start on a non-loopback host in development", async () => {
     await expect(startSignon({ DATABASE_URL: database.url, SIGNON_HOST: "0.0.0.0" })).rejects.toThrow(/SIGNON_HOST/);
+  });
+
+  it("delivers pushes from its own process with the fetch it is given, unless SIGNON_PUSH_DELIVERY=false", async () => {
+    const ctx = { db: database.db, statements: statementRunner(database.pool, false), config: testConfig(), now: () => new Date() };
+    await createApp(ctx, { name: "Pushed", redirectUris: ["https://pushed.example/cb"] });
+    const user = await createUser(ctx);
+    const receivers = new FakeReceivers();
+    const env = { DATABASE_URL: database.url, SIGNON_PREPARED_STATEMENTS: "false", SIGNON_PORT: "0", SIGNON_PUSH_POLL_MS: "20" };
+
+    const quiet = await startSignon({ ...env, SIGNON_PUSH_DELIVERY: "false" }, { logger: false, fetch: receivers.fetch });
+    await grantPermissions(ctx, { email: user.email, application: "Pushed", permissions: ["signin"] });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await quiet.close();
+    const running = await startSignon(env, { logger: false, fetch: receivers.fetch });
+    try {
+      for (let waited = 0; receivers.received.length === 0 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      await running.close();
+    }
+
+    expect(quiet.pushes).toBeNull();
+    expect(receivers.received.map((push) => `${push.method} ${push.url}`)).toEqual([`PUT https://pushed.example/users/${user.uid}`]);
+    expect(await listPushes(database.db, {})).toEqual([expect.objectContaining({ status: "delivered", attempts: 1 })]);
   });
 });
