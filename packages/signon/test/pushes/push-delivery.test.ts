@@ -6,7 +6,8 @@ import { grantPermissions, revokePermissions } from "../../src/applications/perm
 import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { PushDeliveryService } from "../../src/pushes/delivery-service.js";
 import { listPushes, retryPush } from "../../src/repositories/push-deliveries.js";
-import { createApp, createUser } from "../support/factories.js";
+import { createApp, createUser, defaultPassword } from "../support/factories.js";
+import { InjectBrowser } from "../support/browser.js";
 import { FakeReceivers } from "../support/fake-receivers.js";
 import { getUserJson } from "../support/flow.js";
 import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
@@ -203,6 +204,26 @@ describe("POST {push_base}/users/{uid}/reauth", () => {
     await endSession(signon.ctx, session, { ip: null, userAgent: null });
     await deliverDue();
 
+    expect(receivers.summary()).toEqual([{ method: "POST", url: `https://publisher.example/users/${user.uid}/reauth`, body: {} }]);
+  });
+});
+
+describe("POST /sign-out", () => {
+  it("queues a reauth to each application the user signed in to through Sign-on", async () => {
+    const { user } = await publisherAndUser();
+    await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
+    await issueOperatorToken(signon.ctx, { email: user.email, application: "Publisher" });
+    await deliverDue();
+    receivers.received.length = 0;
+    const browser = new InjectBrowser(signon.app);
+    await browser.signIn("/sign-in", user.email, defaultPassword);
+    const home = await browser.get("/");
+    const csrfToken = /name="_csrf" value="([^"]*)"/.exec(home.body)?.[1] ?? "";
+
+    const signedOut = await browser.postForm("/sign-out", { _csrf: csrfToken });
+    await deliverDue();
+
+    expect(signedOut.statusCode).toBe(303);
     expect(receivers.summary()).toEqual([{ method: "POST", url: `https://publisher.example/users/${user.uid}/reauth`, body: {} }]);
   });
 });
