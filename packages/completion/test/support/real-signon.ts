@@ -2,7 +2,7 @@ import { startSignon, type RunningSignon } from "@tessera/signon";
 import type { TestDatabase } from "@tessera/db/testing";
 // The `signon` command's own entry point, run in this process so that each
 // operator step costs a database round trip rather than a Node start-up.
-import { runCli } from "../../../signon/src/cli/run-cli.js";
+import { runCli } from "@tessera/signon/cli";
 
 /** The Sign-on application name the completion service is registered under. */
 export const COMPLETION_APP = "completion";
