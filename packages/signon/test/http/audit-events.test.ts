@@ -1,20 +1,11 @@
 import { asc } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { auditEvents } from "../../src/db/schema.js";
 import { createApp, createUser } from "../support/factories.js";
 import { exchangeCode, obtainCode, postForm, refresh } from "../support/flow.js";
-import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
+import { useTestSignon } from "../support/signon.js";
 
-const database = await openTestDatabase();
-let signon: TestSignon;
-beforeAll(async () => {
-  signon = await buildTestSignon(database);
-});
-afterAll(async () => {
-  await signon.app.close();
-  await database.close();
-});
-beforeEach(() => database.reset());
+const { database, signon } = await useTestSignon();
 
 describe("audit events", () => {
   it("record who did what, when, from where and on which application, through a whole flow", async () => {

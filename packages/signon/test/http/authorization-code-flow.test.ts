@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { InjectBrowser } from "../support/browser.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
-import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
+import { useTestSignon } from "../support/signon.js";
 
-const database = await openTestDatabase();
-let signon: TestSignon;
-beforeAll(async () => {
-  signon = await buildTestSignon(database);
-});
-afterAll(async () => {
-  await signon.app.close();
-  await database.close();
-});
-beforeEach(() => database.reset());
+const { signon } = await useTestSignon();
 
 function authorizeUrl(params: Record<string, string>): string {
   return `/oauth/authorize?${new URLSearchParams(params).toString()}`;

@@ -1,19 +1,10 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApp, createUser } from "../support/factories.js";
 import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm, refresh } from "../support/flow.js";
-import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
+import { useTestSignon } from "../support/signon.js";
 
-const database = await openTestDatabase();
-let signon: TestSignon;
-beforeAll(async () => {
-  signon = await buildTestSignon(database);
-});
-afterAll(async () => {
-  await signon.app.close();
-  await database.close();
-});
-beforeEach(() => database.reset());
+const { signon } = await useTestSignon();
 
 async function setup(options: { requirePkce?: boolean } = {}) {
   const client = await createApp(signon.ctx, { name: "Publisher", requirePkce: options.requirePkce });

@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { revokePermissions } from "../../src/applications/permissions.js";
 import { suspendUser } from "../../src/accounts/manage-users.js";
 import { createApp, createUser } from "../support/factories.js";
 import { exchangeCode, getUserJson, obtainCode } from "../support/flow.js";
-import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
+import { useTestSignon } from "../support/signon.js";
 
-const database = await openTestDatabase();
-let signon: TestSignon;
-beforeAll(async () => {
-  signon = await buildTestSignon(database);
-});
-afterAll(async () => {
-  await signon.app.close();
-  await database.close();
-});
-beforeEach(() => database.reset());
+const { database, signon } = await useTestSignon();
 
 const invalidToken = { error: "invalid_token", error_description: "The access token is not valid" };
 const bearerChallenge = 'Bearer realm="signon", error="invalid_token"';

@@ -1,5 +1,6 @@
 import { useTestDatabase, type TestDatabase } from "@tessera/db/testing";
 import Fastify, { type FastifyInstance } from "fastify";
+import { afterAll, beforeEach } from "vitest";
 import signonApp, { signonServerOptions } from "../../src/app.js";
 import { loadConfig, type SignonConfig } from "../../src/config.js";
 import type { SignonContext } from "../../src/context.js";
@@ -33,4 +34,19 @@ export async function buildTestSignon(database: TestDatabase<typeof schema>, bas
   await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
   await app.ready();
   return { app, clock, ctx: { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now } };
+}
+
+/**
+ * The usual set-up of a test file: one Sign-on app on a migrated database, the
+ * database emptied before each test, app and database closed after the file.
+ */
+export async function useTestSignon(): Promise<{ database: TestDatabase<typeof schema>; signon: TestSignon }> {
+  const database = await openTestDatabase();
+  const signon = await buildTestSignon(database);
+  afterAll(async () => {
+    await signon.app.close();
+    await database.close();
+  });
+  beforeEach(() => database.reset());
+  return { database, signon };
 }
