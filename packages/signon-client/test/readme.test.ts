@@ -31,6 +31,13 @@ describe("README", () => {
     expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 
+  it("is the quick start of the repository README too", async () => {
+    const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
+    const example = await readFile(new URL("./readme-example.ts", import.meta.url), "utf8");
+
+    expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
+  });
+
   it("example signs a user in and guards the admin page", async () => {
     const user = signon.addUser({ uid: "u-1", name: "Ada", email: "ada@example.org", permissions: ["signin"] });
     const browser = new Browser(app);
