@@ -1,10 +1,7 @@
-import { startDatabase } from "@tessera/db";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 import { COMMANDS, runCli, USAGE } from "./cli/run-cli.js";
-import { ConfigError, readConfig } from "./config.js";
 import { createContext } from "./context.js";
-import { COMPLETION_MIGRATIONS } from "./db/database.js";
-import * as schema from "./db/schema.js";
+import { openCompletionDatabase, readConfigOrExit } from "./startup.js";
 
 const args = process.argv.slice(2);
 if (args[0] === "--help" || args[0] === "help") {
@@ -16,20 +13,11 @@ if (!(COMMANDS as readonly string[]).includes(args[0] ?? "")) {
   process.exit(2);
 }
 
-let config;
-try {
-  config = readConfig(process.env);
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`completion: ${error.message}`);
-  process.exit(2);
-}
-
-const database = await startDatabase({
-  url: config.databaseUrl,
-  migrations: [COMPLETION_MIGRATIONS],
-  schema,
-  log: { info: (message: string) => console.error(message), warn: (message: string) => console.error(message) },
+const config = readConfigOrExit(process.env);
+// Progress goes to stderr: stdout carries only the command's own output.
+const database = await openCompletionDatabase(config, {
+  info: (message) => console.error(message),
+  warn: (message) => console.error(message),
 });
 let code = 1;
 try {

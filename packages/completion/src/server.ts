@@ -1,26 +1,13 @@
-import { startDatabase } from "@tessera/db";
 import { buildApp } from "./app.js";
 import { startStaleWorker } from "./aggregation/stale-worker.js";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
-import { ConfigError, readConfig, type CompletionConfig } from "./config.js";
 import { createContext } from "./context.js";
-import { COMPLETION_MIGRATIONS } from "./db/database.js";
-import * as schema from "./db/schema.js";
+import { openCompletionDatabase, readConfigOrExit } from "./startup.js";
 
-let config: CompletionConfig;
-try {
-  config = readConfig(process.env);
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`completion: ${error.message}`);
-  process.exit(2);
-}
-
-const database = await startDatabase({
-  url: config.databaseUrl,
-  migrations: [COMPLETION_MIGRATIONS],
-  schema,
-  log: { info: (message: string) => console.log(message), warn: (message: string) => console.warn(message) },
+const config = readConfigOrExit(process.env);
+const database = await openCompletionDatabase(config, {
+  info: (message) => console.log(message),
+  warn: (message) => console.warn(message),
 });
 const ctx = createContext(config, database.db, new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds }));
 const app = await buildApp(ctx, { logger: { level: process.env["LOG_LEVEL"] ?? "info" } });
