@@ -1,3 +1,4 @@
+import { fitConfigToDatabase } from "@tessera/db";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 import { COMMANDS, runCli, USAGE } from "./cli/run-cli.js";
 import { createContext } from "./context.js";
@@ -13,12 +14,13 @@ if (!(COMMANDS as readonly string[]).includes(args[0] ?? "")) {
   process.exit(2);
 }
 
-const config = readConfigOrExit(process.env);
+const settings = readConfigOrExit(process.env);
 // Progress goes to stderr: stdout carries only the command's own output.
-const database = await openCompletionDatabase(config, {
+const database = await openCompletionDatabase(settings, {
   info: (message) => console.error(message),
   warn: (message) => console.error(message),
 });
+const config = fitConfigToDatabase(settings, database);
 let code = 1;
 try {
   // The CLI never authenticates callers; the resolver is there because the context carries one.

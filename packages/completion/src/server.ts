@@ -1,14 +1,16 @@
+import { fitConfigToDatabase } from "@tessera/db";
 import { buildApp } from "./app.js";
 import { startStaleWorker } from "./aggregation/stale-worker.js";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 import { createContext } from "./context.js";
 import { openCompletionDatabase, readConfigOrExit } from "./startup.js";
 
-const config = readConfigOrExit(process.env);
-const database = await openCompletionDatabase(config, {
+const settings = readConfigOrExit(process.env);
+const database = await openCompletionDatabase(settings, {
   info: (message) => console.log(message),
   warn: (message) => console.warn(message),
 });
+const config = fitConfigToDatabase(settings, database);
 const ctx = createContext(config, database.db, new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds }));
 const app = await buildApp(ctx, { logger: { level: process.env["LOG_LEVEL"] ?? "info" } });
 const worker =

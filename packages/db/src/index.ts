@@ -7,6 +7,7 @@ export type { Database } from "./drizzle.js";
 export { runMigrations, bookkeepingTable, BOOKKEEPING_SCHEMA } from "./migrations.js";
 export type { MigrationSet, MigrationReport } from "./migrations.js";
 export { startEmbeddedServer, IN_MEMORY } from "./embedded/embedded-server.js";
+export { fitConfigToDatabase, servesOneSession } from "./one-session-server.js";
 export type { EmbeddedServer, EmbeddedServerOptions } from "./embedded/embedded-server.js";
 export { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
 export type { EmbeddedDatabase, OpenEmbeddedOptions } from "./embedded/open-embedded-database.js";

@@ -3,6 +3,7 @@ import { createDrizzle, type Database } from "./drizzle.js";
 import { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
+import { servesOneSession } from "./one-session-server.js";
 import { createPool } from "./pool.js";
 
 /** Default data directory of the embedded database, relative to the working directory. */
@@ -33,7 +34,11 @@ export interface StartedDatabase<TSchema extends Record<string, unknown>> {
   url: string;
   pool: pg.Pool;
   db: Database<TSchema>;
-  /** Whether this is the embedded database (started here or shared with another process). */
+  /**
+   * Whether this is the embedded database: started here, shared with another
+   * process, or reached through `url`. It serves every connection from one
+   * session, so named prepared statements and other session state must not be used.
+   */
   embedded: boolean;
   /** Ends the pool, then releases the embedded server (stopping it if this was its last user here). */
   close(): Promise<void>;
@@ -69,7 +74,9 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
       await embedded?.release();
     }
   };
+  let oneSession = embedded !== undefined;
   try {
+    if (!oneSession) oneSession = await servesOneSession(pool);
     if (options.migrations !== undefined) {
       for (const report of await runMigrations(pool, options.migrations)) {
         if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
@@ -85,5 +92,5 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
     await close();
     throw error;
   }
-  return { url, pool, db: createDrizzle(pool, options.schema), embedded: embedded !== undefined, close };
+  return { url, pool, db: createDrizzle(pool, options.schema), embedded: oneSession, close };
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openEmbeddedDatabase, startDatabase, startEmbeddedServer, type Logger } from "../src/index.js";
+import { fitConfigToDatabase, openEmbeddedDatabase, startDatabase, startEmbeddedServer, type Logger } from "../src/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 import * as schema from "./fixtures/schema.js";
 
@@ -145,17 +145,35 @@ describe("startDatabase", () => {
     );
   });
 
-  it("connects to the given url and starts nothing", async () => {
+  it("connects to the given url, starts nothing, and knows an embedded server behind it", async () => {
     const server = await startEmbeddedServer();
     const log = recordingLogger();
     try {
       const database = await startDatabase({ url: server.url, log });
-      expect(database.embedded).toBe(false);
+      expect(database.embedded).toBe(true);
       expect((await database.pool.query<{ one: number }>("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
       expect(log.lines).toEqual([]);
       await database.close();
     } finally {
       await server.close();
     }
+  });
+
+  it.runIf(process.env["DATABASE_URL"])("reports a PostgreSQL server as not embedded", async () => {
+    const database = await startDatabase({ url: process.env["DATABASE_URL"] });
+    try {
+      expect(database.embedded).toBe(false);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe("fitConfigToDatabase", () => {
+  it("turns named prepared statements off on the embedded database and leaves everything else", () => {
+    const config = { preparedStatements: true, port: 3000 };
+    expect(fitConfigToDatabase(config, { embedded: true })).toEqual({ preparedStatements: false, port: 3000 });
+    expect(fitConfigToDatabase(config, { embedded: false })).toBe(config);
+    expect(config.preparedStatements).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
 import Fastify, { type FastifyInstance } from "fastify";
+import { fitConfigToDatabase } from "@tessera/db";
 import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
 import { openSignonDatabase } from "./database.js";
@@ -29,9 +30,10 @@ export async function startSignon(
   env: Record<string, string | undefined> = process.env,
   options: { logger?: boolean; fetch?: typeof fetch } = {},
 ): Promise<RunningSignon> {
-  const config = loadConfig(env);
-  const app = Fastify(signonServerOptions(config, options.logger ?? true));
-  const database = await openSignonDatabase(config, app.log);
+  const settings = loadConfig(env);
+  const app = Fastify(signonServerOptions(settings, options.logger ?? true));
+  const database = await openSignonDatabase(settings, app.log);
+  const config = fitConfigToDatabase(settings, database);
   let pushes: PushDeliveryService | null = null;
   try {
     if (config.pushes.deliver) {

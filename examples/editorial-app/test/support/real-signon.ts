@@ -12,8 +12,6 @@ function signonEnv(database: { url: string; kind: "embedded" | "postgres" }, por
   return {
     NODE_ENV: "development",
     DATABASE_URL: database.url,
-    // The embedded test server serves every connection from one session, where named prepared statements collide.
-    SIGNON_PREPARED_STATEMENTS: database.kind === "postgres" ? "true" : "false",
     SIGNON_PORT: String(port),
     SIGNON_PUBLIC_URL: `http://127.0.0.1:${port}`,
     SIGNON_ARGON2_MEMORY_KIB: "64",

@@ -48,8 +48,6 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
     SIGNON_PORT: "0",
     SIGNON_ARGON2_MEMORY_KIB: "64",
     SIGNON_ARGON2_TIME_COST: "1",
-    // Named prepared statements need a session per connection, which the embedded test server does not give.
-    SIGNON_PREPARED_STATEMENTS: database.kind === "postgres" ? "true" : "false",
   };
   const running: RunningSignon = await startSignon(env, { logger: false });
 

@@ -23,6 +23,15 @@ describe("startSignon", () => {
     await expect(fetch(`${running.url}/`)).rejects.toThrow();
   });
 
+  it("runs prepared statements on PostgreSQL, never on an embedded server behind DATABASE_URL", async () => {
+    const running = await startSignon({ DATABASE_URL: database.url, SIGNON_PORT: "0" }, { logger: false });
+    try {
+      expect(running.config.preparedStatements).toBe(database.kind === "postgres");
+    } finally {
+      await running.close();
+    }
+  });
+
   it("refuses to start on a non-loopback host in development", async () => {
     await expect(startSignon({ DATABASE_URL: database.url, SIGNON_HOST: "0.0.0.0" })).rejects.toThrow(/SIGNON_HOST/);
   });
@@ -32,7 +41,7 @@ describe("startSignon", () => {
     await createApp(ctx, { name: "Pushed", redirectUris: ["https://pushed.example/cb"] });
     const user = await createUser(ctx);
     const receivers = new FakeReceivers();
-    const env = { DATABASE_URL: database.url, SIGNON_PREPARED_STATEMENTS: "false", SIGNON_PORT: "0", SIGNON_PUSH_POLL_MS: "20" };
+    const env = { DATABASE_URL: database.url, SIGNON_PORT: "0", SIGNON_PUSH_POLL_MS: "20" };
 
     const quiet = await startSignon({ ...env, SIGNON_PUSH_DELIVERY: "false" }, { logger: false, fetch: receivers.fetch });
     await grantPermissions(ctx, { email: user.email, application: "Pushed", permissions: ["signin"] });
