@@ -38,6 +38,11 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
+/** The user agent as audit events keep it: at most 512 characters. */
+export function storedUserAgent(origin: RequestOrigin | null | undefined): string | null {
+  return origin?.userAgent?.slice(0, 512) ?? null;
+}
+
 /** Records who did what, when, from where and on which application. */
 export async function audit(db: SignonDatabase, entry: AuditEntry): Promise<void> {
   await insertAuditEvent(db, {
@@ -47,7 +52,7 @@ export async function audit(db: SignonDatabase, entry: AuditEntry): Promise<void
     subjectUid: entry.subjectUid ?? null,
     applicationId: entry.applicationId ?? null,
     ip: entry.origin?.ip ?? null,
-    userAgent: entry.origin?.userAgent?.slice(0, 512) ?? null,
+    userAgent: storedUserAgent(entry.origin),
     details: entry.details ?? {},
   });
 }

@@ -6,7 +6,7 @@ import type { UsedGrant } from "../repositories/tokens.js";
 import { exchangeCodeInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
-import { issueTokens, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
+import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
 import { s256ChallengeOf, verifyS256 } from "./pkce.js";
 
 /** The `authorization_code` grant's parameters. */
@@ -46,14 +46,7 @@ export async function exchangeAuthorizationCode(
       verifierChallenge: request.codeVerifier === undefined ? null : s256ChallengeOf(request.codeVerifier),
       verifierSent: request.codeVerifier !== undefined,
     },
-    {
-      accessTokenHash: sha256Hex(fresh.accessToken),
-      refreshTokenHash: sha256Hex(fresh.refreshToken),
-      accessTokenExpiresAt: fresh.accessTokenExpiresAt,
-      now,
-      ip: origin.ip,
-      userAgent: origin.userAgent?.slice(0, 512) ?? null,
-    },
+    newTokenRecord(fresh, now, origin),
   );
   if (issued) return tokenResponse(fresh.accessToken, fresh.refreshToken, now);
 

@@ -3,7 +3,8 @@ import type { SignonDatabase } from "../db/database.js";
 import type { Grant } from "../repositories/grants.js";
 import { insertTokenPair } from "../repositories/tokens.js";
 import { randomHex, sha256Hex } from "../security/random.js";
-import type { AuditAction } from "../audit.js";
+import { storedUserAgent, type AuditAction } from "../audit.js";
+import type { NewTokens } from "../repositories/token-exchange.js";
 
 /** Access tokens live two hours (signon.md "Tokens"). */
 export const accessTokenLifetimeSeconds = 7200;
@@ -20,6 +21,18 @@ export interface TokenResponse {
 /** Fresh token values and what the database keeps of them. */
 export function newTokenValues(now: Date): { accessToken: string; refreshToken: string; accessTokenExpiresAt: Date } {
   return { accessToken: randomHex(), refreshToken: randomHex(), accessTokenExpiresAt: new Date(now.getTime() + accessTokenLifetimeSeconds * 1000) };
+}
+
+/** What a one-statement exchange stores for `fresh` tokens: their digests (S5), expiry and the audit context. */
+export function newTokenRecord(fresh: ReturnType<typeof newTokenValues>, now: Date, origin: RequestOrigin): NewTokens {
+  return {
+    accessTokenHash: sha256Hex(fresh.accessToken),
+    refreshTokenHash: sha256Hex(fresh.refreshToken),
+    accessTokenExpiresAt: fresh.accessTokenExpiresAt,
+    now,
+    ip: origin.ip,
+    userAgent: storedUserAgent(origin),
+  };
 }
 
 /** The S4 response body for tokens issued at `now`. */
@@ -61,7 +74,7 @@ export async function issueTokens(
       subjectUid: grant.userUid,
       applicationId: grant.applicationId,
       ip: audit.origin.ip,
-      userAgent: audit.origin.userAgent?.slice(0, 512) ?? null,
+      userAgent: storedUserAgent(audit.origin),
     },
   );
   return tokenResponse(accessToken, refreshToken, now);

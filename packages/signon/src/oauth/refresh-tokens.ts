@@ -6,7 +6,7 @@ import { findRefreshToken, rotateRefreshTokenOfApplication } from "../repositori
 import { rotateRefreshTokenInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
-import { issueTokens, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
+import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
 
 /**
  * The `refresh_token` grant with rotation (S10): a new access token and a new
@@ -30,14 +30,7 @@ export async function refreshAccessToken(
   const issued = await rotateRefreshTokenInOneStatement(
     ctx.statements,
     { tokenHash, applicationId: application.id },
-    {
-      accessTokenHash: sha256Hex(fresh.accessToken),
-      refreshTokenHash: sha256Hex(fresh.refreshToken),
-      accessTokenExpiresAt: fresh.accessTokenExpiresAt,
-      now,
-      ip: origin.ip,
-      userAgent: origin.userAgent?.slice(0, 512) ?? null,
-    },
+    newTokenRecord(fresh, now, origin),
   );
   if (issued) return tokenResponse(fresh.accessToken, fresh.refreshToken, now);
 
