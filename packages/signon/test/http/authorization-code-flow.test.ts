@@ -1,13 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { InjectBrowser } from "../support/browser.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
+import { authorizeUrl, obtainCode } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
 
 const { signon } = await useTestSignon();
-
-function authorizeUrl(params: Record<string, string>): string {
-  return `/oauth/authorize?${new URLSearchParams(params).toString()}`;
-}
 
 async function tokenRequest(fields: Record<string, string>, headers: Record<string, string> = {}) {
   return signon.app.inject({
@@ -18,15 +15,9 @@ async function tokenRequest(fields: Record<string, string>, headers: Record<stri
   });
 }
 
-async function signInAndGetCode(client: Awaited<ReturnType<typeof createApp>>, email: string, extra: Record<string, string> = {}) {
-  const browser = new InjectBrowser(signon.app);
-  const url = authorizeUrl({ response_type: "code", client_id: client.clientId, redirect_uri: client.redirectUri, state: "xyz", ...extra });
-  const signedIn = await browser.signIn(url, email, defaultPassword);
-  expect(signedIn.statusCode).toBe(303);
-  const authorized = await browser.get(signedIn.headers.location as string);
-  expect(authorized.statusCode).toBe(302);
-  const location = new URL(authorized.headers.location as string);
-  return { browser, location, code: location.searchParams.get("code") as string };
+/** Signs in through the browser flow with `state=xyz` and returns the redirect and its code. */
+function signInAndGetCode(client: Awaited<ReturnType<typeof createApp>>, email: string, extra: Record<string, string> = {}) {
+  return obtainCode(signon.app, client, email, { state: "xyz", ...extra });
 }
 
 describe("GET /oauth/authorize", () => {
