@@ -26,7 +26,24 @@ export type AuditAction =
   | "token_issued_by_operator"
   | "user_suspended"
   | "user_unsuspended"
-  | "user_updated";
+  | "user_updated"
+  | "user_invited"
+  | "invitation_accepted"
+  | "password_changed"
+  | "password_reset_requested"
+  | "password_reset"
+  | "two_step_enabled"
+  | "two_step_reset"
+  | "two_step_failed"
+  | "two_step_verified"
+  | "role_changed"
+  | "application_updated"
+  | "application_secret_rotated"
+  | "application_retired"
+  | "organisation_updated"
+  | "api_token_revoked"
+  | "push_retried"
+  | "suspended_for_inactivity";
 
 export interface AuditEntry {
   action: AuditAction;

@@ -44,6 +44,17 @@ export const users = signon.table(
     suspensionReason: text("suspension_reason"),
     failedPasswordAttempts: integer("failed_password_attempts").notNull().default(0),
     lockedAt: timestamp("locked_at", { withTimezone: true }),
+    /** The last completed sign-in; the inactivity job suspends people idle for too long. */
+    lastSignedInAt: timestamp("last_signed_in_at", { withTimezone: true }),
+    /** The authenticator-app secret, encrypted with the service's secret key (AES-256-GCM), while 2-step verification is on or being set up. */
+    otpSecretEncrypted: text("otp_secret_encrypted"),
+    /** When 2-step verification was confirmed with a first code; `null` while it is off. */
+    otpEnabledAt: timestamp("otp_enabled_at", { withTimezone: true }),
+    /** Wrong 2-step codes in a row (S15: 10 lock the account). */
+    failedOtpAttempts: integer("failed_otp_attempts").notNull().default(0),
+    /** The last time step of an accepted code, so a code works once. */
+    lastOtpStep: bigint("last_otp_step", { mode: "number" }),
+    passwordChangedAt: timestamp("password_changed_at", { withTimezone: true }),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   },
@@ -66,6 +77,8 @@ export const applications = signon.table(
     homeUri: text("home_uri"),
     pushBaseUrl: text("push_base_url"),
     supportedPermissions: text("supported_permissions").array().notNull(),
+    /** Permissions an organisation admin may grant and revoke (a subset of the supported ones). */
+    delegatablePermissions: text("delegatable_permissions").array().notNull().default(sql`'{}'::text[]`),
     requirePkce: boolean("require_pkce").notNull().default(false),
     retired: boolean("retired").notNull().default(false),
     createdAt: createdAt(),
@@ -168,9 +181,79 @@ export const sessions = signon.table(
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     ip: inet("ip"),
     userAgent: text("user_agent"),
+    /** Password checked, 2-step code not yet: the session signs nobody in until the code is entered. */
+    awaitingSecondFactor: boolean("awaiting_second_factor").notNull().default(false),
+    /** A message shown once on the next page (flash), then cleared. */
+    flash: jsonb("flash").$type<{ kind: "success" | "error"; text: string }>(),
   },
   (table) => [index("sessions_user_idx").on(table.userUid)],
 );
+
+/** Previous password hashes, so a new password is not one of the last ones used. */
+export const passwordHistory = signon.table(
+  "password_history",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index("password_history_user_idx").on(table.userUid, table.createdAt)],
+);
+
+/**
+ * Single-use links sent by e-mail: an invitation (set a first password) or a
+ * password reset. Only the SHA-256 digest of the token is stored.
+ */
+export const accountLinks = signon.table(
+  "account_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    purpose: text("purpose").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    index("account_links_user_idx").on(table.userUid),
+    check("account_links_purpose_check", sql`${table.purpose} in ('invitation', 'password_reset')`),
+  ],
+);
+
+/** Browsers that may skip the 2-step code for a while ("remember this browser"); digest of the cookie value only. */
+export const rememberedBrowsers = signon.table(
+  "remembered_browsers",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index("remembered_browsers_user_idx").on(table.userUid)],
+);
+
+/** Mails kept by the development mailbox (`/dev/mail`) when no SMTP server is configured. */
+export const devMails = signon.table("dev_mails", {
+  id: bigserial("id", { mode: "number" }).primaryKey(),
+  recipient: text("recipient").notNull(),
+  subject: text("subject").notNull(),
+  textBody: text("text_body").notNull(),
+  createdAt: createdAt(),
+});
+
+/** Small named facts about this installation (for example, that the first-start set-up ran). */
+export const settings = signon.table("settings", {
+  key: text("key").primaryKey(),
+  value: jsonb("value").$type<unknown>().notNull(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+});
 
 /** Fixed-window failure counters for brute-force limits (S15), shared by all instances. */
 export const failureCounters = signon.table("failure_counters", {

@@ -19,14 +19,19 @@ describe("signon migrations", () => {
     );
     expect(result.rows.map((row) => row.table_name)).toEqual([
       "access_tokens",
+      "account_links",
       "applications",
       "audit_events",
+      "dev_mails",
       "failure_counters",
       "grants",
       "organisations",
+      "password_history",
       "push_deliveries",
       "refresh_tokens",
+      "remembered_browsers",
       "sessions",
+      "settings",
       "user_permissions",
       "users",
     ]);
