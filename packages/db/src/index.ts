@@ -6,6 +6,8 @@ export { createDrizzle } from "./drizzle.js";
 export type { Database } from "./drizzle.js";
 export { runMigrations, bookkeepingTable, BOOKKEEPING_SCHEMA } from "./migrations.js";
 export type { MigrationSet, MigrationReport } from "./migrations.js";
+export { pendingMigrations } from "./pending-migrations.js";
+export type { RunQuery } from "./pending-migrations.js";
 export { startEmbeddedServer, IN_MEMORY } from "./embedded/embedded-server.js";
 export { fitConfigToDatabase, servesOneSession } from "./one-session-server.js";
 export type { EmbeddedServer, EmbeddedServerOptions } from "./embedded/embedded-server.js";
