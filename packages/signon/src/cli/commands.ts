@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { AccountError, createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
+import { firstStartCommand } from "../bootstrap/first-start-command.js";
 import { grantPermissions, revokePermissions } from "../applications/permissions.js";
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
@@ -39,6 +40,8 @@ function list(value: string | undefined): string[] {
 }
 
 export const commands: Record<string, Command> = {
+  "bootstrap first-start": firstStartCommand,
+
   "apps create": {
     usage: "signon apps create --name NAME --redirect-uri URI [--redirect-uri URI …] [--home-uri URI] [--push-base URL] [--permissions a,b] [--require-pkce] [--json]",
     options: {
