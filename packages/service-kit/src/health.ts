@@ -1,0 +1,72 @@
+import type { FastifyInstance } from "fastify";
+
+/**
+ * One readiness check: resolves when the dependency is usable; rejects (or
+ * does not settle in time) when it is not. A {@link CheckFailure} carries a
+ * reason safe to show to anyone; any other error is logged and shown only as
+ * "failed".
+ */
+export type ReadinessCheck = () => Promise<void>;
+
+/** A failed check whose message says why, in words safe to put in a public response. */
+export class CheckFailure extends Error {
+  override readonly name = "CheckFailure";
+}
+
+/** Options of {@link registerHealthChecks}. */
+export interface HealthCheckOptions {
+  /** Checks by name, run in parallel on each `/healthcheck/ready`. */
+  checks: Record<string, ReadinessCheck>;
+  /** A check that has not answered after this long has failed (default 2000 ms). */
+  timeoutMs?: number;
+}
+
+/** The result of one check in the `/healthcheck/ready` body. */
+export type CheckResult = { status: "ok" } | { status: "failed"; reason: string };
+
+async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new CheckFailure(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([check(), timedOut]);
+    return { status: "ok" };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Adds the health endpoints:
+ *
+ * - `GET /healthcheck/live`: `200 {"status":"ok"}` while the process serves
+ *   HTTP at all (for restarts: it checks nothing else).
+ * - `GET /healthcheck/ready`: runs every check; `200 {"status":"ok","checks":{…}}`
+ *   when all pass, else `503 {"status":"unavailable","failed":[names],"checks":{…}}`
+ *   (for load balancers: send no traffic until ready).
+ */
+export function registerHealthChecks(app: FastifyInstance, options: HealthCheckOptions): void {
+  const timeoutMs = options.timeoutMs ?? 2000;
+  const noStore = { "cache-control": "no-store" };
+
+  app.get("/healthcheck/live", async (_request, reply) => reply.headers(noStore).send({ status: "ok" }));
+
+  app.get("/healthcheck/ready", async (request, reply) => {
+    const names = Object.keys(options.checks);
+    const results = await Promise.all(
+      names.map(async (name): Promise<CheckResult> => {
+        try {
+          return await runCheck(options.checks[name] as ReadinessCheck, timeoutMs);
+        } catch (error) {
+          request.log.warn({ err: error, check: name }, "readiness check failed");
+          return { status: "failed", reason: error instanceof CheckFailure ? error.message : "failed" };
+        }
+      }),
+    );
+    const checks = Object.fromEntries(names.map((name, index) => [name, results[index] as CheckResult]));
+    const failed = names.filter((_name, index) => results[index]?.status !== "ok");
+    if (failed.length === 0) return reply.headers(noStore).send({ status: "ok", checks });
+    return reply.code(503).headers(noStore).send({ status: "unavailable", failed, checks });
+  });
+}

@@ -1,0 +1,100 @@
+import { createPool, runMigrations, type RunQuery } from "@tessera/db";
+import { useTestDatabase } from "@tessera/db/testing";
+import Fastify from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CheckFailure, databaseReadinessChecks, registerHealthChecks } from "../src/index.js";
+import { kitMigrations } from "./fixtures/kit-migrations.js";
+
+const database = await useTestDatabase({ migrations: [kitMigrations] });
+const runQuery: RunQuery = async (text) => (await database.pool.query<Record<string, unknown>>(text)).rows;
+afterAll(() => database.close());
+
+async function appWith(checks: Parameters<typeof registerHealthChecks>[1]) {
+  const app = Fastify();
+  registerHealthChecks(app, checks);
+  await app.ready();
+  return app;
+}
+
+describe("GET /healthcheck/live", () => {
+  it("answers 200 whatever the checks say", async () => {
+    const app = await appWith({ checks: { broken: () => Promise.reject(new Error("down")) } });
+    const response = await app.inject({ method: "GET", url: "/healthcheck/live" });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: "ok" });
+    await app.close();
+  });
+});
+
+describe("GET /healthcheck/ready", () => {
+  it("answers 200 when the database answers and every migration is applied", async () => {
+    const app = await appWith({ checks: databaseReadinessChecks(runQuery, [kitMigrations]) });
+    const response = await app.inject({ method: "GET", url: "/healthcheck/ready" });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers["cache-control"]).toBe("no-store");
+    expect(response.json()).toEqual({ status: "ok", checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
+    await app.close();
+  });
+
+  it("answers 503 naming the migrations check when a migration is not applied", async () => {
+    await database.pool.query(`delete from drizzle.kit_migrations`);
+    try {
+      const app = await appWith({ checks: databaseReadinessChecks(runQuery, [kitMigrations]) });
+      const response = await app.inject({ method: "GET", url: "/healthcheck/ready" });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({
+        status: "unavailable",
+        failed: ["migrations"],
+        checks: { database: { status: "ok" }, migrations: { status: "failed", reason: "1 migration(s) not applied" } },
+      });
+      await app.close();
+    } finally {
+      await database.pool.query(`drop schema kit cascade`);
+      await runMigrations(database.pool, [kitMigrations]);
+    }
+  });
+
+  describe("with a database that refuses connections", () => {
+    // Port 1 on loopback: nothing listens there, so connecting fails at once.
+    const unreachable = createPool({ url: "postgres://nobody@127.0.0.1:1/none", max: 1 });
+    const runUnreachable: RunQuery = async (text) => (await unreachable.query<Record<string, unknown>>(text)).rows;
+    afterAll(() => unreachable.end());
+
+    it("answers 503 naming both checks, without the connection details", async () => {
+      const app = await appWith({ checks: databaseReadinessChecks(runUnreachable, [kitMigrations]) });
+      const response = await app.inject({ method: "GET", url: "/healthcheck/ready" });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({
+        status: "unavailable",
+        failed: ["database", "migrations"],
+        checks: { database: { status: "failed", reason: "failed" }, migrations: { status: "failed", reason: "failed" } },
+      });
+      await app.close();
+    });
+  });
+
+  describe("with a check that never answers", () => {
+    let app: Awaited<ReturnType<typeof appWith>>;
+    beforeAll(async () => {
+      app = await appWith({ timeoutMs: 50, checks: { database: () => new Promise<void>(() => {}), cache: async () => {} } });
+    });
+    afterAll(() => app.close());
+
+    it("answers 503 once the timeout has passed, naming the check", async () => {
+      const response = await app.inject({ method: "GET", url: "/healthcheck/ready" });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({
+        status: "unavailable",
+        failed: ["database"],
+        checks: { database: { status: "failed", reason: "no answer within 50 ms" }, cache: { status: "ok" } },
+      });
+    });
+  });
+
+  it("shows the reason of a CheckFailure", async () => {
+    const app = await appWith({ checks: { queue: () => Promise.reject(new CheckFailure("worker stopped")) } });
+    const response = await app.inject({ method: "GET", url: "/healthcheck/ready" });
+    expect(response.json()).toEqual({ status: "unavailable", failed: ["queue"], checks: { queue: { status: "failed", reason: "worker stopped" } } });
+    await app.close();
+  });
+});

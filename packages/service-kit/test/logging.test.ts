@@ -1,0 +1,41 @@
+import Fastify from "fastify";
+import { afterAll, describe, expect, it } from "vitest";
+import { REDACTED, requestIdServerOptions, serviceLoggerOptions } from "../src/index.js";
+import { LogCapture } from "./fixtures/log-capture.js";
+
+const log = new LogCapture();
+const app = Fastify({ ...requestIdServerOptions(), logger: serviceLoggerOptions({ stream: log }) });
+app.post("/echo", async (request) => {
+  // What careless code might log: the whole request's parts.
+  request.log.info({ body: request.body, query: request.query, headers: request.headers }, "careless");
+  request.log.info({ password: "pw-top-level", form: { client_secret: "cs-nested" } }, "fields named like secrets");
+  return { ok: true };
+});
+afterAll(() => app.close());
+
+describe("service logs", () => {
+  it("log a request by method and path, without its query string", async () => {
+    log.lines.length = 0;
+    await app.inject({ method: "POST", url: "/echo?access_token=qs-token-value", payload: {} });
+    const incoming = log.entries().find((entry) => entry["msg"] === "incoming request");
+    expect(incoming?.["req"]).toEqual({ method: "POST", path: "/echo", ip: "127.0.0.1" });
+    expect(log.text).not.toContain("qs-token-value");
+  });
+
+  it("redact headers, bodies, query objects and fields named like credentials", async () => {
+    log.lines.length = 0;
+    await app.inject({
+      method: "POST",
+      url: "/echo?refresh_token=qs-refresh",
+      headers: { authorization: "Bearer header-bearer-value", cookie: "session=cookie-value" },
+      payload: { password: "body-password" },
+    });
+    for (const secret of ["qs-refresh", "header-bearer-value", "cookie-value", "body-password", "pw-top-level", "cs-nested"]) {
+      expect(log.text).not.toContain(secret);
+    }
+    const careless = log.entries().find((entry) => entry["msg"] === "careless");
+    expect(careless).toMatchObject({ body: REDACTED, query: REDACTED, headers: { authorization: REDACTED, cookie: REDACTED } });
+    const named = log.entries().find((entry) => entry["msg"] === "fields named like secrets");
+    expect(named).toMatchObject({ password: REDACTED, form: { client_secret: REDACTED } });
+  });
+});
