@@ -2,8 +2,8 @@ import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
-import { deleteSession, findSession, insertSession, touchSession } from "../repositories/sessions.js";
-import type { User } from "../repositories/users.js";
+import { deleteSession, findSession, insertSession, touchSession, type Session } from "../repositories/sessions.js";
+import { recordSignIn, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 
 /**
@@ -16,9 +16,11 @@ export async function startSession(
   user: User,
   previousSessionId: string | undefined,
   origin: RequestOrigin,
+  options: { awaitingSecondFactor?: boolean } = {},
 ): Promise<string> {
   const id = randomHex();
   const now = ctx.now();
+  const awaitingSecondFactor = options.awaitingSecondFactor ?? false;
   await ctx.db.transaction(async (tx) => {
     if (previousSessionId) await deleteSession(tx, sha256Hex(previousSessionId));
     await insertSession(tx, {
@@ -29,18 +31,33 @@ export async function startSession(
       expiresAt: new Date(now.getTime() + ctx.config.sessionMaxSeconds * 1000),
       ip: origin.ip,
       userAgent: origin.userAgent?.slice(0, 512) ?? null,
+      awaitingSecondFactor,
     });
-    await audit(tx, { action: "sign_in", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+    if (!awaitingSecondFactor) await signInCompleted(tx, user, now, origin);
   });
   return id;
 }
 
+/** Records a completed sign-in: the audit event and the user's last sign-in time (read by the inactivity job). */
+export async function signInCompleted(db: SignonContext["db"], user: User, now: Date, origin: RequestOrigin): Promise<void> {
+  await recordSignIn(db, user.uid, now);
+  await audit(db, { action: "sign_in", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+}
+
+/** A live session of the web interface: its user, the digest of its id, and a flash message waiting to be shown. */
+export interface WebSession {
+  user: User;
+  idHash: string;
+  awaitingSecondFactor: boolean;
+  flash: Session["flash"];
+}
+
 /**
- * The user of a live session, or `null`. A session dies after
- * `sessionIdleSeconds` without use, `sessionMaxSeconds` after sign-in, or
- * when its user is suspended.
+ * The live session for a session id, including one still waiting for its
+ * 2-step code, or `null`. A session dies after `sessionIdleSeconds` without
+ * use, `sessionMaxSeconds` after sign-in, or when its user is suspended.
  */
-export async function resolveSession(ctx: SignonContext, sessionId: string | undefined): Promise<User | null> {
+export async function resolveWebSession(ctx: SignonContext, sessionId: string | undefined): Promise<WebSession | null> {
   if (!sessionId || !/^[0-9a-f]{64}$/.test(sessionId)) return null;
   const idHash = sha256Hex(sessionId);
   const found = await findSession(ctx.db, idHash);
@@ -52,7 +69,16 @@ export async function resolveSession(ctx: SignonContext, sessionId: string | und
     return null;
   }
   await touchSession(ctx.db, idHash, now);
-  return found.user;
+  return { user: found.user, idHash, awaitingSecondFactor: found.session.awaitingSecondFactor, flash: found.session.flash };
+}
+
+/**
+ * The user of a live, fully signed-in session, or `null` (also while the
+ * session waits for its 2-step code).
+ */
+export async function resolveSession(ctx: SignonContext, sessionId: string | undefined): Promise<User | null> {
+  const session = await resolveWebSession(ctx, sessionId);
+  return session && !session.awaitingSecondFactor ? session.user : null;
 }
 
 /** Ends a session (sign-out) and queues a reauth to every application the user used (S13). */

@@ -10,6 +10,7 @@ interface Row {
   home_uri: string | null;
   push_base_url: string | null;
   supported_permissions: string[];
+  delegatable_permissions: string[];
   require_pkce: boolean;
   retired: boolean;
   created_at: Date;
@@ -20,7 +21,7 @@ const clientForAuthenticationStatement = {
   name: "signon_client_for_authentication",
   text: `
     select a.id, a.name, a.client_id, a.client_secret_hash, a.redirect_uris, a.home_uri, a.push_base_url,
-           a.supported_permissions, a.require_pkce, a.retired, a.created_at,
+           a.supported_permissions, a.delegatable_permissions, a.require_pkce, a.retired, a.created_at,
            (select max(c.window_ends_at) from signon.failure_counters c
              where c.key = any($2::text[]) and c.window_ends_at > $3::timestamptz and c.failures >= $4) as blocked_until
       from (select 1) as one
@@ -54,6 +55,7 @@ export async function findClientForAuthentication(
           homeUri: row.home_uri,
           pushBaseUrl: row.push_base_url,
           supportedPermissions: row.supported_permissions,
+          delegatablePermissions: row.delegatable_permissions,
           requirePkce: row.require_pkce,
           retired: row.retired,
           createdAt: row.created_at,

@@ -33,3 +33,8 @@ export async function deleteSession(db: SignonDatabase, idHash: string): Promise
 export async function deleteSessionsOfUser(db: SignonDatabase, userUid: string): Promise<void> {
   await db.delete(sessions).where(eq(sessions.userUid, userUid));
 }
+
+/** Leaves a message for the next page the session shows, or clears it (`null`). */
+export async function setSessionFlash(db: SignonDatabase, idHash: string, flash: Session["flash"]): Promise<void> {
+  await db.update(sessions).set({ flash }).where(eq(sessions.idHash, idHash));
+}

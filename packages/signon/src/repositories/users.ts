@@ -62,3 +62,8 @@ export async function countPeople(db: SignonDatabase): Promise<number> {
   const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(users).where(eq(users.isApiUser, false));
   return row?.count ?? 0;
 }
+
+/** Sets the time of the user's last completed sign-in. */
+export async function recordSignIn(db: SignonDatabase, uid: string, now: Date): Promise<void> {
+  await db.update(users).set({ lastSignedInAt: now }).where(eq(users.uid, uid));
+}

@@ -1,0 +1,39 @@
+import nodemailer, { type Transporter } from "nodemailer";
+import type { SignonConfig } from "../config.js";
+import type { SignonContext } from "../context.js";
+import { insertDevMail } from "../repositories/dev-mails.js";
+
+/** A plain-text e-mail to one person. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+const transports = new WeakMap<SignonConfig, Transporter>();
+
+function smtpTransport(config: SignonConfig, smtpUrl: string): Transporter {
+  let transport = transports.get(config);
+  if (!transport) {
+    transport = nodemailer.createTransport(smtpUrl);
+    transports.set(config, transport);
+  }
+  return transport;
+}
+
+/**
+ * Sends a mail by SMTP when `SIGNON_SMTP_URL` is set. Otherwise keeps it in
+ * the development mailbox (`/dev/mail`) and, in development, prints it to the
+ * console, so a local installation needs no mail server.
+ */
+export async function sendMail(ctx: SignonContext, message: MailMessage): Promise<void> {
+  const { mail } = ctx.config;
+  if (mail.smtpUrl !== null) {
+    await smtpTransport(ctx.config, mail.smtpUrl).sendMail({ from: mail.from, to: message.to, subject: message.subject, text: message.text });
+    return;
+  }
+  await insertDevMail(ctx.db, { recipient: message.to, subject: message.subject, textBody: message.text, createdAt: ctx.now() });
+  if (mail.printToConsole) {
+    process.stdout.write(`\n--- mail to ${message.to}: ${message.subject}\n${message.text}\n--- (also at /dev/mail)\n\n`);
+  }
+}

@@ -1,0 +1,49 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { resolveWebSession, type WebSession } from "../accounts/sessions.js";
+import { readSessionCookie } from "../http/session-cookie.js";
+import type { Actor } from "./policy.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The signed-in session, set by `requireSignedIn`. */
+    webSession: WebSession | null;
+  }
+}
+
+/**
+ * preHandler for every page behind sign-in: sets `request.webSession`, or
+ * sends the browser to the sign-in page (and back here afterwards). A session
+ * still waiting for its 2-step code goes to the code page.
+ */
+export async function requireSignedIn(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const ctx = request.server.signon;
+  const session = await resolveWebSession(ctx, readSessionCookie(request, ctx.config));
+  if (session && !session.awaitingSecondFactor) {
+    request.webSession = session;
+    return;
+  }
+  const returnTo = request.method === "GET" ? request.url : "/";
+  const target = session ? "/sign-in/two-step" : "/sign-in";
+  await reply.header("cache-control", "no-store").redirect(`${target}?return_to=${encodeURIComponent(returnTo)}`, 303);
+}
+
+/** The signed-in user; only call after `requireSignedIn`. */
+export function signedInUser(request: FastifyRequest): WebSession["user"] {
+  if (!request.webSession) throw new Error("signedInUser called on a route without requireSignedIn");
+  return request.webSession.user;
+}
+
+/**
+ * preHandler factory: after `requireSignedIn`, answers 403 with the
+ * forbidden page unless `rule` allows the signed-in user.
+ */
+export function requireRule(rule: (actor: Actor) => boolean) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (!rule(signedInUser(request))) await sendForbidden(reply);
+  };
+}
+
+/** The 403 page. */
+export async function sendForbidden(reply: FastifyReply): Promise<void> {
+  await reply.code(403).header("cache-control", "no-store").view("not-allowed.eta", { title: "You cannot do that" });
+}
