@@ -55,6 +55,18 @@ export class InjectBrowser {
     return this.postForm("/sign-in", { _csrf: form.csrfToken, return_to: form.returnTo, email, password });
   }
 
+  /**
+   * Posts a form of the web interface as a person would: opens `pageUrl`
+   * (a page showing the form) for a fresh CSRF token, then posts `fields`
+   * to `action`. Returns the response to the post (not followed).
+   */
+  async submit(pageUrl: string, action: string, fields: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+    const page = await this.get(pageUrl);
+    const csrfToken = /name="_csrf" value="([^"]*)"/.exec(page.body)?.[1];
+    if (csrfToken === undefined) throw new Error(`no CSRF token on ${pageUrl} (status ${page.statusCode}):\n${page.body}`);
+    return this.postForm(action, { _csrf: decodeEntities(csrfToken), ...fields });
+  }
+
   private remember(response: LightMyRequestResponse): LightMyRequestResponse {
     for (const cookie of response.cookies) {
       if (cookie.maxAge === 0 || (cookie.expires !== undefined && cookie.expires.getTime() < Date.now())) this.cookies.delete(cookie.name);
@@ -79,4 +91,12 @@ function decodeEntities(value: string): string {
     .replace(/&lt;/g, "<")
     .replace(/&gt;/g, ">")
     .replace(/&amp;/g, "&");
+}
+
+/** A browser signed in to the app as `email` through the sign-in form. */
+export async function signedInBrowser(app: FastifyInstance, email: string, password: string): Promise<InjectBrowser> {
+  const browser = new InjectBrowser(app);
+  const response = await browser.signIn("/sign-in", email, password);
+  if (response.statusCode !== 303) throw new Error(`sign-in as ${email} failed with ${response.statusCode}:\n${response.body}`);
+  return browser;
 }
