@@ -21,6 +21,9 @@ export interface HealthCheckOptions {
   timeoutMs?: number;
 }
 
+/** The paths of the health endpoints: probes reach them without credentials, and they are not logged line by line. */
+export const HEALTH_CHECK_PATHS: readonly string[] = ["/healthcheck/live", "/healthcheck/ready"];
+
 /** The result of one check in the `/healthcheck/ready` body. */
 export type CheckResult = { status: "ok" } | { status: "failed"; reason: string };
 

@@ -1,6 +1,6 @@
 export { requestIdOf, requestIdServerOptions, echoRequestId, REQUEST_ID_HEADER, REQUEST_ID_LOG_LABEL } from "./request-id.js";
 export { serviceLoggerOptions, serializeRequest, REDACTED, REDACTED_LOG_PATHS, type ServiceLoggerOptions } from "./logging.js";
-export { registerHealthChecks, CheckFailure, type ReadinessCheck, type HealthCheckOptions, type CheckResult } from "./health.js";
+export { registerHealthChecks, CheckFailure, HEALTH_CHECK_PATHS, type ReadinessCheck, type HealthCheckOptions, type CheckResult } from "./health.js";
 export { databaseReadinessChecks } from "./database-checks.js";
 export { registerMetrics, UNMATCHED_ROUTE, type MetricsOptions } from "./metrics.js";
 export { registerScrapedGauges, type ScrapedGauge } from "./scraped-gauges.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { HEALTH_CHECK_PATHS } from "./health.js";
 
 /** The header that carries a request id in and out. */
 export const REQUEST_ID_HEADER = "x-request-id";
@@ -21,7 +22,7 @@ export function requestIdOf(request: { headers: Record<string, string | string[]
 }
 
 /** Paths polled by probes and scrapers every few seconds: their requests are not logged (failures still are). */
-const quietPaths = new Set(["/healthcheck/live", "/healthcheck/ready", "/metrics"]);
+const quietPaths = new Set([...HEALTH_CHECK_PATHS, "/metrics"]);
 
 /**
  * Fastify server options that give each request an id ({@link requestIdOf})

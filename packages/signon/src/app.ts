@@ -4,6 +4,7 @@ import cookie from "@fastify/cookie";
 import csrf from "@fastify/csrf-protection";
 import helmet from "@fastify/helmet";
 import view from "@fastify/view";
+import { HEALTH_CHECK_PATHS, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
 import { Eta } from "eta";
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type pg from "pg";
@@ -14,6 +15,7 @@ import { statementRunner } from "./db/statements.js";
 import { handleError } from "./http/error-handler.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
 import { InvalidRequestError } from "./oauth/errors.js";
+import { registerOperations } from "./operations.js";
 import authorizeRoutes from "./routes/oauth/authorize.js";
 import introspectRoutes from "./routes/oauth/introspect.js";
 import revokeRoutes from "./routes/oauth/revoke.js";
@@ -42,28 +44,23 @@ export interface SignonAppOptions {
 
 /**
  * Fastify server options for Sign-on: body limit, proxy trust, strict query
- * parsing, TLS, and request logs without query strings (they can carry
- * `access_token`, which must never be logged; S11).
+ * parsing, TLS, request ids, and JSON request logs without query strings
+ * (they can carry `access_token`, which must never be logged; S11) and with
+ * credentials redacted. `logger`: `true` for the default log on standard
+ * output, `false` for none, or where and at which level to log.
  */
-export function signonServerOptions(config: SignonConfig, logger: boolean = true): FastifyServerOptions & { https?: { cert: Buffer; key: Buffer } } {
+export function signonServerOptions(
+  config: SignonConfig,
+  logger: boolean | ServiceLoggerOptions = true,
+): FastifyServerOptions & { https?: { cert: Buffer; key: Buffer } } {
   return {
     bodyLimit: bodyLimitBytes,
     trustProxy: config.trustProxy,
     // Parameters are strings; coercing a string into a one-element array would let schemas accept what they should not.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
-    logger: logger
-      ? {
-          level: "info",
-          serializers: {
-            req: (request: { method: string; url: string; ip?: string }) => ({
-              method: request.method,
-              path: request.url.split("?")[0],
-              ip: request.ip,
-            }),
-          },
-        }
-      : false,
+    ...requestIdServerOptions(),
+    logger: logger === false ? false : serviceLoggerOptions(logger === true ? {} : logger),
     ...(config.tls ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } } : {}),
   };
 }
@@ -96,11 +93,13 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     }
   });
 
+  registerOperations(app, { config, db: options.db, pool: options.pool, now: app.signon.now });
   app.addHook("onRequest", rejectMalformedQuery);
   if (production) {
     // S16: plain HTTP is refused (API) or redirected (browser GET).
     app.addHook("onRequest", async (request, reply) => {
-      if (request.protocol === "https") return;
+      // Health probes come from the load balancer itself, often over plain HTTP; they carry and reveal nothing.
+      if (request.protocol === "https" || HEALTH_CHECK_PATHS.includes(request.routeOptions.url ?? "")) return;
       if (request.method === "GET" && (request.headers.accept ?? "").includes("text/html")) {
         return reply.redirect(`${config.publicUrl}${request.url}`, 301);
       }

@@ -23,6 +23,8 @@ export interface SignonConfig {
   passwordHashing: PasswordHashingCost;
   /** Whether hot-path queries run as named prepared statements (PostgreSQL; not the embedded database). */
   preparedStatements: boolean;
+  /** Bearer token that `GET /metrics` requires, or `null` to leave it open to whoever reaches the port. */
+  metricsToken: string | null;
   /** The push delivery worker (S13, S14) run by the server process. */
   pushes: {
     /** Whether this process delivers pushes; changes queue them either way. */
@@ -64,6 +66,7 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
  * - `SIGNON_PREPARED_STATEMENTS` [true with `DATABASE_URL`, false on the embedded database]:
  *   `false` behind a connection pooler that cannot keep prepared statements.
+ * - `SIGNON_METRICS_TOKEN` [unset: `/metrics` open]: at least 16 characters; `/metrics` then requires `Authorization: Bearer <token>`.
  * - `SIGNON_PUSH_DELIVERY` [true]: `false` stops this process delivering pushes (they still queue).
  * - `SIGNON_PUSH_CONCURRENCY` [64], `SIGNON_PUSH_TIMEOUT_SECONDS` [10], `SIGNON_PUSH_POLL_MS` [250],
  *   `SIGNON_PUSH_RETRY_BASE_MS` [5000]
@@ -121,6 +124,7 @@ export function loadConfig(
       parallelism: defaultPasswordHashingCost.parallelism,
     },
     preparedStatements,
+    metricsToken: readMetricsToken(env),
     pushes: {
       deliver: readBoolean(env, "SIGNON_PUSH_DELIVERY", true),
       concurrency: readInteger(env, "SIGNON_PUSH_CONCURRENCY", 64, { min: 1, max: 1000 }),
@@ -184,4 +188,11 @@ function readBoolean(env: Record<string, string | undefined>, name: string, fall
   if (raw === "true" || raw === "1") return true;
   if (raw === "false" || raw === "0") return false;
   throw new ConfigError(name, `expected true or false, got ${raw}`);
+}
+
+function readMetricsToken(env: Record<string, string | undefined>): string | null {
+  const raw = env.SIGNON_METRICS_TOKEN?.trim();
+  if (!raw) return null;
+  if (raw.length < 16 || /\s/.test(raw)) throw new ConfigError("SIGNON_METRICS_TOKEN", "expected at least 16 characters without spaces (for example from `openssl rand -hex 32`)");
+  return raw;
 }

@@ -16,6 +16,7 @@ describe("loadConfig", () => {
       sessionMaxSeconds: 43_200,
       passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
       preparedStatements: false,
+      metricsToken: null,
       pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000 },
     });
   });
@@ -24,6 +25,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://db/signon" }).preparedStatements).toBe(true);
     expect(loadConfig({ DATABASE_URL: "postgres://pooler/signon", SIGNON_PREPARED_STATEMENTS: "false" }).preparedStatements).toBe(false);
     expect(() => loadConfig({ SIGNON_PREPARED_STATEMENTS: "true" })).toThrow(/SIGNON_PREPARED_STATEMENTS: the embedded database/);
+  });
+
+  it("reads the metrics token, refusing a short one", () => {
+    expect(loadConfig({ SIGNON_METRICS_TOKEN: "0123456789abcdef" }).metricsToken).toBe("0123456789abcdef");
+    expect(() => loadConfig({ SIGNON_METRICS_TOKEN: "short" })).toThrow(/SIGNON_METRICS_TOKEN: expected at least 16 characters/);
   });
 
   it("refuses a non-loopback host in development", () => {

@@ -1,0 +1,43 @@
+import {
+  databaseReadinessChecks,
+  echoRequestId,
+  registerHealthChecks,
+  registerMetrics,
+  registerScrapedGauges,
+  type ScrapedGauge,
+} from "@tessera/service-kit";
+import type { FastifyInstance } from "fastify";
+import type pg from "pg";
+import type { SignonConfig } from "./config.js";
+import type { SignonDatabase } from "./db/database.js";
+import { signonMigrations } from "./db/migrations.js";
+import { readPushQueueFigures, type PushQueueFigures } from "./repositories/push-queue-figures.js";
+
+const pushGauges: readonly ScrapedGauge<PushQueueFigures>[] = [
+  {
+    name: "signon_push_deliveries",
+    help: "Push outbox rows by status: pending (the queue depth), delivered, failed (given up)",
+    labelNames: ["status"],
+    values: (figures) => (["pending", "delivered", "failed"] as const).map((status) => ({ labels: { status }, value: figures[status] })),
+  },
+  { name: "signon_push_retrying", help: "Pending pushes that have failed at least once and wait for a retry", values: (figures) => figures.retrying },
+  { name: "signon_push_oldest_pending_seconds", help: "Seconds since the oldest pending push was queued (0 when none)", values: (figures) => figures.oldestPendingSeconds },
+];
+
+/**
+ * What operators use: the request id header, `/healthcheck/live` and
+ * `/healthcheck/ready` (database answers, migrations applied) and `/metrics`
+ * (requests, latency, the push outbox read at scrape time).
+ */
+export function registerOperations(
+  app: FastifyInstance,
+  options: { config: SignonConfig; db: SignonDatabase; pool: pg.Pool; now: () => Date },
+): void {
+  echoRequestId(app);
+  const runQuery = async (text: string) => (await options.pool.query<Record<string, unknown>>(text)).rows;
+  registerHealthChecks(app, { checks: databaseReadinessChecks(runQuery, [signonMigrations]) });
+  const registry = registerMetrics(app, { token: options.config.metricsToken });
+  registerScrapedGauges(registry, () => readPushQueueFigures(options.db, options.now()), pushGauges, (error) => {
+    app.log.warn({ err: error }, "metrics: could not read the push outbox");
+  });
+}
