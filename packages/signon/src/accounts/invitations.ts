@@ -1,0 +1,122 @@
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { sendMail } from "../mail/send-mail.js";
+import { findOrganisationSummary } from "../repositories/account-overview.js";
+import { storePasswordHash } from "../repositories/password-history.js";
+import { clearPasswordFailures, findUserByUid, type User } from "../repositories/users.js";
+import { assignableRoles, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
+import { accountLinkLifetimeSeconds, consumeAccountLink, createAccountLink, inspectAccountLink } from "./account-links.js";
+import { AccountError, createUser, type Role } from "./manage-users.js";
+import { hashPassword } from "./password.js";
+import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
+
+/** Who is invited: their e-mail address, name, role and organisation (`null`: none). */
+export interface Invitation {
+  email: string;
+  name: string;
+  role: Role;
+  organisationId: string | null;
+}
+
+/**
+ * Invites a person: creates their account without a password, and mails them
+ * a single-use link, valid for 7 days, to set one. The actor must be allowed
+ * to give the role and the organisation (the same rules as the users pages).
+ * Refusals throw `AccountError` with a message for the form.
+ */
+export async function inviteUser(ctx: SignonContext, input: Invitation, actor: User, origin: RequestOrigin): Promise<User> {
+  if (!mayListUsers(actor)) throw new AccountError("You cannot invite users");
+  if (!assignableRoles(actor).includes(input.role)) throw new AccountError("You cannot give that role");
+  if (!mayAssignOrganisation(actor, input.organisationId)) throw new AccountError("You cannot put users in that organisation");
+  if (input.organisationId !== null && !(await findOrganisationSummary(ctx.db, input.organisationId))) {
+    throw new AccountError("That organisation does not exist");
+  }
+  const user = await createUser(
+    ctx,
+    { email: input.email, name: input.name, role: input.role, organisationId: input.organisationId ?? undefined },
+    actor.uid,
+  );
+  await sendInvitation(ctx, user, actor, origin, false);
+  return user;
+}
+
+/**
+ * Sends a new invitation link to someone who has not set a password yet; any
+ * earlier link stops working. Refusals throw `AccountError`.
+ */
+export async function resendInvitation(ctx: SignonContext, userUid: string, actor: User, origin: RequestOrigin): Promise<User> {
+  const user = await findUserByUid(ctx.db, userUid);
+  if (!user || !mayManageUser(actor, user)) throw new AccountError("You cannot manage this user");
+  if (user.isApiUser) throw new AccountError("API users do not sign in");
+  if (user.passwordHash !== null) throw new AccountError(`${user.email} has already set a password`);
+  if (user.suspendedAt !== null) throw new AccountError(`${user.email} is suspended`);
+  await sendInvitation(ctx, user, actor, origin, true);
+  return user;
+}
+
+async function sendInvitation(ctx: SignonContext, user: User, actor: Actor & { name: string }, origin: RequestOrigin, resent: boolean): Promise<void> {
+  const now = ctx.now();
+  const { token, expiresAt } = await ctx.db.transaction(async (tx) => {
+    const link = await createAccountLink(tx, user.uid, "invitation", now);
+    await audit(tx, {
+      action: "user_invited",
+      at: now,
+      actorUid: actor.uid,
+      subjectUid: user.uid,
+      origin,
+      details: { role: user.role, resent },
+    });
+    return link;
+  });
+  const days = accountLinkLifetimeSeconds.invitation / 86_400;
+  await sendMail(ctx, {
+    to: user.email,
+    subject: "You have been invited to Tessera Sign-on",
+    text: [
+      `Hello ${user.name},`,
+      "",
+      `${actor.name} has invited you to Tessera Sign-on. Choose your password here:`,
+      "",
+      `${ctx.config.publicUrl}/invitations/${token}`,
+      "",
+      `The link works once and until ${expiresAt.toUTCString()} (${days} days).`,
+      "If you did not expect this invitation, you can ignore this e-mail.",
+    ].join("\n"),
+  });
+}
+
+/** The result of accepting an invitation: the user, form errors, or why the link cannot be used. */
+export type AcceptInvitationResult =
+  | { ok: true; user: User }
+  | { ok: false; errors: FieldErrors }
+  | { ok: false; link: "unknown" | "expired" | "used" };
+
+/**
+ * Accepts an invitation: checks the chosen password against the policy, sets
+ * it, records it in the password history and uses up the link, in one
+ * transaction. The caller then signs the person in.
+ */
+export async function acceptInvitation(
+  ctx: SignonContext,
+  token: string,
+  form: { password: string; confirmation: string },
+  origin: RequestOrigin,
+): Promise<AcceptInvitationResult> {
+  const found = await inspectAccountLink(ctx, token, "invitation");
+  if (found.state !== "usable") return { ok: false, link: found.state };
+  const errors = await checkNewPasswordForm(ctx, found.user, form.password, form.confirmation);
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  const passwordHash = await hashPassword(form.password, ctx.config.passwordHashing);
+  const now = ctx.now();
+  const accepted = await ctx.db.transaction(async (tx) => {
+    if (!(await consumeAccountLink(tx, token, "invitation", now))) return false;
+    await storePasswordHash(tx, found.user.uid, passwordHash, now);
+    await clearPasswordFailures(tx, found.user.uid, now);
+    await audit(tx, { action: "invitation_accepted", at: now, actorUid: found.user.uid, subjectUid: found.user.uid, origin });
+    return true;
+  });
+  if (!accepted) return { ok: false, link: "used" };
+  const user = await findUserByUid(ctx.db, found.user.uid);
+  if (!user) return { ok: false, link: "unknown" };
+  return { ok: true, user };
+}

@@ -1,0 +1,84 @@
+import { ZxcvbnFactory } from "@zxcvbn-ts/core";
+import * as zxcvbnCommon from "@zxcvbn-ts/language-common";
+import * as zxcvbnEnglish from "@zxcvbn-ts/language-en";
+import type { SignonContext } from "../context.js";
+import { recentPasswordHashes } from "../repositories/password-history.js";
+import type { User } from "../repositories/users.js";
+import { verifyPassword } from "./password.js";
+
+/** Messages for form fields, by field name. */
+export type FieldErrors = Record<string, string>;
+
+/** Shortest and longest password a person may choose. */
+export const passwordLengths = { min: 10, max: 128 } as const;
+/** Lowest zxcvbn score accepted (0 to 4: 3 is "safely unguessable"). */
+export const minimumPasswordScore = 3;
+/** A new password may not be one of this many most recent ones. */
+export const passwordsRemembered = 2;
+
+let estimator: ZxcvbnFactory | undefined;
+
+function strengthEstimator(): ZxcvbnFactory {
+  estimator ??= new ZxcvbnFactory({
+    dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEnglish.dictionary },
+    graphs: zxcvbnCommon.adjacencyGraphs,
+    translations: zxcvbnEnglish.translations,
+  });
+  return estimator;
+}
+
+/** Words a guesser would try first for this person: their name and e-mail address, whole and in parts. */
+function personalWords(person: { email: string; name: string }): string[] {
+  const words = [person.name, person.email, person.email.split("@")[0] ?? "", ...person.name.split(/\s+/)];
+  return [...new Set(words.map((word) => word.trim()).filter((word) => word.length >= 3))];
+}
+
+/**
+ * Checks a password a person chose: 10 to 128 characters, a zxcvbn score of
+ * at least 3 (their name and e-mail address count as easy guesses), and, for
+ * an existing account, not one of their last 2 passwords. Returns messages
+ * for the `password` field; an empty object means the password is acceptable.
+ */
+export async function checkNewPassword(
+  ctx: SignonContext,
+  person: Pick<User, "uid" | "email" | "name" | "passwordHash"> | { email: string; name: string },
+  password: string,
+): Promise<FieldErrors> {
+  const length = [...password].length;
+  if (length < passwordLengths.min) return { password: `Enter a password of at least ${passwordLengths.min} characters` };
+  if (length > passwordLengths.max) return { password: `Enter a password of at most ${passwordLengths.max} characters` };
+  const result = strengthEstimator().check(password, personalWords(person));
+  if (result.score < minimumPasswordScore) {
+    const hint = result.feedback.warning ?? result.feedback.suggestions[0] ?? null;
+    return { password: `Choose a password that is harder to guess${hint ? `: ${hint}` : ""}. A few unrelated words make a good one.` };
+  }
+  if ("uid" in person && (await isRecentPassword(ctx, person, password))) {
+    return { password: `Choose a password you have not used before: it cannot be one of your last ${passwordsRemembered}` };
+  }
+  return {};
+}
+
+async function isRecentPassword(ctx: SignonContext, user: Pick<User, "uid" | "passwordHash">, password: string): Promise<boolean> {
+  const hashes = new Set(await recentPasswordHashes(ctx.db, user.uid, passwordsRemembered));
+  if (user.passwordHash !== null) hashes.add(user.passwordHash);
+  for (const hash of hashes) {
+    if (await verifyPassword(hash, password, ctx.config.passwordHashing)) return true;
+  }
+  return false;
+}
+
+/**
+ * Checks a "new password" form: the password against the policy, and that the
+ * confirmation repeats it. Returns messages for `password` and `confirmation`.
+ */
+export async function checkNewPasswordForm(
+  ctx: SignonContext,
+  person: Parameters<typeof checkNewPassword>[1],
+  password: string,
+  confirmation: string,
+): Promise<FieldErrors> {
+  const errors = await checkNewPassword(ctx, person, password);
+  if (confirmation === "") errors.confirmation = "Enter the new password again";
+  else if (confirmation !== password) errors.confirmation = "The two passwords are not the same";
+  return errors;
+}

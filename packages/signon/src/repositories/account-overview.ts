@@ -1,0 +1,65 @@
+import { and, asc, desc, eq, or } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+import { applications, auditEvents, organisations, userPermissions } from "../db/schema.js";
+
+/** An organisation's id and name, or `null` when there is none with that id. */
+export async function findOrganisationSummary(db: SignonDatabase, id: string): Promise<{ id: string; name: string; slug: string } | null> {
+  const [row] = await db
+    .select({ id: organisations.id, name: organisations.name, slug: organisations.slug })
+    .from(organisations)
+    .where(eq(organisations.id, id))
+    .limit(1);
+  return row ?? null;
+}
+
+/** Every permission a user holds, with its application, ordered by application name then permission. */
+export async function listPermissionsOfUser(
+  db: SignonDatabase,
+  userUid: string,
+): Promise<{ applicationId: string; applicationName: string; homeUri: string | null; retired: boolean; permission: string }[]> {
+  return db
+    .select({
+      applicationId: applications.id,
+      applicationName: applications.name,
+      homeUri: applications.homeUri,
+      retired: applications.retired,
+      permission: userPermissions.permission,
+    })
+    .from(userPermissions)
+    .innerJoin(applications, eq(applications.id, userPermissions.applicationId))
+    .where(eq(userPermissions.userUid, userUid))
+    .orderBy(asc(applications.name), asc(userPermissions.permission));
+}
+
+/** The applications a user may sign in to: they hold `signin` and the application is not retired. */
+export async function listSignInApplications(db: SignonDatabase, userUid: string): Promise<{ id: string; name: string; homeUri: string | null }[]> {
+  return db
+    .select({ id: applications.id, name: applications.name, homeUri: applications.homeUri })
+    .from(userPermissions)
+    .innerJoin(applications, eq(applications.id, userPermissions.applicationId))
+    .where(and(eq(userPermissions.userUid, userUid), eq(userPermissions.permission, "signin"), eq(applications.retired, false)))
+    .orderBy(asc(applications.name));
+}
+
+/** The latest audit events about a user or done by them, newest first, with the application's name. */
+export async function listRecentEventsOfUser(
+  db: SignonDatabase,
+  userUid: string,
+  limit: number,
+): Promise<{ id: number; occurredAt: Date; action: string; actorUid: string | null; subjectUid: string | null; applicationName: string | null; details: Record<string, unknown> }[]> {
+  return db
+    .select({
+      id: auditEvents.id,
+      occurredAt: auditEvents.occurredAt,
+      action: auditEvents.action,
+      actorUid: auditEvents.actorUid,
+      subjectUid: auditEvents.subjectUid,
+      applicationName: applications.name,
+      details: auditEvents.details,
+    })
+    .from(auditEvents)
+    .leftJoin(applications, eq(applications.id, auditEvents.applicationId))
+    .where(or(eq(auditEvents.subjectUid, userUid), eq(auditEvents.actorUid, userUid)))
+    .orderBy(desc(auditEvents.occurredAt), desc(auditEvents.id))
+    .limit(limit);
+}

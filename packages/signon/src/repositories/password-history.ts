@@ -1,0 +1,20 @@
+import { desc, eq } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+import { passwordHistory, users } from "../db/schema.js";
+
+/** The hashes of the user's most recent passwords, newest first. */
+export async function recentPasswordHashes(db: SignonDatabase, userUid: string, count: number): Promise<string[]> {
+  const rows = await db
+    .select({ passwordHash: passwordHistory.passwordHash })
+    .from(passwordHistory)
+    .where(eq(passwordHistory.userUid, userUid))
+    .orderBy(desc(passwordHistory.createdAt), desc(passwordHistory.id))
+    .limit(count);
+  return rows.map((row) => row.passwordHash);
+}
+
+/** Stores a new password hash on the user and appends it to their password history. */
+export async function storePasswordHash(db: SignonDatabase, userUid: string, passwordHash: string, now: Date): Promise<void> {
+  await db.update(users).set({ passwordHash, passwordChangedAt: now, updatedAt: now }).where(eq(users.uid, userUid));
+  await db.insert(passwordHistory).values({ userUid, passwordHash, createdAt: now });
+}
