@@ -16,6 +16,7 @@ import { handleError } from "./http/error-handler.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
 import { InvalidRequestError } from "./oauth/errors.js";
 import { registerOperations } from "./operations.js";
+import { resolveSecretKey } from "./security/secret-box.js";
 import authorizeRoutes from "./routes/oauth/authorize.js";
 import introspectRoutes from "./routes/oauth/introspect.js";
 import revokeRoutes from "./routes/oauth/revoke.js";
@@ -81,6 +82,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     config,
     now: options.now ?? (() => new Date()),
     pushesQueued: options.pushesQueued,
+    secretKey: await resolveSecretKey(config.secretKey, config.dataDir),
   });
 
   app.removeAllContentTypeParsers();

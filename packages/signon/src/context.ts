@@ -12,6 +12,11 @@ export interface SignonContext {
   now: () => Date;
   /** Called after a change has committed pushes to the outbox: wakes this process's delivery worker. */
   pushesQueued?: (() => void) | undefined;
+  /**
+   * The key that seals authenticator secrets, resolved once at start-up (the
+   * configured key, or the development key file); `config.secretKey` when unset.
+   */
+  secretKey?: Buffer | undefined;
 }
 
 /** Where a request came from, for audit events and per-IP limits. */

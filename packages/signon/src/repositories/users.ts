@@ -43,9 +43,21 @@ export async function recordWrongPassword(db: SignonDatabase, uid: string, lockA
   return row ?? null;
 }
 
-/** Clears the wrong-password count and any lock. */
+/**
+ * Clears the wrong-password count and any lock. Lifting a lock also clears
+ * the wrong 2-step code count; without a lock that count stays, so a correct
+ * password cannot restart the count of someone guessing codes.
+ */
 export async function clearPasswordFailures(db: SignonDatabase, uid: string, now: Date): Promise<void> {
-  await db.update(users).set({ failedPasswordAttempts: 0, lockedAt: null, updatedAt: now }).where(eq(users.uid, uid));
+  await db
+    .update(users)
+    .set({
+      failedPasswordAttempts: 0,
+      failedOtpAttempts: sql`case when ${users.lockedAt} is null then ${users.failedOtpAttempts} else 0 end`,
+      lockedAt: null,
+      updatedAt: now,
+    })
+    .where(eq(users.uid, uid));
 }
 
 export async function updateUser(
