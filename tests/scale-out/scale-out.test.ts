@@ -100,9 +100,9 @@ describe.skipIf(!serverUrl)(`two Sign-on and two Completion instances on one Pos
       disabled: false,
     };
 
-    // Sign-in and code at A, the code redeemed at B, the token good at both.
+    // The sign-in form shown by A posted to B (which starts the session), the code issued by A and redeemed at B, the token good at both.
     const browser = new Browser();
-    const first = await browser.authorize(authorize(signonA, "one"), "ada@example.org", password);
+    const first = await browser.authorize(authorize(signonA, "one"), "ada@example.org", password, signonB.url);
     expect(`${first.origin}${first.pathname}`).toBe(redirectUri);
     expect(first.searchParams.get("state")).toBe("one");
     expect(first.searchParams.get("iss")).toBe(sharedPublicUrl);
@@ -116,7 +116,7 @@ describe.skipIf(!serverUrl)(`two Sign-on and two Completion instances on one Pos
       expect(await response.json()).toEqual({ user: expectedUser });
     }
 
-    // The session started at A is good at B: no second sign-in; B's code redeemed at A, refreshed at B, checked at A.
+    // The session B started (and A honoured above) signs the browser in at B without a second sign-in; B's code redeemed at A, refreshed at B, checked at A.
     const second = await browser.authorize(authorize(signonB, "two"), "ada@example.org", password);
     expect(browser.signIns).toBe(1);
     expect(second.searchParams.get("state")).toBe("two");

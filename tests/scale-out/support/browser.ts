@@ -25,11 +25,11 @@ export class Browser {
 
   /**
    * Opens `authorizeUrl` on a Sign-on instance, signs in with `email` and
-   * `password` if a sign-in form is shown (posting it to the same instance),
-   * and follows redirects on that instance until one leaves it: the
-   * redirect to the client, which is returned.
+   * `password` if a sign-in form is shown (posting it to `signInAt`, by
+   * default the same instance), and follows redirects on the first instance
+   * until one leaves it: the redirect to the client, which is returned.
    */
-  async authorize(authorizeUrl: string, email: string, password: string): Promise<URL> {
+  async authorize(authorizeUrl: string, email: string, password: string, signInAt?: string): Promise<URL> {
     const instance = new URL(authorizeUrl).origin;
     let response = await this.request(authorizeUrl, { headers: { accept: "text/html" } });
     for (let hops = 0; hops < 10; hops++) {
@@ -37,7 +37,7 @@ export class Browser {
       if (page.includes('action="/sign-in"')) {
         const form = signInForm(page);
         this.signIns += 1;
-        response = await this.request(`${instance}/sign-in`, {
+        response = await this.request(`${signInAt ?? instance}/sign-in`, {
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded", accept: "text/html" },
           body: new URLSearchParams({ _csrf: form.csrfToken, return_to: form.returnTo, email, password }).toString(),
