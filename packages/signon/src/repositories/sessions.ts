@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { sessions, users } from "../db/schema.js";
 
@@ -32,6 +32,11 @@ export async function deleteSession(db: SignonDatabase, idHash: string): Promise
 
 export async function deleteSessionsOfUser(db: SignonDatabase, userUid: string): Promise<void> {
   await db.delete(sessions).where(eq(sessions.userUid, userUid));
+}
+
+/** Ends every session of the user but one (the one that changed the password). */
+export async function deleteOtherSessionsOfUser(db: SignonDatabase, userUid: string, keepIdHash: string): Promise<void> {
+  await db.delete(sessions).where(and(eq(sessions.userUid, userUid), ne(sessions.idHash, keepIdHash)));
 }
 
 /** Leaves a message for the next page the session shows, or clears it (`null`). */

@@ -1,0 +1,44 @@
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { storePasswordHash } from "../repositories/password-history.js";
+import { deleteOtherSessionsOfUser } from "../repositories/sessions.js";
+import { recordWrongPassword, type User } from "../repositories/users.js";
+import { hashPassword, verifyPassword } from "./password.js";
+import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
+import { wrongPasswordsBeforeLock } from "./sign-in.js";
+
+/** The "change your password" form. */
+export interface PasswordChange {
+  current: string;
+  password: string;
+  confirmation: string;
+}
+
+/**
+ * Changes a signed-in person's password: the current one must be right (a
+ * wrong one counts towards the account lock, S15), the new one must pass the
+ * policy. Stores it with its history, ends the user's other sessions and
+ * writes `password_changed`. Returns messages per field when refused.
+ */
+export async function changePassword(
+  ctx: SignonContext,
+  user: User,
+  sessionIdHash: string,
+  form: PasswordChange,
+  origin: RequestOrigin,
+): Promise<{ ok: true } | { ok: false; errors: FieldErrors }> {
+  const now = ctx.now();
+  if (form.current === "" || !(await verifyPassword(user.passwordHash, form.current, ctx.config.passwordHashing))) {
+    if (form.current !== "") await recordWrongPassword(ctx.db, user.uid, wrongPasswordsBeforeLock, now);
+    return { ok: false, errors: { current: form.current === "" ? "Enter your current password" : "Your current password is not right" } };
+  }
+  const errors = await checkNewPasswordForm(ctx, user, form.password, form.confirmation);
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  const passwordHash = await hashPassword(form.password, ctx.config.passwordHashing);
+  await ctx.db.transaction(async (tx) => {
+    await storePasswordHash(tx, user.uid, passwordHash, now);
+    await deleteOtherSessionsOfUser(tx, user.uid, sessionIdHash);
+    await audit(tx, { action: "password_changed", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+  });
+  return { ok: true };
+}

@@ -1,0 +1,74 @@
+import { audit } from "../audit.js";
+import type { SignonContext } from "../context.js";
+import { findInactivePeople } from "../repositories/inactive-users.js";
+import { AccountError, suspendUser } from "./manage-users.js";
+
+/**
+ * Suspends every person who has not signed in for `config.inactivityDays`
+ * (counting from the account's creation if they never did), with the reason
+ * "Not signed in for N days". It takes the same path as any suspension:
+ * sessions end, tokens are revoked, pushes are queued (S13, S18). API users
+ * and people already suspended are left alone. Returns the e-mail addresses
+ * suspended.
+ */
+export async function suspendInactiveUsers(ctx: SignonContext): Promise<string[]> {
+  const days = ctx.config.inactivityDays;
+  const now = ctx.now();
+  const cutoff = new Date(now.getTime() - days * 86_400_000);
+  const reason = `Not signed in for ${days} days`;
+  const suspended: string[] = [];
+  for (const person of await findInactivePeople(ctx.db, cutoff)) {
+    try {
+      const user = await suspendUser(ctx, person.email, reason, null);
+      await audit(ctx.db, { action: "suspended_for_inactivity", at: ctx.now(), subjectUid: user.uid, details: { days } });
+      suspended.push(user.email);
+    } catch (error) {
+      // Suspended or renamed by someone else since the query: nothing to do for this person.
+      if (!(error instanceof AccountError)) throw error;
+    }
+  }
+  return suspended;
+}
+
+/** A running inactivity job. */
+export interface InactivityJob {
+  /** Stops the timers and waits for a run in progress to finish. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `suspendInactiveUsers` shortly after start and then every hour, on
+ * timers that do not keep the process alive. Failures are logged, and the
+ * next run tries again.
+ */
+export function startInactivityJob(
+  ctx: SignonContext,
+  options: { log: { info(message: string): void; error(message: string): void }; firstRunMs?: number; intervalMs?: number },
+): InactivityJob {
+  const intervalMs = options.intervalMs ?? 3_600_000;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const run = () => {
+    if (running || stopped) return;
+    running = suspendInactiveUsers(ctx)
+      .then((emails) => {
+        if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);
+      })
+      .catch((error: unknown) => options.log.error(`Inactivity job failed: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => {
+        running = null;
+      });
+  };
+  const first = setTimeout(run, options.firstRunMs ?? 60_000);
+  const every = setInterval(run, intervalMs);
+  first.unref();
+  every.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(every);
+      await running;
+    },
+  };
+}

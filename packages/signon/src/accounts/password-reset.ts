@@ -1,0 +1,99 @@
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { sendMail } from "../mail/send-mail.js";
+import { storePasswordHash } from "../repositories/password-history.js";
+import { deleteSessionsOfUser } from "../repositories/sessions.js";
+import { clearPasswordFailures, findUserByEmail } from "../repositories/users.js";
+import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
+import { accountLinkLifetimeSeconds, consumeAccountLink, createAccountLink, inspectAccountLink } from "./account-links.js";
+import { hashPassword } from "./password.js";
+import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
+
+/** S15: password reset requests per IP (every request counts, found or not). */
+export const passwordResetPerIpLimit: FailureLimit = { name: "password-reset-ip", maxFailures: 20, windowSeconds: 3600 };
+/** At most this many reset mails per account an hour, so nobody can flood someone's inbox. */
+export const passwordResetPerAccountLimit: FailureLimit = { name: "password-reset-account", maxFailures: 3, windowSeconds: 3600 };
+
+export type PasswordResetRequestResult = { ok: true } | { ok: false; retryAfterSeconds: number };
+
+/**
+ * Handles "forgotten password": mails a single-use link, valid for 6 hours,
+ * to the account with this e-mail address, replacing any earlier link. The
+ * answer is the same whether or not the account exists; suspended accounts
+ * and API users get no mail, and each account gets at most a few an hour.
+ * Only the per-IP limit changes the answer (S15).
+ */
+export async function requestPasswordReset(ctx: SignonContext, email: string, origin: RequestOrigin): Promise<PasswordResetRequestResult> {
+  const now = ctx.now();
+  const ipKeys = origin.ip ? [origin.ip] : [];
+  const wait = await secondsUntilAllowed(ctx.db, passwordResetPerIpLimit, ipKeys, now);
+  if (wait !== null) return { ok: false, retryAfterSeconds: wait };
+  await recordFailure(ctx.db, passwordResetPerIpLimit, ipKeys, now);
+
+  const user = await findUserByEmail(ctx.db, email.trim());
+  if (!user) return { ok: true };
+  const refusal = user.isApiUser ? "api_user" : user.suspendedAt !== null ? "suspended" : null;
+  const accountWait = await secondsUntilAllowed(ctx.db, passwordResetPerAccountLimit, [user.uid], now);
+  if (refusal !== null || accountWait !== null) {
+    await audit(ctx.db, {
+      action: "password_reset_requested",
+      at: now,
+      subjectUid: user.uid,
+      origin,
+      details: { sent: false, reason: refusal ?? "too_many_requests" },
+    });
+    return { ok: true };
+  }
+  await recordFailure(ctx.db, passwordResetPerAccountLimit, [user.uid], now);
+  const { token, expiresAt } = await ctx.db.transaction(async (tx) => {
+    const link = await createAccountLink(tx, user.uid, "password_reset", now);
+    await audit(tx, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: true } });
+    return link;
+  });
+  const hours = accountLinkLifetimeSeconds.password_reset / 3600;
+  await sendMail(ctx, {
+    to: user.email,
+    subject: "Reset your Tessera Sign-on password",
+    text: [
+      `Hello ${user.name},`,
+      "",
+      "Someone asked to reset the password of your Tessera Sign-on account. Choose a new password here:",
+      "",
+      `${ctx.config.publicUrl}/password-reset/${token}`,
+      "",
+      `The link works once and until ${expiresAt.toUTCString()} (${hours} hours).`,
+      "If you did not ask for this, you can ignore this e-mail: your password stays as it is.",
+    ].join("\n"),
+  });
+  return { ok: true };
+}
+
+export type PasswordResetResult = { ok: true } | { ok: false; errors: FieldErrors } | { ok: false; link: "unknown" | "expired" | "used" };
+
+/**
+ * Sets a new password through a reset link: checks it against the policy,
+ * stores it (and its history), uses up the link, lifts any lock and ends
+ * every session of the user, in one transaction.
+ */
+export async function resetPassword(
+  ctx: SignonContext,
+  token: string,
+  form: { password: string; confirmation: string },
+  origin: RequestOrigin,
+): Promise<PasswordResetResult> {
+  const found = await inspectAccountLink(ctx, token, "password_reset");
+  if (found.state !== "usable") return { ok: false, link: found.state };
+  const errors = await checkNewPasswordForm(ctx, found.user, form.password, form.confirmation);
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  const passwordHash = await hashPassword(form.password, ctx.config.passwordHashing);
+  const now = ctx.now();
+  const done = await ctx.db.transaction(async (tx) => {
+    if (!(await consumeAccountLink(tx, token, "password_reset", now))) return false;
+    await storePasswordHash(tx, found.user.uid, passwordHash, now);
+    await clearPasswordFailures(tx, found.user.uid, now);
+    await deleteSessionsOfUser(tx, found.user.uid);
+    await audit(tx, { action: "password_reset", at: now, actorUid: found.user.uid, subjectUid: found.user.uid, origin });
+    return true;
+  });
+  return done ? { ok: true } : { ok: false, link: "used" };
+}
