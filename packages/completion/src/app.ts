@@ -1,11 +1,13 @@
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifySchema, type FastifyServerOptions } from "fastify";
+import { requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
+import Fastify, { type FastifySchema } from "fastify";
 import type { CompletionContext } from "./context.js";
 import { installErrorHandler } from "./http/errors.js";
 import type { FastifyTypeBox } from "./http/fastify-typebox.js";
 import { SHARED_SCHEMAS } from "./http/schemas.js";
 import { BulkDataSchema } from "./ingest/bulk-format.js";
+import { registerOperations } from "./operations.js";
 import { registerAdminImport } from "./routes/admin/import.js";
 import { registerCompletionBatch } from "./routes/completion-batch.js";
 import { registerCourseDetail } from "./routes/course/detail.js";
@@ -29,8 +31,10 @@ function documentCourseKeyPaths({ schema, url }: { schema: FastifySchema; url: s
 
 /** Options of {@link buildApp} beyond the shared context. */
 export interface AppOptions {
-  /** Fastify's logger setting (off by default, as in tests). */
-  readonly logger?: FastifyServerOptions["logger"];
+  /** JSON logs with request ids and credentials redacted: `true`, or where and at which level; off by default, as in tests. */
+  readonly logger?: boolean | ServiceLoggerOptions;
+  /** Bearer token that `GET /metrics` requires (`COMPLETION_METRICS_TOKEN`); `null` or absent: open. */
+  readonly metricsToken?: string | null;
   /** Largest accepted body of the admin import, in bytes (default 64 MiB). */
   readonly importBodyLimit?: number;
 }
@@ -42,12 +46,14 @@ export interface AppOptions {
  */
 export async function buildApp(ctx: CompletionContext, options: AppOptions = {}): Promise<FastifyTypeBox> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...requestIdServerOptions(),
+    logger: options.logger === undefined || options.logger === false ? false : serviceLoggerOptions(options.logger === true ? {} : options.logger),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Validate as written: no coercion ("1" is not an integer) and no silent removal of unknown fields.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app);
+  registerOperations(app, ctx, { metricsToken: options.metricsToken ?? null });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.addSchema(BulkDataSchema);
   await app.register(swagger, {

@@ -17,6 +17,8 @@ export interface CompletionConfig {
   readonly preparedStatements: boolean;
   /** Pause of the stale-record worker between empty polls, in milliseconds; 0 disables the worker. */
   readonly staleWorkerIntervalMs: number;
+  /** Bearer token that `GET /metrics` requires, or `null` to leave it open to whoever reaches the port. */
+  readonly metricsToken: string | null;
 }
 
 /** Bad configuration: the message names the variable and why. */
@@ -44,6 +46,13 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback = false): boolean {
   throw new ConfigError(`${name} must be true or false; got "${env[name] ?? ""}".`);
 }
 
+function metricsToken(env: NodeJS.ProcessEnv): string | null {
+  const text = env["COMPLETION_METRICS_TOKEN"]?.trim();
+  if (!text) return null;
+  if (text.length < 16 || /\s/.test(text)) throw new ConfigError("COMPLETION_METRICS_TOKEN must be at least 16 characters without spaces.");
+  return text;
+}
+
 function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: readonly string[]): string {
   const text = env[name] ?? fallback;
   let parsed: URL;
@@ -65,6 +74,7 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
  * `COMPLETION_CALLER_CACHE_SECONDS` (0–60, default 30),
  * `HOST` (default 127.0.0.1), `PORT` (default 3001),
  * `COMPLETION_STALE_WORKER_INTERVAL_MS` (default 1000; 0 turns the worker off),
+ * `COMPLETION_METRICS_TOKEN` (default unset: `/metrics` open; at least 16 characters without spaces),
  * `COMPLETION_PREPARED_STATEMENTS` (default true with `DATABASE_URL`; always false on the embedded database,
  * whose connections share one session).
  */
@@ -89,6 +99,7 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     host: env["HOST"] ?? "127.0.0.1",
     port: integer(env, "PORT", 3001, 0, 65535),
     staleWorkerIntervalMs: integer(env, "COMPLETION_STALE_WORKER_INTERVAL_MS", 1000, 0, 3_600_000),
+    metricsToken: metricsToken(env),
     preparedStatements: databaseUrl !== undefined && flag(env, "COMPLETION_PREPARED_STATEMENTS", true),
   };
 }

@@ -13,6 +13,7 @@ describe("readConfig", () => {
       port: 3001,
       staleWorkerIntervalMs: 1000,
       preparedStatements: false,
+      metricsToken: null,
     });
   });
 
@@ -27,6 +28,7 @@ describe("readConfig", () => {
         HOST: "0.0.0.0",
         PORT: "8080",
         COMPLETION_STALE_WORKER_INTERVAL_MS: "0",
+        COMPLETION_METRICS_TOKEN: "0123456789abcdef",
       }),
     ).toEqual({
       databaseUrl: "postgres://u@db:5432/tessera",
@@ -38,6 +40,7 @@ describe("readConfig", () => {
       port: 8080,
       staleWorkerIntervalMs: 0,
       preparedStatements: true,
+      metricsToken: "0123456789abcdef",
     });
   });
 
@@ -57,6 +60,7 @@ describe("readConfig", () => {
     [{ COMPLETION_REBUILD_STALE_FROM_SCRATCH: "maybe" }, /COMPLETION_REBUILD_STALE_FROM_SCRATCH must be true or false/],
     [{ COMPLETION_CALLER_CACHE_SECONDS: "61" }, /COMPLETION_CALLER_CACHE_SECONDS must be an integer from 0 to 60/],
     [{ PORT: "http" }, /PORT must be an integer/],
+    [{ COMPLETION_METRICS_TOKEN: "short" }, /COMPLETION_METRICS_TOKEN must be at least 16 characters/],
   ])("refuses %j", (env, message) => {
     expect(() => readConfig(env)).toThrow(ConfigError);
     expect(() => readConfig(env)).toThrow(message);
