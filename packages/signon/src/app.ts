@@ -150,4 +150,5 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(revokeRoutes);
   await app.register(introspectRoutes);
   await app.register(metadataRoutes);
+  await app.register(import("./routes/users/index.js"));
 }

@@ -3,7 +3,7 @@ import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
 import { revokeGrantsOfUser } from "../repositories/grants.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
-import { clearPasswordFailures, findUserByEmail, insertUser, updateUser, type User } from "../repositories/users.js";
+import { clearPasswordFailures, findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { hashPassword } from "./password.js";
@@ -128,6 +128,26 @@ export interface UserDetailsChange {
  */
 export async function updateUserDetails(ctx: SignonContext, email: string, change: UserDetailsChange, actorUid: string | null = null): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
+  return changeUser(ctx, user, change, actorUid);
+}
+
+/**
+ * `updateUserDetails` for a user found by uid, which can also change the
+ * role (audited as `role_changed`; the role is not part of what applications
+ * receive, so it queues no push). Everything is checked before anything is
+ * written, and written in one transaction. `null` when no user has this uid.
+ */
+export async function updateUserByUid(
+  ctx: SignonContext,
+  uid: string,
+  change: UserDetailsChange & { role?: Role | undefined },
+  actorUid: string | null = null,
+): Promise<User | null> {
+  const user = await findUserByUid(ctx.db, uid);
+  return user ? changeUser(ctx, user, change, actorUid) : null;
+}
+
+async function changeUser(ctx: SignonContext, user: User, change: UserDetailsChange & { role?: Role | undefined }, actorUid: string | null): Promise<User> {
   const changes: { name?: string; email?: string; organisationId?: string | null } = {};
   if (change.name !== undefined && checkName(change.name) !== user.name) changes.name = checkName(change.name);
   if (change.email !== undefined && checkEmail(change.email) !== user.email) {
@@ -137,16 +157,23 @@ export async function updateUserDetails(ctx: SignonContext, email: string, chang
     changes.email = newEmail;
   }
   if (change.organisationId !== undefined && change.organisationId !== user.organisationId) changes.organisationId = change.organisationId;
-  if (Object.keys(changes).length === 0) return user;
+  const newRole = change.role !== undefined && change.role !== user.role ? change.role : undefined;
+  if (Object.keys(changes).length === 0 && newRole === undefined) return user;
   const now = ctx.now();
+  const detailsChanged = Object.keys(changes).length > 0;
   const updated = await ctx.db.transaction(async (tx) => {
-    const row = await updateUser(tx, user.uid, { ...changes, updatedAt: now });
-    if (!row) throw new AccountError(`No user has e-mail ${email}`);
-    await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, details: { changed: Object.keys(changes).sort() } });
-    await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+    const row = await updateUser(tx, user.uid, { ...changes, ...(newRole === undefined ? {} : { role: newRole }), updatedAt: now });
+    if (!row) throw new AccountError(`No user has e-mail ${user.email}`);
+    if (newRole !== undefined) {
+      await audit(tx, { action: "role_changed", at: now, actorUid, subjectUid: user.uid, details: { from: user.role, to: newRole } });
+    }
+    if (detailsChanged) {
+      await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, details: { changed: Object.keys(changes).sort() } });
+      await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+    }
     return row;
   });
-  pushesCommitted(ctx);
+  if (detailsChanged) pushesCommitted(ctx);
   return updated;
 }
 

@@ -1,0 +1,26 @@
+import type { SignonContext } from "../context.js";
+import { findUserWithOrganisation, type UserStatus } from "../repositories/user-search.js";
+import type { User } from "../repositories/users.js";
+import { statusTags } from "./user-search.js";
+
+/** What an administrator's page about one user shows. */
+export interface UserDetails {
+  user: User;
+  organisationName: string | null;
+  status: UserStatus[];
+  /** Whether the S15 lock from wrong passwords or codes holds now. */
+  locked: boolean;
+  twoStepOn: boolean;
+}
+
+const uidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The user with this uid and their state, or `null` when the uid is malformed or unknown. */
+export async function findUserDetails(ctx: SignonContext, uid: string): Promise<UserDetails | null> {
+  if (!uidPattern.test(uid)) return null;
+  const found = await findUserWithOrganisation(ctx.db, uid.toLowerCase());
+  if (!found) return null;
+  const { user } = found;
+  const status = statusTags(ctx, { suspendedAt: user.suspendedAt, lockedAt: user.lockedAt, hasPassword: user.passwordHash !== null });
+  return { user, organisationName: found.organisationName, status, locked: status.includes("locked"), twoStepOn: user.otpEnabledAt !== null };
+}

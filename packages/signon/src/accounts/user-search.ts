@@ -1,0 +1,86 @@
+import type { SignonContext } from "../context.js";
+import { searchUsers, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
+import type { Actor } from "../web/policy.js";
+import { lockSeconds } from "./sign-in.js";
+import type { Role } from "./manage-users.js";
+
+/** People shown on one page of the users list. */
+export const usersPerPage = 50;
+
+/** The filters of the users list, as the filter form sends them (`""`: no filter). */
+export interface UserFilters {
+  text: string;
+  role: Role | "";
+  /** An organisation id, `none` for people without one, or `""`. */
+  organisation: string;
+  status: UserStatus | "";
+  /** `<application id>:<permission>`, or `""`. */
+  permission: string;
+}
+
+/**
+ * The people an actor may manage, the same set `mayManageUser` allows
+ * (API users are listed on their own pages): superadmins see everyone, admins
+ * everyone but superadmins, organisation admins the organisation admins and
+ * normal users of their own organisation, anyone else nobody.
+ */
+export function manageableScope(actor: Actor): Pick<UserSearch, "scopeRoles" | "scopeOrganisationId"> {
+  switch (actor.role) {
+    case "superadmin":
+      return { scopeRoles: ["superadmin", "admin", "organisation_admin", "normal"] };
+    case "admin":
+      return { scopeRoles: ["admin", "organisation_admin", "normal"] };
+    case "organisation_admin":
+      return actor.organisationId === null
+        ? { scopeRoles: [] }
+        : { scopeRoles: ["organisation_admin", "normal"], scopeOrganisationId: actor.organisationId };
+    default:
+      return { scopeRoles: [] };
+  }
+}
+
+function searchFor(ctx: SignonContext, actor: Actor, filters: UserFilters): UserSearch {
+  const [applicationId, permission] = filters.permission === "" ? [] : splitOnce(filters.permission, ":");
+  return {
+    ...manageableScope(actor),
+    text: filters.text.trim() === "" ? undefined : filters.text.trim(),
+    role: filters.role === "" ? undefined : filters.role,
+    organisationId: filters.organisation === "" ? undefined : filters.organisation === "none" ? null : filters.organisation,
+    status: filters.status === "" ? undefined : filters.status,
+    permission: applicationId !== undefined && permission !== undefined ? { applicationId, permission } : undefined,
+    locksSetAfter: new Date(ctx.now().getTime() - lockSeconds * 1000),
+  };
+}
+
+function splitOnce(value: string, separator: string): [string, string] | [] {
+  const at = value.indexOf(separator);
+  return at < 0 ? [] : [value.slice(0, at), value.slice(at + 1)];
+}
+
+/**
+ * One page (from 1) of the people the actor may manage that match the
+ * filters, and whether another page follows.
+ */
+export async function findManageableUsers(
+  ctx: SignonContext,
+  actor: Actor,
+  filters: UserFilters,
+  page: number,
+): Promise<{ rows: UserListRow[]; hasNextPage: boolean }> {
+  const rows = await searchUsers(ctx.db, searchFor(ctx, actor, filters), { limit: usersPerPage + 1, offset: (page - 1) * usersPerPage });
+  return { rows: rows.slice(0, usersPerPage), hasNextPage: rows.length > usersPerPage };
+}
+
+/** Every person the actor may manage that matches the filters (for the CSV export). */
+export async function allManageableUsers(ctx: SignonContext, actor: Actor, filters: UserFilters): Promise<UserListRow[]> {
+  return searchUsers(ctx.db, searchFor(ctx, actor, filters));
+}
+
+/** The status tags of a person: suspended, locked, invited, or active when none applies. */
+export function statusTags(ctx: SignonContext, row: Pick<UserListRow, "suspendedAt" | "lockedAt" | "hasPassword">): UserStatus[] {
+  const tags: UserStatus[] = [];
+  if (row.suspendedAt !== null) tags.push("suspended");
+  if (row.lockedAt !== null && row.lockedAt.getTime() + lockSeconds * 1000 > ctx.now().getTime()) tags.push("locked");
+  if (!row.hasPassword) tags.push("invited");
+  return tags.length === 0 ? ["active"] : tags;
+}

@@ -1,0 +1,55 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { inviteUser } from "../../accounts/invitations.js";
+import { AccountError } from "../../accounts/manage-users.js";
+import { checkUserForm } from "../../accounts/user-form.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
+import { redirectWithFlash } from "../../web/page.js";
+import { mayListUsers } from "../../web/policy.js";
+import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
+import { usersPageGuards } from "./managed-user.js";
+import { renderInviteForm } from "./user-form-page.js";
+
+/** The invite form as posted; `organisation` only where the actor chooses one. */
+export const UserFormBody = Type.Object(
+  {
+    _csrf: Type.String({ maxLength: 256 }),
+    name: Type.String({ maxLength: 1000 }),
+    email: Type.String({ maxLength: 1000 }),
+    role: Type.String({ maxLength: 50 }),
+    organisation: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /users/new` shows the invitation form; `POST /users/new` creates the account and mails the invitation. */
+const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/users/new", { config: { errorFormat: "html" }, preHandler: usersPageGuards }, async (request, reply) => {
+    return renderInviteForm(request, reply, { name: "", email: "", role: "normal" });
+  });
+
+  app.post(
+    "/users/new",
+    {
+      config: { errorFormat: "html" },
+      schema: { body: UserFormBody },
+      preValidation: requireFormBody,
+      preHandler: [requireSignedIn, app.csrfProtection, requireRule(mayListUsers)],
+    },
+    async (request, reply) => {
+      const actor = signedInUser(request);
+      const { _csrf: _token, ...form } = request.body;
+      const checked = await checkUserForm(app.signon, actor, form);
+      if (!checked.ok) return renderInviteForm(request, reply, form, checked.errors);
+      try {
+        const user = await inviteUser(app.signon, checked.values, actor, requestOrigin(request));
+        return redirectWithFlash(request, reply, `/users/${user.uid}`, { kind: "success", text: `Invitation sent to ${user.email}.` });
+      } catch (error) {
+        if (error instanceof AccountError) return renderInviteForm(request, reply, form, { email: error.message });
+        throw error;
+      }
+    },
+  );
+};
+
+export default inviteUserRoutes;

@@ -1,0 +1,89 @@
+import { type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { AccountError, updateUserByUid } from "../../accounts/manage-users.js";
+import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
+import type { UserDetails } from "../../accounts/user-details.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { redirectWithFlash, renderPage } from "../../web/page.js";
+import { mayListUsers } from "../../web/policy.js";
+import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
+import { formatTime, roleLabels } from "./format.js";
+import { UserFormBody } from "./invite.js";
+import { managedUser, UidParams, usersPageGuards } from "./managed-user.js";
+import { userFormChoices } from "./user-form-page.js";
+
+/** The page about one user: summary, edit form and account actions. */
+export async function renderUserPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  details: UserDetails,
+  options: { form?: UserFormFields; errors?: Record<string, string>; actionErrors?: Record<string, string> } = {},
+): Promise<FastifyReply> {
+  const { user } = details;
+  const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
+  const errors = { ...(options.errors ?? {}), ...(options.actionErrors ?? {}) };
+  const status = Object.keys(errors).length > 0 ? 400 : 200;
+  return renderPage(
+    request,
+    reply,
+    "users/show.eta",
+    {
+      title: user.name,
+      person: {
+        uid: user.uid,
+        name: user.name,
+        email: user.email,
+        role: roleLabels[user.role] ?? user.role,
+        organisationName: details.organisationName,
+        status: details.status,
+        suspensionReason: user.suspensionReason,
+        suspendedAt: formatTime(user.suspendedAt),
+        locked: details.locked,
+        lockedAt: formatTime(user.lockedAt),
+        twoStepOn: details.twoStepOn,
+        lastSignIn: formatTime(user.lastSignedInAt),
+        isSelf: user.uid === signedInUser(request).uid,
+        suspended: user.suspendedAt !== null,
+      },
+      actionErrors: options.actionErrors ?? {},
+      ...(await userFormChoices(request, form, options.errors ?? {})),
+      errorSummary: Object.entries(errors).map(([field, message]) => ({ field, message })),
+    },
+    status,
+  );
+}
+
+/** `GET /users/:uid` shows a user; `POST /users/:uid` changes their name, e-mail address, role and organisation. */
+const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/users/:uid", { config: { errorFormat: "html" }, schema: { params: UidParams }, preHandler: usersPageGuards }, async (request, reply) => {
+    const details = await managedUser(request, reply, request.params.uid);
+    return details ? renderUserPage(request, reply, details) : reply;
+  });
+
+  app.post(
+    "/users/:uid",
+    {
+      config: { errorFormat: "html" },
+      schema: { params: UidParams, body: UserFormBody },
+      preValidation: requireFormBody,
+      preHandler: [requireSignedIn, app.csrfProtection, requireRule(mayListUsers)],
+    },
+    async (request, reply) => {
+      const details = await managedUser(request, reply, request.params.uid);
+      if (!details) return reply;
+      const actor = signedInUser(request);
+      const form: UserFormFields = { name: request.body.name, email: request.body.email, role: request.body.role, organisation: request.body.organisation };
+      const checked = await checkUserForm(app.signon, actor, form);
+      if (!checked.ok) return renderUserPage(request, reply, details, { form, errors: checked.errors });
+      try {
+        await updateUserByUid(app.signon, details.user.uid, checked.values, actor.uid);
+      } catch (error) {
+        if (error instanceof AccountError) return renderUserPage(request, reply, details, { form, errors: { email: error.message } });
+        throw error;
+      }
+      return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "success", text: "The changes are saved." });
+    },
+  );
+};
+
+export default showUserRoutes;

@@ -1,0 +1,38 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { choosesOrganisation, type UserFormFields } from "../../accounts/user-form.js";
+import { listOrganisationChoices } from "../../repositories/user-form-choices.js";
+import { renderPage } from "../../web/page.js";
+import { assignableRoles } from "../../web/policy.js";
+import { signedInUser } from "../../web/signed-in.js";
+import { roleLabels } from "./format.js";
+import { errorSummary } from "./managed-user.js";
+
+/**
+ * What the invite and edit forms need besides their values: the roles the
+ * actor may give, the organisations they may choose (none for organisation
+ * admins, who keep people in their own), labels and the error summary.
+ */
+export async function userFormChoices(request: FastifyRequest, form: UserFormFields, errors: Record<string, string>) {
+  const actor = signedInUser(request);
+  const organisations = choosesOrganisation(actor) ? await listOrganisationChoices(request.server.signon.db) : [];
+  return {
+    form: { ...form, organisation: form.organisation ?? "" },
+    roles: assignableRoles(actor),
+    roleLabels,
+    choosesOrganisation: choosesOrganisation(actor),
+    organisations,
+    errors,
+    errorSummary: errorSummary(errors),
+  };
+}
+
+/** The invitation form, empty or with the values and messages of a refused post. */
+export async function renderInviteForm(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  form: UserFormFields,
+  errors: Record<string, string> = {},
+): Promise<FastifyReply> {
+  const status = Object.keys(errors).length > 0 ? 400 : 200;
+  return renderPage(request, reply, "users/new.eta", { title: "Invite a user", ...(await userFormChoices(request, form, errors)) }, status);
+}

@@ -1,0 +1,208 @@
+import { parse } from "csv-parse/sync";
+import { describe, expect, it } from "vitest";
+import { suspendUser } from "../../src/accounts/manage-users.js";
+import { neutraliseFormula } from "../../src/accounts/users-csv.js";
+import { InjectBrowser } from "../support/browser.js";
+import { createApp, createUser } from "../support/factories.js";
+import { useTestSignon } from "../support/signon.js";
+import { createTestOrganisation, listedNames, pageText, signedInAs } from "./users-support.js";
+
+const { signon } = await useTestSignon();
+const { app, ctx } = signon;
+
+describe("GET /users", () => {
+  it("sends a visitor who is not signed in to the sign-in page", async () => {
+    const response = await new InjectBrowser(app).get("/users");
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe("/sign-in?return_to=%2Fusers");
+  });
+
+  it("refuses normal users", async () => {
+    const { browser } = await signedInAs(app, ctx, "normal");
+    const response = await browser.get("/users");
+    expect(response.statusCode).toBe(403);
+    expect(pageText(response)).toContain("You cannot do that");
+  });
+
+  it("lists people with their role, organisation, status and last sign-in, without API users", async () => {
+    const organisation = await createTestOrganisation(ctx, "Department of Tests");
+    const { browser } = await signedInAs(app, ctx, "admin");
+    await createUser(ctx, { name: "Ada Lovelace", email: "ada@example.org", organisationId: organisation.id });
+    await createUser(ctx, { name: "Bob Suspended", email: "bob@example.org" }).then((bob) => suspendUser(ctx, bob.email, "Left"));
+    await createUser(ctx, { name: "Cy Invited", email: "cy@example.org", password: undefined });
+    const { createApiUser } = await import("../../src/accounts/manage-users.js");
+    await createApiUser(ctx, { name: "Robot", email: "robot@example.org" });
+
+    const response = await browser.get("/users");
+    expect(response.statusCode).toBe(200);
+    const names = listedNames(response);
+    expect(names).toEqual(expect.arrayContaining(["Ada Lovelace", "Bob Suspended", "Cy Invited"]));
+    expect(names).not.toContain("Robot");
+    const text = pageText(response);
+    expect(text).toContain("Ada Lovelace ada@example.org Normal user Department of Tests active Never");
+    expect(text).toContain("Bob Suspended bob@example.org Normal user None suspended");
+    expect(text).toContain("Cy Invited cy@example.org Normal user None invited");
+    expect(text).toMatch(/User \d+ user\d+@example\.org Admin None active \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+  });
+
+  it("searches names and e-mail addresses without regard to case, taking % and _ literally", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    await createUser(ctx, { name: "Grace Hopper", email: "grace@navy.example" });
+    await createUser(ctx, { name: "Percent 100% Sure", email: "p@example.org" });
+    await createUser(ctx, { name: "Under_score", email: "u@example.org" });
+    await createUser(ctx, { name: "Undersxcore", email: "x@example.org" });
+
+    expect(listedNames(await browser.get("/users?q=HOPPER"))).toEqual(["Grace Hopper"]);
+    expect(listedNames(await browser.get("/users?q=NAVY.example"))).toEqual(["Grace Hopper"]);
+    expect(listedNames(await browser.get("/users?q=%25"))).toEqual(["Percent 100% Sure"]);
+    expect(listedNames(await browser.get("/users?q=r_s"))).toEqual(["Under_score"]);
+    const none = await browser.get("/users?q=nobody");
+    expect(listedNames(none)).toEqual([]);
+    expect(pageText(none)).toContain("No users match these filters.");
+  });
+
+  it("filters by role, organisation, status and permission", async () => {
+    const organisation = await createTestOrganisation(ctx);
+    const { application } = await createApp(ctx, { permissions: ["editor"] });
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    await createUser(ctx, { name: "Org Member", organisationId: organisation.id });
+    await createUser(ctx, { name: "Org Admin", role: "organisation_admin", organisationId: organisation.id });
+    await createUser(ctx, { name: "Editor", permissions: { [application.name]: ["signin", "editor"] } });
+    await createUser(ctx, { name: "Signer", permissions: { [application.name]: ["signin"] } });
+    const locked = await createUser(ctx, { name: "Locked Out" });
+    const { recordWrongPassword } = await import("../../src/repositories/users.js");
+    await recordWrongPassword(ctx.db, locked.uid, 1, ctx.now());
+    await createUser(ctx, { name: "Not Yet", password: undefined });
+
+    expect(listedNames(await browser.get("/users?role=organisation_admin"))).toEqual(["Org Admin"]);
+    expect(listedNames(await browser.get(`/users?organisation=${organisation.id}`))).toEqual(["Org Admin", "Org Member"]);
+    expect(listedNames(await browser.get(`/users?organisation=${organisation.id}&role=normal`))).toEqual(["Org Member"]);
+    expect(listedNames(await browser.get(`/users?permission=${application.id}:editor`))).toEqual(["Editor"]);
+    expect(listedNames(await browser.get(`/users?permission=${application.id}:signin`))).toEqual(["Editor", "Signer"]);
+    expect(listedNames(await browser.get("/users?status=locked"))).toEqual(["Locked Out"]);
+    expect(listedNames(await browser.get("/users?status=invited"))).toEqual(["Not Yet"]);
+    const active = listedNames(await browser.get("/users?status=active"));
+    expect(active).not.toContain("Locked Out");
+    expect(active).not.toContain("Not Yet");
+    expect(active).toContain("Editor");
+    expect(listedNames(await browser.get("/users?status=active&q=&role=&organisation=&permission="))).toEqual(active);
+  });
+
+  it("lets a lock lift after an hour", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    const locked = await createUser(ctx, { name: "Locked Out" });
+    const { recordWrongPassword } = await import("../../src/repositories/users.js");
+    await recordWrongPassword(ctx.db, locked.uid, 1, ctx.now());
+    signon.clock.advance(3601);
+    expect(listedNames(await browser.get("/users?status=locked"))).toEqual([]);
+  });
+
+  it("pages 50 people at a time with links that keep the filters", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    for (let i = 0; i < 52; i++) await createUser(ctx, { name: `Member ${String(i).padStart(2, "0")}`, password: undefined });
+
+    const first = await browser.get("/users?q=member&status=invited");
+    expect(listedNames(first)).toHaveLength(50);
+    expect(listedNames(first)[0]).toBe("Member 00");
+    expect(first.body).toContain('href="/users?q=member&amp;status=invited&amp;page=2" rel="next"');
+    expect(first.body).not.toContain('rel="prev"');
+
+    const second = await browser.get("/users?q=member&status=invited&page=2");
+    expect(listedNames(second)).toEqual(["Member 50", "Member 51"]);
+    expect(second.body).toContain('href="/users?q=member&amp;status=invited" rel="prev"');
+    expect(second.body).not.toContain('rel="next"');
+  });
+
+  it("shows organisation admins only the people of their organisation they may manage", async () => {
+    const mine = await createTestOrganisation(ctx);
+    const other = await createTestOrganisation(ctx);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", mine.id);
+    await createUser(ctx, { name: "Colleague", organisationId: mine.id });
+    await createUser(ctx, { name: "Admin Colleague", role: "admin", organisationId: mine.id });
+    await createUser(ctx, { name: "Stranger", organisationId: other.id });
+    await createUser(ctx, { name: "Loner" });
+
+    const names = listedNames(await browser.get("/users"));
+    expect(names).toContain("Colleague");
+    expect(names).not.toContain("Admin Colleague");
+    expect(names).not.toContain("Stranger");
+    expect(names).not.toContain("Loner");
+    expect(listedNames(await browser.get(`/users?organisation=${other.id}`))).toEqual([]);
+  });
+
+  it("does not show superadmins to admins", async () => {
+    const { browser } = await signedInAs(app, ctx, "admin");
+    await createUser(ctx, { name: "Top", role: "superadmin" });
+    expect(listedNames(await browser.get("/users"))).not.toContain("Top");
+  });
+
+  it("answers 400 to filters that are not on the form", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    for (const query of ["role=emperor", "status=asleep", "organisation=nope", "permission=x", "page=0", "page=abc", "colour=red", "q=a&q=b"]) {
+      const response = await browser.get(`/users?${query}`);
+      expect(response.statusCode, query).toBe(400);
+      expect(response.headers["content-type"]).toContain("text/html");
+    }
+  });
+});
+
+describe("GET /users.csv", () => {
+  it("refuses normal users", async () => {
+    const { browser } = await signedInAs(app, ctx, "normal");
+    const response = await browser.get("/users.csv");
+    expect(response.statusCode).toBe(403);
+    expect(response.body).not.toContain("name,email");
+  });
+
+  it("exports the filtered list as an attachment, with formulas neutralised", async () => {
+    const organisation = await createTestOrganisation(ctx, "=Org");
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    await createUser(ctx, { name: "=HYPERLINK(\"http://evil.example\")", email: "evil@example.org", organisationId: organisation.id });
+    await createUser(ctx, { name: "+1 Plus", email: "plus@example.org" });
+    await createUser(ctx, { name: "-minus", email: "minus@example.org" });
+    await createUser(ctx, { name: "@at", email: "at@example.org" });
+    await createUser(ctx, { name: "Plain, with comma", email: "plain@example.org", password: undefined });
+
+    const response = await browser.get("/users.csv?q=example.org");
+    expect(response.statusCode).toBe(200);
+    expect(response.headers["content-type"]).toBe("text/csv; charset=utf-8");
+    expect(response.headers["content-disposition"]).toBe('attachment; filename="users.csv"');
+    const rows = parse(response.body) as string[][];
+    expect(rows[0]).toEqual(["name", "email", "role", "organisation", "status", "last_sign_in", "created_at"]);
+    const byEmail = new Map(rows.slice(1).map((row) => [row[1], row]));
+    expect(byEmail.get("evil@example.org")).toEqual(["'=HYPERLINK(\"http://evil.example\")", "evil@example.org", "normal", "'=Org", "active", "", ctx.now().toISOString()]);
+    expect(byEmail.get("plus@example.org")?.[0]).toBe("'+1 Plus");
+    expect(byEmail.get("minus@example.org")?.[0]).toBe("'-minus");
+    expect(byEmail.get("at@example.org")?.[0]).toBe("'@at");
+    expect(byEmail.get("plain@example.org")?.slice(0, 5)).toEqual(["Plain, with comma", "plain@example.org", "normal", "", "invited"]);
+    expect(rows).toHaveLength(7); // the header, five people and the signed-in superadmin
+
+    const filtered = parse((await browser.get("/users.csv?status=invited")).body) as string[][];
+    expect(filtered.slice(1).map((row) => row[1])).toEqual(["plain@example.org"]);
+  });
+
+  it("exports only the people an organisation admin may manage", async () => {
+    const mine = await createTestOrganisation(ctx);
+    const { browser, email } = await signedInAs(app, ctx, "organisation_admin", mine.id);
+    await createUser(ctx, { email: "colleague@example.org", organisationId: mine.id });
+    await createUser(ctx, { email: "stranger@example.org" });
+    const rows = parse((await browser.get("/users.csv")).body) as string[][];
+    expect(rows.slice(1).map((row) => row[1]).sort()).toEqual(["colleague@example.org", email].sort());
+  });
+});
+
+describe("neutraliseFormula", () => {
+  it("prefixes cells a spreadsheet would run as a formula", () => {
+    expect(["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "plain", "a=b", ""].map(neutraliseFormula)).toEqual([
+      "'=1+1",
+      "'+1",
+      "'-1",
+      "'@SUM(A1)",
+      "'\tx",
+      "'\rx",
+      "plain",
+      "a=b",
+      "",
+    ]);
+  });
+});
