@@ -151,4 +151,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(introspectRoutes);
   await app.register(metadataRoutes);
   await app.register(import("./routes/users/index.js"));
+  await app.register(import("./routes/applications/index.js"));
+  await app.register(import("./routes/api-users/index.js"));
+  await app.register(import("./routes/organisations/index.js"));
 }

@@ -13,12 +13,15 @@ export interface ApplicationRegistration {
   /** Permissions beyond `signin`, which is always supported. */
   permissions?: readonly string[] | undefined;
   requirePkce?: boolean | undefined;
+  /** Permissions organisation admins may grant: a subset of the supported ones. */
+  delegatablePermissions?: readonly string[] | undefined;
 }
 
 /** A refused registration, with a message for the operator. */
 export class RegistrationError extends Error {}
 
-const permissionPattern = /^[a-z][a-z0-9_]{0,63}$/;
+/** What a permission name looks like. */
+export const permissionPattern = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
  * Registers a client application and returns it with its client secret,
@@ -48,6 +51,9 @@ export async function registerApplication(
   if (badPermission !== undefined) {
     throw new RegistrationError(`Permission names are lower-case letters, digits and underscores: ${JSON.stringify(badPermission)}`);
   }
+  const delegatable = [...new Set(registration.delegatablePermissions ?? [])].sort();
+  const notSupported = delegatable.find((permission) => !permissions.includes(permission));
+  if (notSupported !== undefined) throw new RegistrationError(`Delegatable permission ${notSupported} is not a supported one`);
   if (await findApplicationByName(ctx.db, name)) throw new RegistrationError(`An application named ${name} already exists`);
 
   const clientSecret = randomHex();
@@ -62,6 +68,7 @@ export async function registerApplication(
       homeUri: registration.homeUri ?? null,
       pushBaseUrl: registration.pushBaseUrl ?? null,
       supportedPermissions: permissions,
+      delegatablePermissions: delegatable,
       requirePkce: registration.requirePkce ?? false,
       createdAt: now,
     });

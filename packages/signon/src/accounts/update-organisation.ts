@@ -1,0 +1,66 @@
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { findOrganisationById, listMemberUids, updateOrganisationRow } from "../repositories/organisation-admin.js";
+import { findOrganisationBySlug, type Organisation } from "../repositories/organisations.js";
+import { queuePushes } from "../repositories/push-deliveries.js";
+import { pushesCommitted } from "../pushes/queue.js";
+import type { FieldErrors } from "../applications/application-fields.js";
+
+const slugPattern = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/** Checks an organisation's name and slug as typed; returns them trimmed, or a message per field. */
+export function checkOrganisationFields(input: { name: string; slug: string }): { ok: true; name: string; slug: string } | { ok: false; errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  const name = input.name.trim();
+  const slug = input.slug.trim();
+  if (name === "" || name.length > 200) errors.name = "Enter a name of 1 to 200 characters";
+  if (slug === "" || slug.length > 100 || !slugPattern.test(slug)) {
+    errors.slug = "Enter a slug of up to 100 lower-case letters and digits, separated by single hyphens";
+  }
+  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, name, slug };
+}
+
+/**
+ * Renames an organisation or changes its slug (unique). A new slug is part
+ * of each member's `/user.json`, so every member's applications are told
+ * (S13). Returns the organisation afterwards, field errors, or `null` when
+ * there is no such organisation.
+ */
+export async function updateOrganisation(
+  ctx: SignonContext,
+  id: string,
+  input: { name: string; slug: string },
+  actor: { uid: string; origin: RequestOrigin },
+): Promise<{ ok: true; organisation: Organisation } | { ok: false; errors: FieldErrors } | null> {
+  const current = await findOrganisationById(ctx.db, id);
+  if (!current) return null;
+  const checked = checkOrganisationFields(input);
+  if (!checked.ok) return checked;
+  const holder = await findOrganisationBySlug(ctx.db, checked.slug);
+  if (holder && holder.id !== id) return { ok: false, errors: { slug: `Another organisation has the slug ${checked.slug}` } };
+  const changes: { name?: string; slug?: string } = {};
+  if (checked.name !== current.name) changes.name = checked.name;
+  if (checked.slug !== current.slug) changes.slug = checked.slug;
+  if (Object.keys(changes).length === 0) return { ok: true, organisation: current };
+  const now = ctx.now();
+  const organisation = await ctx.db.transaction(async (tx) => {
+    const updated = await updateOrganisationRow(tx, id, changes);
+    if (!updated) return null;
+    await audit(tx, {
+      action: "organisation_updated",
+      at: now,
+      actorUid: actor.uid,
+      origin: actor.origin,
+      details: { organisation_id: id, changed: Object.keys(changes).sort(), ...(changes.slug ? { previous_slug: current.slug, slug: changes.slug } : {}) },
+    });
+    if (changes.slug !== undefined) {
+      for (const uid of await listMemberUids(tx, id)) {
+        await queuePushes(tx, { userUid: uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+      }
+    }
+    return updated;
+  });
+  if (!organisation) return null;
+  if (changes.slug !== undefined) pushesCommitted(ctx);
+  return { ok: true, organisation };
+}

@@ -1,0 +1,65 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { AccountError, createApiUser } from "../../accounts/manage-users.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { listApiUsers } from "../../repositories/api-user-tokens.js";
+import { findUserByEmail } from "../../repositories/users.js";
+import { redirectWithFlash, renderPage } from "../../web/page.js";
+import { mayManageApiUsers } from "../../web/policy.js";
+import { signedInUser } from "../../web/signed-in.js";
+import { formatTime, guardSection } from "../applications/guard.js";
+import apiUserTokenRoutes from "./tokens.js";
+
+const NewApiUserBody = Type.Object(
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 400 }), email: Type.String({ maxLength: 400 }) },
+  { additionalProperties: false },
+);
+
+const emailPattern = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * The API users section (superadmins): `GET /api-users`,
+ * `GET|POST /api-users/new`, and each API user's tokens (see `tokens.ts`).
+ */
+const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  guardSection(app, mayManageApiUsers);
+
+  app.get("/api-users", { config: { errorFormat: "html" } }, async (request, reply) => {
+    const apiUsers = await listApiUsers(app.signon.db);
+    return renderPage(request, reply, "api-users/list.eta", { title: "API users", apiUsers, formatTime });
+  });
+
+  app.get("/api-users/new", { config: { errorFormat: "html" } }, async (request, reply) =>
+    renderPage(request, reply, "api-users/new.eta", { title: "New API user", values: { name: "", email: "" }, errors: {} }),
+  );
+
+  app.post(
+    "/api-users/new",
+    { config: { errorFormat: "html" }, schema: { body: NewApiUserBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const { _csrf: _ignored, ...values } = request.body;
+      const errors: Record<string, string> = {};
+      const name = values.name.trim();
+      const email = values.email.trim();
+      if (name === "" || name.length > 200) errors.name = "Enter a name of 1 to 200 characters";
+      if (!emailPattern.test(email) || email.length > 254) errors.email = "Enter an e-mail address, such as team@example.org";
+      else if (await findUserByEmail(app.signon.db, email)) errors.email = `A user with e-mail ${email} already exists`;
+      const showErrors = (found: Record<string, string>) =>
+        renderPage(request, reply, "api-users/new.eta", { title: "New API user: there is a problem", values, errors: found }, 400);
+      if (Object.keys(errors).length > 0) return showErrors(errors);
+      try {
+        const user = await createApiUser(app.signon, { name, email }, signedInUser(request).uid);
+        return await redirectWithFlash(request, reply, `/api-users/${user.uid}`, {
+          kind: "success",
+          text: `${user.name} is created. Issue it a token for an application below.`,
+        });
+      } catch (error) {
+        if (error instanceof AccountError) return showErrors({ email: error.message });
+        throw error;
+      }
+    },
+  );
+
+  await app.register(apiUserTokenRoutes);
+};
+
+export default apiUserRoutes;

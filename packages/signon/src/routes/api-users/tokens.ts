@@ -1,0 +1,111 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { findApiUser, issueApiUserToken, revokeApiUserToken } from "../../accounts/api-users.js";
+import { AccountError } from "../../accounts/manage-users.js";
+import { splitList } from "../../applications/application-fields.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { listIssuedTokens } from "../../repositories/api-user-tokens.js";
+import { listLiveApplications } from "../../repositories/application-admin.js";
+import type { User } from "../../repositories/users.js";
+import { redirectWithFlash, renderPage } from "../../web/page.js";
+import { signedInUser } from "../../web/signed-in.js";
+import { actorOf, formatTime, isId, sendNotFound } from "../applications/guard.js";
+
+const Params = Type.Object({ uid: Type.String({ maxLength: 64 }) });
+const RevokeParams = Type.Object({ uid: Type.String({ maxLength: 64 }), grantId: Type.String({ maxLength: 64 }) });
+const IssueBody = Type.Object(
+  {
+    _csrf: Type.Optional(Type.String({ maxLength: 256 })),
+    application_id: Type.String({ maxLength: 64 }),
+    permissions: Type.String({ maxLength: 2000 }),
+    expires_in_days: Type.String({ maxLength: 16 }),
+  },
+  { additionalProperties: false },
+);
+const CsrfOnlyBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+
+type IssueForm = { application_id: string; permissions: string; expires_in_days: string };
+const emptyIssueForm: IssueForm = { application_id: "", permissions: "", expires_in_days: "730" };
+
+async function showApiUser(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  apiUser: User,
+  form: { values: IssueForm; errors: Record<string, string> } = { values: emptyIssueForm, errors: {} },
+): Promise<FastifyReply> {
+  const ctx = request.server.signon;
+  const [tokens, applications] = await Promise.all([listIssuedTokens(ctx.db, apiUser.uid), listLiveApplications(ctx.db)]);
+  const failed = Object.keys(form.errors).length > 0;
+  return renderPage(
+    request,
+    reply,
+    "api-users/show.eta",
+    { title: failed ? `${apiUser.name}: there is a problem` : apiUser.name, apiUser, tokens, applications, now: ctx.now(), formatTime, ...form },
+    failed ? 400 : 200,
+  );
+}
+
+async function findApiUserParam(request: FastifyRequest, uid: string): Promise<User | null> {
+  return isId(uid) ? findApiUser(request.server.signon, uid) : null;
+}
+
+/**
+ * `GET /api-users/:uid`: an API user with its tokens and a form to issue one;
+ * `POST /api-users/:uid/tokens` issues a token and shows it once;
+ * `POST /api-users/:uid/tokens/:grantId/revoke` revokes one by its grant id.
+ */
+const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/api-users/:uid", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
+    const apiUser = await findApiUserParam(request, request.params.uid);
+    if (!apiUser) return sendNotFound(request, reply, "API user");
+    return showApiUser(request, reply, apiUser);
+  });
+
+  app.post(
+    "/api-users/:uid/tokens",
+    { config: { errorFormat: "html" }, schema: { params: Params, body: IssueBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const apiUser = await findApiUserParam(request, request.params.uid);
+      if (!apiUser) return sendNotFound(request, reply, "API user");
+      const { _csrf: _ignored, ...values } = request.body;
+      const errors: Record<string, string> = {};
+      const applications = await listLiveApplications(app.signon.db);
+      const application = applications.find((candidate) => candidate.id === values.application_id);
+      const permissions = splitList(values.permissions);
+      if (!application) errors.application_id = "Choose an application that is not retired";
+      else {
+        const unsupported = permissions.filter((permission) => !application.supportedPermissions.includes(permission));
+        if (unsupported.length > 0) errors.permissions = `${application.name} does not support ${unsupported.join(", ")}`;
+      }
+      const days = /^\d{1,4}$/.test(values.expires_in_days.trim()) ? Number(values.expires_in_days.trim()) : Number.NaN;
+      if (!(days >= 1 && days <= 3650)) errors.expires_in_days = "Enter a whole number of days from 1 to 3650";
+      if (apiUser.suspendedAt !== null) errors.application_id = "This API user is suspended: no token can be issued";
+      if (!application || Object.keys(errors).length > 0) return showApiUser(request, reply, apiUser, { values, errors });
+      try {
+        const issued = await issueApiUserToken(
+          app.signon,
+          { user: apiUser, applicationId: application.id, permissions, expiresInDays: days },
+          signedInUser(request).uid,
+        );
+        return await renderPage(request, reply, "api-users/token.eta", { title: `Token for ${issued.application}`, apiUser, formatTime, ...issued });
+      } catch (error) {
+        if (error instanceof AccountError) return showApiUser(request, reply, apiUser, { values, errors: { application_id: error.message } });
+        throw error;
+      }
+    },
+  );
+
+  app.post(
+    "/api-users/:uid/tokens/:grantId/revoke",
+    { config: { errorFormat: "html" }, schema: { params: RevokeParams, body: CsrfOnlyBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const apiUser = await findApiUserParam(request, request.params.uid);
+      if (!apiUser) return sendNotFound(request, reply, "API user");
+      const revoked = isId(request.params.grantId) && (await revokeApiUserToken(app.signon, apiUser, request.params.grantId, actorOf(request)));
+      if (!revoked) return sendNotFound(request, reply, "token");
+      return redirectWithFlash(request, reply, `/api-users/${apiUser.uid}`, { kind: "success", text: "The token is revoked: it no longer works." });
+    },
+  );
+};
+
+export default apiUserTokenRoutes;

@@ -1,0 +1,20 @@
+import type { FastifyPluginAsync } from "fastify";
+import { mayManageApplications } from "../../web/policy.js";
+import applicationCreateRoutes from "./create.js";
+import applicationEditRoutes from "./edit.js";
+import { guardSection } from "./guard.js";
+import applicationListRoutes from "./list.js";
+import applicationPushRoutes from "./pushes.js";
+import applicationSecretAndRetireRoutes from "./secret-and-retire.js";
+
+/** The applications section (superadmins): list, create, edit, rotate the secret, retire, push delivery status. */
+const applicationRoutes: FastifyPluginAsync = async (app) => {
+  guardSection(app, mayManageApplications);
+  await app.register(applicationListRoutes);
+  await app.register(applicationCreateRoutes);
+  await app.register(applicationEditRoutes);
+  await app.register(applicationSecretAndRetireRoutes);
+  await app.register(applicationPushRoutes);
+};
+
+export default applicationRoutes;
