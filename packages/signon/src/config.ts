@@ -38,6 +38,22 @@ export interface SignonConfig {
     /** The first retry waits about this long; each later one twice as long, up to an hour. */
     retryBaseMs: number;
   };
+  /** Outgoing e-mail (invitations, password resets). */
+  mail: {
+    /** `smtp://` or `smtps://` URL of the mail server; `null` keeps mails in the development mailbox (`/dev/mail`). */
+    smtpUrl: string | null;
+    /** The From address. */
+    from: string;
+    /** Whether mails kept in the development mailbox are also printed to the console. */
+    printToConsole: boolean;
+  };
+  /**
+   * 32-byte key that encrypts authenticator secrets at rest (AES-256-GCM), or
+   * `null` in development, where a key file in the data directory is used.
+   */
+  secretKey: Buffer | null;
+  /** People who have not signed in for this many days are suspended by the inactivity job. */
+  inactivityDays: number;
 }
 
 /** A variable that stops start-up, and why. */
@@ -70,6 +86,10 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_PUSH_DELIVERY` [true]: `false` stops this process delivering pushes (they still queue).
  * - `SIGNON_PUSH_CONCURRENCY` [64], `SIGNON_PUSH_TIMEOUT_SECONDS` [10], `SIGNON_PUSH_POLL_MS` [250],
  *   `SIGNON_PUSH_RETRY_BASE_MS` [5000]
+ * - `SIGNON_SMTP_URL` [unset: development mailbox at /dev/mail], `SIGNON_MAIL_FROM` [Tessera Sign-on <signon@localhost>],
+ *   `SIGNON_MAIL_PRINT` [true in development]
+ * - `SIGNON_SECRET_KEY` [required in production; development uses `<data dir>/secret-key`]: 64 hex digits.
+ * - `SIGNON_INACTIVITY_DAYS` [45]
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
  * the listening and TLS rules do not apply to it.
@@ -107,6 +127,11 @@ export function loadConfig(
   if (preparedStatements && databaseUrl === null) {
     throw new ConfigError("SIGNON_PREPARED_STATEMENTS", "the embedded database serves every connection from one session, where prepared statements collide; set DATABASE_URL or leave this unset");
   }
+  const smtpUrl = readSmtpUrl(env);
+  const secretKey = readSecretKey(env);
+  if (purpose === "server" && mode === "production" && secretKey === null) {
+    throw new ConfigError("SIGNON_SECRET_KEY", "required in production: 64 hex digits (for example from `openssl rand -hex 32`)");
+  }
   return {
     mode,
     host,
@@ -132,7 +157,34 @@ export function loadConfig(
       pollIntervalMs: readInteger(env, "SIGNON_PUSH_POLL_MS", 250, { min: 10, max: 60_000 }),
       retryBaseMs: readInteger(env, "SIGNON_PUSH_RETRY_BASE_MS", 5000, { min: 10, max: 3_600_000 }),
     },
+    mail: {
+      smtpUrl,
+      from: env.SIGNON_MAIL_FROM?.trim() || "Tessera Sign-on <signon@localhost>",
+      printToConsole: readBoolean(env, "SIGNON_MAIL_PRINT", mode === "development"),
+    },
+    secretKey,
+    inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
   };
+}
+
+function readSmtpUrl(env: Record<string, string | undefined>): string | null {
+  const raw = env.SIGNON_SMTP_URL?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("SIGNON_SMTP_URL", "not an absolute URL");
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new ConfigError("SIGNON_SMTP_URL", "must be an smtp:// or smtps:// URL");
+  return raw;
+}
+
+function readSecretKey(env: Record<string, string | undefined>): Buffer | null {
+  const raw = env.SIGNON_SECRET_KEY?.trim();
+  if (!raw) return null;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw)) throw new ConfigError("SIGNON_SECRET_KEY", "expected 64 hex digits (32 bytes)");
+  return Buffer.from(raw, "hex");
 }
 
 function readMode(env: Record<string, string | undefined>): SignonConfig["mode"] {

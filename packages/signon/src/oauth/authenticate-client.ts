@@ -36,7 +36,7 @@ export async function authenticateClient(
   const secretMatches = constantTimeEqual(presented, application?.clientSecretHash ?? sha256Hex(""));
   if (application && secretMatches && !application.retired) return application;
 
-  await recordFailure(ctx.db, clientAuthenticationLimit, keys, now);
+  const overLimit = await recordFailure(ctx.db, clientAuthenticationLimit, keys, now);
   await audit(ctx.db, {
     action: "client_authentication_failed",
     at: now,
@@ -44,5 +44,7 @@ export async function authenticateClient(
     origin,
     details: { client_id: credentials.clientId.slice(0, 128), method: credentials.method },
   });
+  // Failures past the limit that passed the check above at the same moment as others are refused like later ones.
+  if (overLimit !== null) throw new TooManyAttemptsError(overLimit);
   throw new InvalidClientError("Client authentication failed", { usedBasic: credentials.method === "client_secret_basic" });
 }

@@ -30,7 +30,17 @@ export async function secondsUntilAllowed(
   return wait;
 }
 
-/** Counts one failure under each key. */
-export async function recordFailure(db: SignonDatabase, limit: FailureLimit, keys: readonly string[], now: Date): Promise<void> {
-  for (const key of keys) await countFailure(db, `${limit.name}:${key}`, limit.windowSeconds, now);
+/**
+ * Counts one failure under each key and returns the seconds until the first
+ * key over the limit may try again, or `null` when none is over it. Decided
+ * on the totals the atomic counts return, so simultaneous failures on several
+ * instances cannot all slip under the limit.
+ */
+export async function recordFailure(db: SignonDatabase, limit: FailureLimit, keys: readonly string[], now: Date): Promise<number | null> {
+  let wait: number | null = null;
+  for (const key of keys) {
+    const count = await countFailure(db, `${limit.name}:${key}`, limit.windowSeconds, now);
+    if (count.failures > limit.maxFailures) wait = Math.max(wait ?? 0, (count.windowEndsAt.getTime() - now.getTime()) / 1000);
+  }
+  return wait;
 }

@@ -9,9 +9,16 @@ import { signonMigrations } from "../../src/db/migrations.js";
 import * as schema from "../../src/db/schema.js";
 import { TestClock } from "./clock.js";
 
-/** Test configuration: development mode, argon2 lowered so tests stay fast. */
+/** Test configuration: development mode, argon2 lowered so tests stay fast, a fixed secret key, mails kept quiet. */
 export function testConfig(overrides: Record<string, string> = {}): SignonConfig {
-  return loadConfig({ SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1", SIGNON_PUBLIC_URL: "http://localhost:3000", ...overrides });
+  return loadConfig({
+    SIGNON_ARGON2_MEMORY_KIB: "64",
+    SIGNON_ARGON2_TIME_COST: "1",
+    SIGNON_PUBLIC_URL: "http://localhost:3000",
+    SIGNON_SECRET_KEY: "5e".repeat(32),
+    SIGNON_MAIL_PRINT: "false",
+    ...overrides,
+  });
 }
 
 /** A migrated database for one test file. Call `close()` in `afterAll` and `reset()` in `beforeEach`. */

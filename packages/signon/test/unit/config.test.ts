@@ -18,6 +18,9 @@ describe("loadConfig", () => {
       preparedStatements: false,
       metricsToken: null,
       pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000 },
+      mail: { smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true },
+      secretKey: null,
+      inactivityDays: 45,
     });
   });
 
@@ -48,8 +51,22 @@ describe("loadConfig", () => {
       SIGNON_TRUST_PROXY: "true",
       SIGNON_PUBLIC_URL: "https://signon.example/",
       DATABASE_URL: "postgres://db/signon",
+      SIGNON_SECRET_KEY: "ab".repeat(32),
     });
     expect(config).toMatchObject({ mode: "production", trustProxy: true, publicUrl: "https://signon.example", databaseUrl: "postgres://db/signon" });
+    expect(config.secretKey).toEqual(Buffer.alloc(32, 0xab));
+  });
+
+  it("requires a secret key of 32 bytes in hex in production", () => {
+    const production = { NODE_ENV: "production", SIGNON_TRUST_PROXY: "true", SIGNON_PUBLIC_URL: "https://signon.example" };
+    expect(() => loadConfig(production)).toThrow(/SIGNON_SECRET_KEY: required in production/);
+    expect(() => loadConfig({ ...production, SIGNON_SECRET_KEY: "short" })).toThrow(/SIGNON_SECRET_KEY: expected 64 hex digits/);
+  });
+
+  it("keeps mail in the development mailbox unless an SMTP URL is set", () => {
+    expect(loadConfig({}).mail).toEqual({ smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true });
+    expect(loadConfig({ SIGNON_SMTP_URL: "smtp://mail.example:587" }).mail.smtpUrl).toBe("smtp://mail.example:587");
+    expect(() => loadConfig({ SIGNON_SMTP_URL: "http://mail.example" })).toThrow(/SIGNON_SMTP_URL: must be an smtp/);
   });
 
   it("requires an https public URL in production", () => {
