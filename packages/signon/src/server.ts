@@ -5,6 +5,7 @@ import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
 import { openSignonDatabase } from "./database.js";
 import { statementRunner } from "./db/statements.js";
+import { startInactivityJob } from "./accounts/inactivity.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
 import { countPeople } from "./repositories/users.js";
 
@@ -23,7 +24,7 @@ export interface RunningSignon {
 /**
  * Starts Sign-on: reads the configuration from `env`, opens and migrates the
  * database, starts the push delivery worker (unless `SIGNON_PUSH_DELIVERY=false`)
- * and listens. On a database without accounts it prints how to create the
+ * and the hourly inactivity job, and listens. On a database without accounts it prints how to create the
  * first administrator. `options.fetch` sends the pushes (default: global `fetch`).
  */
 export async function startSignon(
@@ -62,10 +63,13 @@ export async function startSignon(
       );
     }
     pushes?.start();
+    // Suspends people who have not signed in for `inactivityDays`: first shortly after start, then hourly.
+    const inactivity = startInactivityJob(app.signon, { log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) } });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         try {
+          await inactivity.stop();
           await pushes?.stop();
           await app.close();
         } finally {

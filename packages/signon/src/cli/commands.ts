@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { AccountError, createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
+import { suspendInactiveUsers } from "../accounts/inactivity.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
 import { firstStartCommand } from "../bootstrap/first-start-command.js";
 import { grantPermissions, revokePermissions } from "../applications/permissions.js";
@@ -169,6 +170,19 @@ export const commands: Record<string, Command> = {
         organisationId: options["no-organisation"] === true ? null : organisation?.id,
       });
       return { json: { uid: user.uid, email: user.email, name: user.name }, text: [`Updated ${user.email}; its applications are told.`] };
+    },
+  },
+
+  "users suspend-inactive": {
+    usage: "signon users suspend-inactive [--json]",
+    options: {},
+    async run(ctx) {
+      const suspended = await suspendInactiveUsers(ctx);
+      const days = ctx.config.inactivityDays;
+      return {
+        json: { days, suspended },
+        text: suspended.length === 0 ? [`Nobody has gone ${days} days without signing in.`] : suspended.map((email) => `Suspended ${email}: not signed in for ${days} days.`),
+      };
     },
   },
 

@@ -1,16 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { resolveSession } from "../accounts/sessions.js";
-import { readSessionCookie } from "../http/session-cookie.js";
+import { listSignInApplications } from "../repositories/account-overview.js";
+import { renderPage } from "../web/page.js";
+import { requireSignedIn, signedInUser } from "../web/signed-in.js";
 
-/** `GET /`: who is signed in, with a sign-out button. */
+/** `GET /`: the dashboard, each application the signed-in user may use, linked to its home page. */
 const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get("/", { config: { errorFormat: "html" } }, async (request, reply) => {
-    const user = await resolveSession(app.signon, readSessionCookie(request, app.signon.config));
-    return reply.header("cache-control", "no-store").view("home.eta", {
-      title: "Home",
-      user: user ? { name: user.name, email: user.email } : null,
-      csrfToken: user ? reply.generateCsrf() : "",
-    });
+  app.get("/", { config: { errorFormat: "html" }, preHandler: requireSignedIn }, async (request, reply) => {
+    const user = signedInUser(request);
+    const applications = (await listSignInApplications(app.signon.db, user.uid)).map((application) => ({
+      name: application.name,
+      // Only web addresses become links, whatever was stored.
+      homeUri: application.homeUri !== null && /^https?:\/\//i.test(application.homeUri) ? application.homeUri : null,
+    }));
+    return renderPage(request, reply, "home.eta", { title: "Dashboard", name: user.name, applications });
   });
 };
 

@@ -1,0 +1,67 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FieldErrors } from "../../accounts/password-policy.js";
+import { findOrganisationSummary, listPermissionsOfUser, listRecentEventsOfUser } from "../../repositories/account-overview.js";
+import type { User } from "../../repositories/users.js";
+import { renderPage } from "../../web/page.js";
+import { describeActivity } from "./activity-words.js";
+
+/** How many of the person's latest events the account page lists. */
+export const recentActivityCount = 20;
+
+const roleLabels: Record<string, string> = {
+  superadmin: "Superadmin",
+  admin: "Admin",
+  organisation_admin: "Organisation admin",
+  normal: "Normal user",
+};
+
+function formatTime(time: Date): string {
+  return `${time.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/**
+ * Renders `GET /account`: the person's details (with the form to change
+ * name and e-mail), their applications and permissions, and their recent
+ * activity in plain words. `form` refills the details form after an error.
+ */
+export async function renderAccountPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: User,
+  form: { values: { name: string; email: string }; errors: FieldErrors } | null = null,
+  status = 200,
+): Promise<FastifyReply> {
+  const db = request.server.signon.db;
+  const organisation = user.organisationId === null ? null : await findOrganisationSummary(db, user.organisationId);
+  const applications: { name: string; retired: boolean; permissions: string[] }[] = [];
+  for (const row of await listPermissionsOfUser(db, user.uid)) {
+    const last = applications.at(-1);
+    if (last && last.name === row.applicationName) last.permissions.push(row.permission);
+    else applications.push({ name: row.applicationName, retired: row.retired, permissions: [row.permission] });
+  }
+  const activity = (await listRecentEventsOfUser(db, user.uid, recentActivityCount)).map((event) => ({
+    when: formatTime(event.occurredAt),
+    datetime: event.occurredAt.toISOString(),
+    what: describeActivity(event, user.uid),
+  }));
+  return renderPage(
+    request,
+    reply,
+    "account/show.eta",
+    {
+      title: "Your account",
+      account: {
+        name: user.name,
+        email: user.email,
+        role: roleLabels[user.role] ?? user.role,
+        organisation: organisation?.name ?? null,
+        twoStepOn: user.otpEnabledAt !== null,
+      },
+      values: form?.values ?? { name: user.name, email: user.email },
+      errors: form?.errors ?? {},
+      applications,
+      activity,
+    },
+    status,
+  );
+}

@@ -1,0 +1,75 @@
+/** An audit event as the "recent activity" list needs it. */
+export interface ActivityEvent {
+  action: string;
+  actorUid: string | null;
+  subjectUid: string | null;
+  applicationName: string | null;
+  details: Record<string, unknown>;
+}
+
+const aboutYou: Record<string, string> = {
+  sign_in: "You signed in",
+  sign_in_failed: "Someone tried to sign in with a wrong password",
+  sign_in_refused: "A sign-in was refused",
+  account_locked: "Your account was locked after too many wrong passwords",
+  account_unlocked: "Your account was unlocked",
+  sign_out: "You signed out",
+  authorization_code_issued: "You signed in to an application",
+  tokens_issued: "An application was given access for you",
+  tokens_refreshed: "An application renewed its access for you",
+  token_revoked: "An application's access for you was revoked",
+  user_created: "Your account was created",
+  permissions_granted: "You were given permissions",
+  permissions_revoked: "Permissions were taken away from you",
+  token_issued_by_operator: "An access token was issued for you",
+  user_suspended: "Your account was suspended",
+  user_unsuspended: "Your suspension was lifted",
+  user_updated: "Your details were changed",
+  user_invited: "You were invited",
+  invitation_accepted: "You accepted your invitation and chose a password",
+  password_changed: "You changed your password",
+  password_reset_requested: "A password reset link was asked for",
+  password_reset: "Your password was reset through an e-mailed link",
+  two_step_enabled: "You turned on 2-step verification",
+  two_step_reset: "Your 2-step verification was reset",
+  two_step_failed: "A wrong 2-step verification code was entered",
+  two_step_verified: "You entered a 2-step verification code",
+  role_changed: "Your role was changed",
+  suspended_for_inactivity: "Your account was suspended because it was not used for a long time",
+};
+
+const byYou: Record<string, string> = {
+  user_created: "You created an account",
+  user_invited: "You invited someone",
+  user_updated: "You changed someone's details",
+  user_suspended: "You suspended someone",
+  user_unsuspended: "You lifted someone's suspension",
+  account_unlocked: "You unlocked someone's account",
+  permissions_granted: "You gave someone permissions",
+  permissions_revoked: "You took permissions away from someone",
+  role_changed: "You changed someone's role",
+  two_step_reset: "You reset someone's 2-step verification",
+  application_created: "You registered an application",
+  application_updated: "You changed an application",
+  application_secret_rotated: "You replaced an application's secret",
+  application_retired: "You retired an application",
+  organisation_created: "You created an organisation",
+  organisation_updated: "You changed an organisation",
+  api_user_created: "You created an API user",
+  api_token_revoked: "You revoked an API token",
+  token_issued_by_operator: "You issued an API token",
+  push_retried: "You retried a push to an application",
+};
+
+/**
+ * Says in plain words what an audit event means for the person reading
+ * their own account page (`userUid`): something done to them, or by them
+ * to someone or something else.
+ */
+export function describeActivity(event: ActivityEvent, userUid: string): string {
+  const toYou = event.subjectUid === userUid;
+  const base = (toYou ? aboutYou[event.action] : byYou[event.action]) ?? aboutYou[event.action] ?? `Event: ${event.action.replace(/_/g, " ")}`;
+  const onApplication = event.applicationName ? ` (${event.applicationName})` : "";
+  const byAdministrator = toYou && event.actorUid !== null && event.actorUid !== userUid ? " by an administrator" : "";
+  return `${base}${byAdministrator}${onApplication}`;
+}

@@ -1,0 +1,98 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { inspectAccountLink } from "../../accounts/account-links.js";
+import { requestPasswordReset, resetPassword } from "../../accounts/password-reset.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
+import { clearSessionCookie } from "../../http/session-cookie.js";
+import { renderPage } from "../../web/page.js";
+import { sendUnusableLinkPage } from "../account/unusable-link.js";
+
+// `_csrf` is optional in the schemas so that a form without it gets the CSRF check's 403, not a 400.
+const RequestBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })), email: Type.String({ maxLength: 254 }) }, { additionalProperties: false });
+const TokenParams = Type.Object({ token: Type.String({ maxLength: 200 }) });
+const ResetBody = Type.Object(
+  {
+    _csrf: Type.Optional(Type.String({ maxLength: 256 })),
+    password: Type.String({ maxLength: 1024 }),
+    confirmation: Type.String({ maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+const emailShape = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * Forgotten password: `GET/POST /password-reset` asks for the e-mail address
+ * and answers the same whether or not it has an account; `GET/POST
+ * /password-reset/:token` chooses the new password; `GET /password-reset/done`
+ * says it worked.
+ */
+const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/password-reset", { config: { errorFormat: "html" } }, async (request, reply) =>
+    renderPage(request, reply, "password-reset/request.eta", { title: "Reset your password", email: "", errors: {} }),
+  );
+
+  app.post(
+    "/password-reset",
+    { config: { errorFormat: "html" }, schema: { body: RequestBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const email = request.body.email.trim();
+      if (!emailShape.test(email)) {
+        const errors = { email: email === "" ? "Enter your e-mail address" : "Enter an e-mail address like name@example.org" };
+        return renderPage(request, reply, "password-reset/request.eta", { title: "Reset your password", email, errors }, 400);
+      }
+      const result = await requestPasswordReset(app.signon, email, requestOrigin(request));
+      if (!result.ok) {
+        reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
+        const errors = { email: "Too many requests from your network. Wait a while and try again." };
+        return renderPage(request, reply, "password-reset/request.eta", { title: "Reset your password", email, errors }, 429);
+      }
+      return renderPage(request, reply, "password-reset/sent.eta", { title: "Check your e-mail", email });
+    },
+  );
+
+  app.get("/password-reset/done", { config: { errorFormat: "html" } }, async (request, reply) =>
+    renderPage(request, reply, "password-reset/done.eta", { title: "Your password has been changed" }),
+  );
+
+  app.get("/password-reset/:token", { config: { errorFormat: "html" }, schema: { params: TokenParams } }, async (request, reply) => {
+    const found = await inspectAccountLink(app.signon, request.params.token, "password_reset");
+    if (found.state !== "usable") return sendUnusableLinkPage(request, reply, found.state, "password_reset");
+    return renderPage(request, reply, "password-reset/choose.eta", {
+      title: "Choose a new password",
+      email: found.user.email,
+      token: request.params.token,
+      errors: {},
+    });
+  });
+
+  app.post(
+    "/password-reset/:token",
+    {
+      config: { errorFormat: "html" },
+      schema: { params: TokenParams, body: ResetBody },
+      preValidation: requireFormBody,
+      preHandler: app.csrfProtection,
+    },
+    async (request, reply) => {
+      const { token } = request.params;
+      const result = await resetPassword(app.signon, token, { password: request.body.password, confirmation: request.body.confirmation }, requestOrigin(request));
+      if (!result.ok && "link" in result) return sendUnusableLinkPage(request, reply, result.link, "password_reset");
+      if (!result.ok) {
+        const found = await inspectAccountLink(app.signon, token, "password_reset");
+        if (found.state !== "usable") return sendUnusableLinkPage(request, reply, found.state, "password_reset");
+        return renderPage(
+          request,
+          reply,
+          "password-reset/choose.eta",
+          { title: "Choose a new password", email: found.user.email, token, errors: result.errors },
+          400,
+        );
+      }
+      clearSessionCookie(reply, app.signon.config);
+      return reply.redirect("/password-reset/done", 303);
+    },
+  );
+};
+
+export default passwordResetRoutes;

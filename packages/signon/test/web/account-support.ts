@@ -1,0 +1,36 @@
+import type { LightMyRequestResponse } from "fastify";
+import type { SignonContext } from "../../src/context.js";
+import { listDevMails, type DevMail } from "../../src/repositories/dev-mails.js";
+
+/** Mails kept by the development mailbox for this address, oldest first. */
+export async function mailsTo(ctx: SignonContext, address: string): Promise<DevMail[]> {
+  return (await listDevMails(ctx.db, 1000)).filter((mail) => mail.recipient === address).sort((a, b) => a.id - b.id);
+}
+
+/** The path of the link (`/invitations/…` or `/password-reset/…`) in the newest mail to this address. */
+export async function linkMailedTo(ctx: SignonContext, address: string, prefix: "/invitations/" | "/password-reset/"): Promise<string> {
+  const mail = (await mailsTo(ctx, address)).at(-1);
+  if (!mail) throw new Error(`no mail to ${address}`);
+  const match = new RegExp(`http://localhost:3000(${prefix}[0-9a-f]{64})`).exec(mail.textBody);
+  if (!match?.[1]) throw new Error(`no ${prefix} link in:\n${mail.textBody}`);
+  return match[1];
+}
+
+/** The visible text of a page: tags removed, entities decoded, spaces collapsed. */
+export function textOf(response: LightMyRequestResponse): string {
+  return response.body
+    .replace(/<[^>]*>/g, " ")
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ");
+}
+
+/** A password that passes the policy, different on each call. */
+let passwords = 0;
+export function strongPassword(): string {
+  passwords += 1;
+  return `lantern ${["orbit", "meadow", "quartz", "saffron", "tundra", "violet"][passwords % 6]} pickle ${passwords} harbour`;
+}
