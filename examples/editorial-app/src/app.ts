@@ -1,6 +1,7 @@
 import { startDatabase } from "@tessera/db";
 import { signonClientPlugin } from "@tessera/signon-client/fastify";
 import { PostgresSessionStore, PostgresUserStore, signonClientMigrations } from "@tessera/signon-client/postgres";
+import { databaseReadinessChecks, registerHealthChecks } from "@tessera/service-kit";
 import type { FastifyInstance } from "fastify";
 import type { EditorialAppConfig } from "./config.js";
 import { adminRoutes } from "./routes/admin.js";
@@ -19,6 +20,7 @@ const SESSION_SWEEP_MS = 10 * 60 * 1000;
  * - `GET /`: who you are and your permissions (signed in),
  * - `GET /admin`: the users Sign-on told it about (permission `admin`),
  * - `GET /api/me`: the caller of a Sign-on bearer token,
+ * - `GET /healthcheck/live`, `GET /healthcheck/ready` (its database answers, its tables are migrated),
  * - the Sign-on routes: `/auth/gds`, `/auth/gds/callback`, `/auth/gds/sign_out`,
  *   and the push receivers `PUT /auth/gds/api/users/:uid`, `POST /auth/gds/api/users/:uid/reauth`.
  */
@@ -52,6 +54,9 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     cookieName: "editorial_session",
   });
   app.get("/healthz", async () => ({ status: "ok" }));
+  registerHealthChecks(app, {
+    checks: databaseReadinessChecks(async (text) => (await database.pool.query<Record<string, unknown>>(text)).rows, [signonClientMigrations]),
+  });
   await app.register(homeRoutes);
   await app.register(adminRoutes(database.pool));
   await app.register(apiMeRoutes);
