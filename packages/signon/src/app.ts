@@ -22,6 +22,7 @@ import introspectRoutes from "./routes/oauth/introspect.js";
 import revokeRoutes from "./routes/oauth/revoke.js";
 import homeRoutes from "./routes/home.js";
 import signInRoutes from "./routes/sign-in.js";
+import twoStepRoutes from "./routes/two-step/index.js";
 import signOutRoutes from "./routes/sign-out.js";
 import tokenRoutes from "./routes/token.js";
 import userJsonRoutes from "./routes/user-json.js";
@@ -143,6 +144,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
 
   await app.register(homeRoutes);
   await app.register(signInRoutes);
+  await app.register(twoStepRoutes);
   await app.register(signOutRoutes);
   await app.register(import("./routes/account/index.js"));
   await app.register(import("./routes/invitations/index.js"));

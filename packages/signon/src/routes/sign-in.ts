@@ -1,7 +1,9 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { signInWithPassword } from "../accounts/sign-in.js";
 import { resolveSession, startSession } from "../accounts/sessions.js";
+import { needsSecondFactor } from "../accounts/two-step-sign-in.js";
 import { requireFormBody } from "../http/form-content-type.js";
+import { readRememberedBrowserCookie } from "../http/remembered-browser-cookie.js";
 import { requestOrigin } from "../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
 
@@ -32,7 +34,11 @@ const failureMessages = {
 
 const failureStatus = { invalid: 401, locked: 401, suspended: 401, rate_limited: 429 } as const;
 
-/** `GET /sign-in` shows the form; `POST /sign-in` checks it and starts a session with a new id. */
+/**
+ * `GET /sign-in` shows the form; `POST /sign-in` checks it and starts a
+ * session with a new id. With 2-step verification on (and the browser not
+ * remembered), the session waits for the code at `/sign-in/two-step`.
+ */
 const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/sign-in", { config: { errorFormat: "html" }, schema: { querystring: SignInQuery } }, async (request, reply) => {
     const returnTo = safeReturnPath(request.query.return_to);
@@ -62,8 +68,10 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
             csrfToken: reply.generateCsrf(),
           });
       }
-      const sessionId = await startSession(app.signon, result.user, readSessionCookie(request, app.signon.config), origin);
+      const awaitingSecondFactor = await needsSecondFactor(app.signon, result.user, readRememberedBrowserCookie(request, app.signon.config));
+      const sessionId = await startSession(app.signon, result.user, readSessionCookie(request, app.signon.config), origin, { awaitingSecondFactor });
       setSessionCookie(reply, app.signon.config, sessionId);
+      if (awaitingSecondFactor) return reply.redirect(`/sign-in/two-step?return_to=${encodeURIComponent(returnTo)}`, 303);
       return reply.redirect(returnTo, 303);
     },
   );

@@ -1,0 +1,91 @@
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { insertRememberedBrowser, isBrowserRemembered } from "../repositories/remembered-browsers.js";
+import { deleteSession } from "../repositories/sessions.js";
+import { acceptOtpStep, recordWrongOtp } from "../repositories/two-step-secrets.js";
+import type { User } from "../repositories/users.js";
+import { randomHex, sha256Hex } from "../security/random.js";
+import { resolveWebSession, startSession } from "./sessions.js";
+import { lockSeconds } from "./sign-in.js";
+import { matchingOtpStep, normaliseOtpCode, openOtpSecret } from "./two-step.js";
+
+/** An account locks after this many wrong 2-step codes in a row (S15). */
+export const wrongCodesBeforeLock = 10;
+/** A remembered browser skips the 2-step code for this long. */
+export const rememberBrowserSeconds = 30 * 24 * 3600;
+
+/** Whether a user must enter a 2-step code at sign-in: 2-step verification is on and this browser is not remembered for them. */
+export async function needsSecondFactor(ctx: SignonContext, user: User, rememberToken: string | undefined): Promise<boolean> {
+  if (user.otpEnabledAt === null) return false;
+  if (rememberToken === undefined || !/^[0-9a-f]{64}$/.test(rememberToken)) return true;
+  return !(await isBrowserRemembered(ctx.db, sha256Hex(rememberToken), user.uid, ctx.now()));
+}
+
+export type SecondFactorResult =
+  | {
+      ok: true;
+      user: User;
+      /** The new session id (the half-signed-in one is gone). */
+      sessionId: string;
+      /** The cookie value that remembers this browser, when asked for. */
+      rememberToken: string | null;
+    }
+  | { ok: false; reason: "no_session" | "wrong_code" | "reused_code" | "locked" };
+
+/**
+ * Completes a sign-in that waits for its 2-step code. A right code, not used
+ * before, replaces the half-signed-in session with a fully signed-in one under
+ * a new id (no fixation) and records the sign-in; with `rememberBrowser`, it
+ * also remembers the browser for 30 days. Wrong and reused codes count
+ * towards the lock (S15); the tenth in a row locks the account and ends the
+ * half-signed-in session.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6238#section-5.2
+ */
+export async function completeSecondFactor(
+  ctx: SignonContext,
+  sessionId: string | undefined,
+  input: { code: string; rememberBrowser: boolean },
+  origin: RequestOrigin,
+): Promise<SecondFactorResult> {
+  const session = await resolveWebSession(ctx, sessionId);
+  if (!session || !session.awaitingSecondFactor || sessionId === undefined) return { ok: false, reason: "no_session" };
+  const { user } = session;
+  const now = ctx.now();
+  if (user.lockedAt !== null && user.lockedAt.getTime() + lockSeconds * 1000 > now.getTime()) {
+    await deleteSession(ctx.db, session.idHash);
+    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "locked" } });
+    return { ok: false, reason: "locked" };
+  }
+  const secret = user.otpEnabledAt === null ? null : openOtpSecret(ctx, user);
+  if (secret === null) return { ok: false, reason: "no_session" };
+  const code = normaliseOtpCode(input.code);
+  const step = code === null ? null : matchingOtpStep(user, secret, code, now);
+
+  return ctx.db.transaction(async (tx): Promise<SecondFactorResult> => {
+    if (step !== null && (await acceptOtpStep(tx, user.uid, step, now))) {
+      await audit(tx, { action: "two_step_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+      const newSessionId = await startSession({ ...ctx, db: tx }, user, sessionId, origin);
+      let rememberToken: string | null = null;
+      if (input.rememberBrowser) {
+        rememberToken = randomHex();
+        await insertRememberedBrowser(tx, {
+          tokenHash: sha256Hex(rememberToken),
+          userUid: user.uid,
+          expiresAt: new Date(now.getTime() + rememberBrowserSeconds * 1000),
+          createdAt: now,
+        });
+      }
+      return { ok: true, user, sessionId: newSessionId, rememberToken };
+    }
+    const reason = step === null ? "wrong_code" : "reused_code";
+    const updated = await recordWrongOtp(tx, user.uid, wrongCodesBeforeLock, now);
+    await audit(tx, { action: "two_step_failed", at: now, subjectUid: user.uid, origin, details: { reason, failures: updated?.failedOtpAttempts ?? null } });
+    if (updated?.lockedAt != null && updated.failedOtpAttempts >= wrongCodesBeforeLock) {
+      await audit(tx, { action: "account_locked", at: now, subjectUid: user.uid, origin, details: { reason: "wrong_two_step_codes" } });
+      await deleteSession(tx, session.idHash);
+      return { ok: false, reason: "locked" };
+    }
+    return { ok: false, reason };
+  });
+}

@@ -1,0 +1,93 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { resolveWebSession } from "../../accounts/sessions.js";
+import { completeSecondFactor } from "../../accounts/two-step-sign-in.js";
+import { normaliseOtpCode } from "../../accounts/two-step.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { setRememberedBrowserCookie } from "../../http/remembered-browser-cookie.js";
+import { requestOrigin } from "../../http/request-origin.js";
+import { clearSessionCookie, readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
+import { renderPage } from "../../web/page.js";
+import { safeReturnPath } from "../sign-in.js";
+
+const CodeQuery = Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: true });
+const CodeBody = Type.Object(
+  {
+    _csrf: Type.String({ maxLength: 256 }),
+    code: Type.String({ maxLength: 32 }),
+    remember: Type.Optional(Type.Literal("yes")),
+    return_to: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
+
+const title = "Enter your verification code";
+const failureMessages = {
+  wrong_code: "The code is not right. Enter the code the app shows now",
+  reused_code: "That code has been used already. Wait for the app to show a new code and enter it",
+} as const;
+const lockedMessage = "This account is locked after too many wrong codes. Try again in an hour, or ask an administrator to unlock it.";
+
+function signInAgain(reply: FastifyReply, returnTo: string): FastifyReply {
+  return reply.header("cache-control", "no-store").redirect(`/sign-in?return_to=${encodeURIComponent(returnTo)}`, 303);
+}
+
+function showCodeForm(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  form: { returnTo: string; error: string | null; remember: boolean },
+  status: number,
+): Promise<FastifyReply> {
+  return renderPage(request, reply, "two-step/code.eta", { title, ...form }, status);
+}
+
+/**
+ * `GET /sign-in/two-step` asks a half-signed-in browser (password checked)
+ * for its 2-step code; `POST /sign-in/two-step` checks it, finishes the
+ * sign-in under a new session id, optionally remembers the browser, and goes
+ * on to `return_to`.
+ */
+const twoStepSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/sign-in/two-step", { config: { errorFormat: "html" }, schema: { querystring: CodeQuery } }, async (request, reply) => {
+    const returnTo = safeReturnPath(request.query.return_to);
+    const session = await resolveWebSession(app.signon, readSessionCookie(request, app.signon.config));
+    if (!session) return signInAgain(reply, returnTo);
+    if (!session.awaitingSecondFactor) return reply.redirect(returnTo, 303);
+    return showCodeForm(request, reply, { returnTo, error: null, remember: false }, 200);
+  });
+
+  app.post(
+    "/sign-in/two-step",
+    { config: { errorFormat: "html" }, schema: { body: CodeBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const returnTo = safeReturnPath(request.body.return_to);
+      const remember = request.body.remember === "yes";
+      if (normaliseOtpCode(request.body.code) === null) {
+        const error = "Enter the 6-digit code from your authenticator app, using only the digits 0 to 9";
+        return showCodeForm(request, reply, { returnTo, error, remember }, 400);
+      }
+      const result = await completeSecondFactor(
+        app.signon,
+        readSessionCookie(request, app.signon.config),
+        { code: request.body.code, rememberBrowser: remember },
+        requestOrigin(request),
+      );
+      if (result.ok) {
+        setSessionCookie(reply, app.signon.config, result.sessionId);
+        if (result.rememberToken !== null) setRememberedBrowserCookie(reply, app.signon.config, result.rememberToken);
+        return reply.header("cache-control", "no-store").redirect(returnTo, 303);
+      }
+      if (result.reason === "no_session") return signInAgain(reply, returnTo);
+      if (result.reason === "locked") {
+        clearSessionCookie(reply, app.signon.config);
+        return reply
+          .code(401)
+          .header("cache-control", "no-store")
+          .view("sign-in.eta", { title: "Sign in", message: lockedMessage, email: "", returnTo, csrfToken: reply.generateCsrf() });
+      }
+      return showCodeForm(request, reply, { returnTo, error: failureMessages[result.reason], remember }, 401);
+    },
+  );
+};
+
+export default twoStepSignInRoutes;
