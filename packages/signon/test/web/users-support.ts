@@ -38,3 +38,24 @@ export function pageText(response: LightMyRequestResponse): string {
 export function listedNames(response: LightMyRequestResponse): string[] {
   return [...response.body.matchAll(/<th scope="row"><a href="\/users\/[0-9a-f-]+">([^<]*)<\/a><\/th>/g)].map((match) => match[1] as string);
 }
+
+/** Opens `pageUrl` for its CSRF token and posts `fields` to `action`; a field given as an array is sent once per value. */
+export async function submitMany(
+  app: FastifyInstance,
+  browser: InjectBrowser,
+  pageUrl: string,
+  action: string,
+  fields: Record<string, string | string[]>,
+): Promise<LightMyRequestResponse> {
+  const page = await browser.get(pageUrl);
+  const token = /name="_csrf" value="([^"]*)"/.exec(page.body)?.[1];
+  if (token === undefined) throw new Error(`no CSRF token on ${pageUrl} (status ${page.statusCode})`);
+  const body = new URLSearchParams({ _csrf: token });
+  for (const [name, value] of Object.entries(fields)) for (const one of [value].flat()) body.append(name, one);
+  return app.inject({
+    method: "POST",
+    url: action,
+    headers: { cookie: browser.cookieHeader, "content-type": "application/x-www-form-urlencoded" },
+    payload: body.toString(),
+  });
+}

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from "fastify";
 import accountActionRoutes from "./account-actions.js";
+import userEventRoutes from "./events.js";
 import inviteUserRoutes from "./invite.js";
 import userListRoutes from "./list.js";
+import userPermissionRoutes from "./permissions.js";
 import showUserRoutes from "./show.js";
 
 /** The users pages for administrators: list and CSV, invite, one user's page and its actions, permissions and event log. */
@@ -10,6 +12,8 @@ const usersRoutes: FastifyPluginAsync = async (app) => {
   await app.register(inviteUserRoutes);
   await app.register(showUserRoutes);
   await app.register(accountActionRoutes);
+  await app.register(userPermissionRoutes);
+  await app.register(userEventRoutes);
 };
 
 export default usersRoutes;

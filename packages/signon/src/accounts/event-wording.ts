@@ -1,0 +1,70 @@
+import type { AuditAction } from "../audit.js";
+import type { UserEventRow } from "../repositories/user-events.js";
+
+/** Each audit action in plain words. */
+const actionWords: Record<AuditAction, string> = {
+  sign_in: "Signed in",
+  sign_in_failed: "Sign-in failed",
+  sign_in_refused: "Sign-in refused",
+  account_locked: "Account locked after too many wrong attempts",
+  account_unlocked: "Account unlocked",
+  sign_out: "Signed out",
+  authorization_code_issued: "Signed in to an application",
+  authorization_code_replayed: "A used sign-in code was presented again",
+  tokens_issued: "Access tokens issued",
+  tokens_refreshed: "Access tokens refreshed",
+  refresh_token_reused: "A used refresh token was presented again",
+  token_revoked: "Token revoked",
+  client_authentication_failed: "Application authentication failed",
+  application_created: "Application created",
+  organisation_created: "Organisation created",
+  user_created: "Account created",
+  api_user_created: "API user created",
+  permissions_granted: "Permissions granted",
+  permissions_revoked: "Permissions revoked",
+  token_issued_by_operator: "Token issued by an operator",
+  user_suspended: "Suspended",
+  user_unsuspended: "Unsuspended",
+  user_updated: "Details changed",
+  user_invited: "Invited",
+  invitation_accepted: "Invitation accepted",
+  password_changed: "Password changed",
+  password_reset_requested: "Password reset requested",
+  password_reset: "Password reset",
+  two_step_enabled: "2-step verification set up",
+  two_step_reset: "2-step verification reset",
+  two_step_failed: "Wrong 2-step verification code",
+  two_step_verified: "2-step verification code accepted",
+  role_changed: "Role changed",
+  application_updated: "Application changed",
+  application_secret_rotated: "Application secret rotated",
+  application_retired: "Application retired",
+  organisation_updated: "Organisation changed",
+  api_token_revoked: "API token revoked",
+  push_retried: "Push delivery retried",
+  suspended_for_inactivity: "Suspended for inactivity",
+};
+
+const roleWords: Record<string, string> = { superadmin: "superadmin", admin: "admin", organisation_admin: "organisation admin", normal: "normal user" };
+
+function stringList(value: unknown): string | null {
+  return Array.isArray(value) && value.every((item) => typeof item === "string") ? value.join(", ") : null;
+}
+
+/**
+ * An audit event in plain words, as seen from the page of `pageUserUid`:
+ * what happened, to whom when it was someone else, and the details that
+ * matter (permissions, reason, role, changed fields).
+ */
+export function describeEvent(event: UserEventRow, pageUserUid: string): string {
+  let text = actionWords[event.action as AuditAction] ?? event.action.replace(/_/g, " ");
+  if (event.subjectUid !== null && event.subjectUid !== pageUserUid) text += `: ${event.subjectName ?? "a deleted user"}`;
+  const details = event.details;
+  const permissions = stringList(details.permissions);
+  if (permissions !== null) text += ` (${permissions})`;
+  if (typeof details.from === "string" && typeof details.to === "string") text += ` from ${roleWords[details.from] ?? details.from} to ${roleWords[details.to] ?? details.to}`;
+  const changed = stringList(details.changed);
+  if (changed !== null) text += ` (${changed.replace("organisationId", "organisation")})`;
+  if (typeof details.reason === "string") text += ` (reason: ${details.reason})`;
+  return text;
+}

@@ -1,0 +1,101 @@
+import { grantPermissions, revokePermissions } from "../applications/permissions.js";
+import type { SignonContext } from "../context.js";
+import { listLiveApplications, listPermissionsOfUser } from "../repositories/user-form-choices.js";
+import type { User } from "../repositories/users.js";
+import { grantablePermissions, type Actor } from "../web/policy.js";
+
+/** One box of the permission grid: a permission of an application, whether the user holds it and whether the actor may change it. */
+export interface PermissionBox {
+  value: string;
+  permission: string;
+  held: boolean;
+  editable: boolean;
+}
+
+/** One application of the grid (retired applications are left out). */
+export interface PermissionGridRow {
+  applicationId: string;
+  applicationName: string;
+  boxes: PermissionBox[];
+}
+
+/** The value of a box as the form posts it: `<application id>:<permission>`. */
+export function boxValue(applicationId: string, permission: string): string {
+  return `${applicationId}:${permission}`;
+}
+
+async function gridState(ctx: SignonContext, userUid: string) {
+  const [applications, held] = await Promise.all([listLiveApplications(ctx.db), listPermissionsOfUser(ctx.db, userUid)]);
+  const heldValues = new Set(held.map((row) => boxValue(row.applicationId, row.permission)));
+  return { applications, heldValues };
+}
+
+/** The permission grid of a user as this actor sees it: every live application, every permission it supports. */
+export async function permissionGrid(ctx: SignonContext, actor: Actor, userUid: string): Promise<PermissionGridRow[]> {
+  const { applications, heldValues } = await gridState(ctx, userUid);
+  return applications.map((application) => {
+    const grantable = grantablePermissions(actor, application);
+    return {
+      applicationId: application.id,
+      applicationName: application.name,
+      boxes: application.supportedPermissions.map((permission) => ({
+        value: boxValue(application.id, permission),
+        permission,
+        held: heldValues.has(boxValue(application.id, permission)),
+        editable: grantable.includes(permission),
+      })),
+    };
+  });
+}
+
+/** What saving the grid did, or why nothing was changed. */
+export type GridSaveResult =
+  | { ok: true; granted: number; revoked: number }
+  /** A box that is not on the grid: an unknown or retired application, or a permission it does not support. */
+  | { ok: false; reason: "unknown_box"; value: string }
+  /** A box the actor may not change was ticked. */
+  | { ok: false; reason: "not_grantable"; value: string };
+
+/**
+ * Saves the grid: `ticked` are the boxes sent by the form. Only the boxes the
+ * actor may change count: a held permission they may not change stays as it
+ * is (its box is disabled, so browsers do not send it), and ticking one they
+ * may not grant refuses the whole change. Everything is checked before
+ * anything is written; each application's grants and revocations are then
+ * made with `grantPermissions` and `revokePermissions`, which write the audit
+ * events and queue the pushes (S13).
+ */
+export async function savePermissionGrid(ctx: SignonContext, actor: Actor, user: User, ticked: readonly string[]): Promise<GridSaveResult> {
+  const { applications, heldValues } = await gridState(ctx, user.uid);
+  const boxes = new Map<string, { applicationId: string; permission: string; editable: boolean }>();
+  for (const application of applications) {
+    const grantable = grantablePermissions(actor, application);
+    for (const permission of application.supportedPermissions) {
+      boxes.set(boxValue(application.id, permission), { applicationId: application.id, permission, editable: grantable.includes(permission) });
+    }
+  }
+  const wanted = new Set<string>();
+  for (const value of ticked) {
+    const at = value.indexOf(":");
+    const box = at < 0 ? undefined : boxes.get(boxValue(value.slice(0, at).toLowerCase(), value.slice(at + 1)));
+    if (!box) return { ok: false, reason: "unknown_box", value };
+    if (!box.editable && !heldValues.has(boxValue(box.applicationId, box.permission))) return { ok: false, reason: "not_grantable", value };
+    wanted.add(boxValue(box.applicationId, box.permission));
+  }
+  let granted = 0;
+  let revoked = 0;
+  for (const application of applications) {
+    const toGrant: string[] = [];
+    const toRevoke: string[] = [];
+    for (const permission of grantablePermissions(actor, application)) {
+      const value = boxValue(application.id, permission);
+      if (wanted.has(value) && !heldValues.has(value)) toGrant.push(permission);
+      if (!wanted.has(value) && heldValues.has(value)) toRevoke.push(permission);
+    }
+    if (toGrant.length > 0) await grantPermissions(ctx, { email: user.email, application: application.name, permissions: toGrant }, actor.uid);
+    if (toRevoke.length > 0) await revokePermissions(ctx, { email: user.email, application: application.name, permissions: toRevoke }, actor.uid);
+    granted += toGrant.length;
+    revoked += toRevoke.length;
+  }
+  return { ok: true, granted, revoked };
+}

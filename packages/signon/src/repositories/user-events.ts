@@ -1,0 +1,45 @@
+import { desc, eq, or } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import type { SignonDatabase } from "../db/database.js";
+import { applications, auditEvents, users } from "../db/schema.js";
+
+/** An audit event with the names of the people and the application it involves. */
+export interface UserEventRow {
+  id: number;
+  occurredAt: Date;
+  action: string;
+  actorUid: string | null;
+  actorName: string | null;
+  subjectUid: string | null;
+  subjectName: string | null;
+  applicationName: string | null;
+  ip: string | null;
+  details: Record<string, unknown>;
+}
+
+/** Audit events where the user is the subject or the actor, newest first. */
+export async function listEventsOfUser(db: SignonDatabase, userUid: string, page: { limit: number; offset: number }): Promise<UserEventRow[]> {
+  const actor = alias(users, "actor");
+  const subject = alias(users, "subject");
+  return db
+    .select({
+      id: auditEvents.id,
+      occurredAt: auditEvents.occurredAt,
+      action: auditEvents.action,
+      actorUid: auditEvents.actorUid,
+      actorName: actor.name,
+      subjectUid: auditEvents.subjectUid,
+      subjectName: subject.name,
+      applicationName: applications.name,
+      ip: auditEvents.ip,
+      details: auditEvents.details,
+    })
+    .from(auditEvents)
+    .leftJoin(actor, eq(actor.uid, auditEvents.actorUid))
+    .leftJoin(subject, eq(subject.uid, auditEvents.subjectUid))
+    .leftJoin(applications, eq(applications.id, auditEvents.applicationId))
+    .where(or(eq(auditEvents.subjectUid, userUid), eq(auditEvents.actorUid, userUid)))
+    .orderBy(desc(auditEvents.occurredAt), desc(auditEvents.id))
+    .limit(page.limit)
+    .offset(page.offset);
+}
