@@ -59,6 +59,7 @@ export async function checkNewPassword(
 }
 
 async function isRecentPassword(ctx: SignonContext, user: Pick<User, "uid" | "passwordHash">, password: string): Promise<boolean> {
+  // The current password counts as one of the last ones, recorded in the history or not.
   const hashes = new Set(await recentPasswordHashes(ctx.db, user.uid, passwordsRemembered));
   if (user.passwordHash !== null) hashes.add(user.passwordHash);
   for (const hash of hashes) {

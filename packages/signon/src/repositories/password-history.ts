@@ -13,8 +13,17 @@ export async function recentPasswordHashes(db: SignonDatabase, userUid: string, 
   return rows.map((row) => row.passwordHash);
 }
 
-/** Stores a new password hash on the user and appends it to their password history. */
+/**
+ * Stores a new password hash on the user and appends it to their password
+ * history. A password set before history was kept (for example at account
+ * creation) is added to the history first, so it counts as a previous one.
+ */
 export async function storePasswordHash(db: SignonDatabase, userUid: string, passwordHash: string, now: Date): Promise<void> {
+  const [current] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.uid, userUid)).limit(1);
+  const [latest] = await recentPasswordHashes(db, userUid, 1);
+  if (current?.passwordHash && current.passwordHash !== latest) {
+    await db.insert(passwordHistory).values({ userUid, passwordHash: current.passwordHash, createdAt: now });
+  }
   await db.update(users).set({ passwordHash, passwordChangedAt: now, updatedAt: now }).where(eq(users.uid, userUid));
   await db.insert(passwordHistory).values({ userUid, passwordHash, createdAt: now });
 }

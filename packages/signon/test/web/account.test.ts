@@ -1,0 +1,178 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { createOrganisation } from "../../src/accounts/organisations.js";
+import { auditEvents, passwordHistory, pushDeliveries, sessions } from "../../src/db/schema.js";
+import { findUserByUid } from "../../src/repositories/users.js";
+import { InjectBrowser, signedInBrowser } from "../support/browser.js";
+import { createApp, createUser, defaultPassword } from "../support/factories.js";
+import { useTestSignon } from "../support/signon.js";
+import { strongPassword, textOf } from "./account-support.js";
+
+const { database, signon } = await useTestSignon();
+
+async function signedInPerson(options: Parameters<typeof createUser>[1] = {}) {
+  const user = await createUser(signon.ctx, options);
+  return { user, browser: await signedInBrowser(signon.app, user.email, defaultPassword) };
+}
+
+async function changePassword(browser: InjectBrowser, fields: { current: string; password: string; confirmation?: string }) {
+  return browser.submit("/account/password", "/account/password", { confirmation: fields.password, ...fields });
+}
+
+describe("GET /account", () => {
+  it("sends an anonymous visitor to sign in", async () => {
+    const response = await new InjectBrowser(signon.app).get("/account");
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe("/sign-in?return_to=%2Faccount");
+  });
+
+  it("shows the person's details, applications and permissions, and recent activity in plain words", async () => {
+    const organisation = await createOrganisation(signon.ctx, { slug: "hmrc", name: "HM Revenue & Customs" });
+    const { application } = await createApp(signon.ctx, { name: "Publisher", permissions: ["editor"] });
+    const { user, browser } = await signedInPerson({ role: "organisation_admin", organisationId: organisation.id, permissions: { Publisher: ["signin", "editor"] } });
+    const page = await browser.get("/account");
+    expect(page.statusCode).toBe(200);
+    const text = textOf(page);
+    expect(text).toContain(`Name ${user.name}`);
+    expect(text).toContain(`E-mail address ${user.email}`);
+    expect(text).toContain("Role Organisation admin");
+    expect(text).toContain("Organisation HM Revenue & Customs");
+    expect(text).toContain(`${application.name} editor, signin`);
+    expect(text).toContain("You signed in");
+    expect(text).toContain("You were given permissions (Publisher)");
+    expect(page.body).toContain('<a href="/account" aria-current="page">Your account</a>');
+  });
+
+  it("lists at most the last 20 events", async () => {
+    const { browser } = await signedInPerson();
+    for (let i = 0; i < 25; i++) await browser.get("/account/password");
+    const user = await createUser(signon.ctx);
+    for (let i = 0; i < 22; i++) await signedInBrowser(signon.app, user.email, defaultPassword);
+    const own = await signedInBrowser(signon.app, user.email, defaultPassword);
+    const page = await own.get("/account");
+    expect([...page.body.matchAll(/<time datetime=/g)]).toHaveLength(20);
+  });
+});
+
+describe("POST /account/details", () => {
+  it("changes name and e-mail address, audits it, tells the applications and shows a flash", async () => {
+    await createApp(signon.ctx, { name: "Publisher", pushBaseUrl: "https://publisher.example" });
+    const { user, browser } = await signedInPerson({ permissions: { Publisher: ["signin"] } });
+    await database.db.delete(pushDeliveries);
+
+    const response = await browser.submit("/account", "/account/details", { name: "Ada Lovelace", email: "ada@example.org" });
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe("/account");
+    const page = await browser.get("/account");
+    expect(textOf(page)).toContain("Your details have been saved.");
+    expect(textOf(page)).toContain("Name Ada Lovelace");
+    expect(textOf(await browser.get("/account"))).not.toContain("Your details have been saved.");
+
+    expect(await findUserByUid(signon.ctx.db, user.uid)).toMatchObject({ name: "Ada Lovelace", email: "ada@example.org" });
+    const pushes = await database.db.select().from(pushDeliveries).where(eq(pushDeliveries.userUid, user.uid));
+    expect(pushes).toEqual([expect.objectContaining({ kind: "update", status: "pending" })]);
+    const updated = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "user_updated"));
+    expect(updated).toEqual([expect.objectContaining({ actorUid: user.uid, subjectUid: user.uid, details: { changed: ["email", "name"] } })]);
+  });
+
+  it("shows errors next to the fields (400) and changes nothing", async () => {
+    const other = await createUser(signon.ctx);
+    const { user, browser } = await signedInPerson();
+    const empty = await browser.submit("/account", "/account/details", { name: "  ", email: "nonsense" });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.body).toContain('<p class="error-message" id="name-error">Enter your name</p>');
+    expect(empty.body).toContain('<p class="error-message" id="email-error">Enter an e-mail address like name@example.org</p>');
+    expect(empty.body).toContain('<a href="#name">Enter your name</a>');
+    const taken = await browser.submit("/account", "/account/details", { name: "New name", email: other.email.toUpperCase() });
+    expect(taken.statusCode).toBe(400);
+    expect(textOf(taken)).toContain("Another account already uses this e-mail address");
+    expect(taken.body).toContain('value="New name"');
+    expect(await findUserByUid(signon.ctx.db, user.uid)).toMatchObject({ name: user.name, email: user.email });
+  });
+
+  it("answers 400 to an oversize field, 403 without the CSRF token, and sends anonymous posts to sign in", async () => {
+    const { user, browser } = await signedInPerson();
+    expect((await browser.submit("/account", "/account/details", { name: "n".repeat(201), email: user.email })).statusCode).toBe(400);
+    expect((await browser.postForm("/account/details", { name: "Changed", email: user.email })).statusCode).toBe(403);
+    const anonymous = await new InjectBrowser(signon.app).postForm("/account/details", { name: "Changed", email: user.email });
+    expect(anonymous.statusCode).toBe(303);
+    expect(anonymous.headers.location).toMatch(/^\/sign-in/);
+    expect((await findUserByUid(signon.ctx.db, user.uid))?.name).toBe(user.name);
+  });
+});
+
+describe("GET /account/password", () => {
+  it("shows the form with current, new and confirmation fields", async () => {
+    const { browser } = await signedInPerson();
+    const page = await browser.get("/account/password");
+    expect(page.statusCode).toBe(200);
+    for (const field of ["current", "password", "confirmation"]) expect(page.body).toContain(`<label for="${field}">`);
+  });
+});
+
+describe("POST /account/password", () => {
+  it("changes the password, records it, ends the other sessions but not this one", async () => {
+    const { user, browser } = await signedInPerson();
+    const other = await signedInBrowser(signon.app, user.email, defaultPassword);
+    const password = strongPassword();
+    const response = await changePassword(browser, { current: defaultPassword, password });
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe("/account");
+    expect(textOf(await browser.get("/account"))).toContain("Your password has been changed.");
+    expect((await other.get("/account")).statusCode).toBe(303);
+    expect(await database.db.select().from(sessions).where(eq(sessions.userUid, user.uid))).toHaveLength(1);
+    // The password set at creation, then the new one.
+    expect(await database.db.select().from(passwordHistory).where(eq(passwordHistory.userUid, user.uid))).toHaveLength(2);
+    const changed = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "password_changed"));
+    expect(changed).toEqual([expect.objectContaining({ actorUid: user.uid, subjectUid: user.uid })]);
+    await expect(signedInBrowser(signon.app, user.email, password)).resolves.toBeInstanceOf(InjectBrowser);
+  });
+
+  it("refuses a wrong current password (400) and counts it towards the lock", async () => {
+    const { user, browser } = await signedInPerson();
+    const response = await changePassword(browser, { current: "not my password at all", password: strongPassword() });
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toContain('<p class="error-message" id="current-error">Your current password is not right</p>');
+    expect(await findUserByUid(signon.ctx.db, user.uid)).toMatchObject({ passwordHash: user.passwordHash, failedPasswordAttempts: 1 });
+  });
+
+  it("refuses a weak, too short or too long password and a mismatched confirmation (400)", async () => {
+    const { user, browser } = await signedInPerson();
+    const cases: [Record<string, string>, string][] = [
+      [{ password: "letmein12345" }, "harder to guess"],
+      [{ password: "short" }, "at least 10 characters"],
+      [{ password: "a quiet lantern ".repeat(9) }, "at most 128 characters"],
+      [{ password: strongPassword(), confirmation: "something different" }, "The two passwords are not the same"],
+      [{ password: `${user.email}!` }, "harder to guess"],
+    ];
+    for (const [fields, message] of cases) {
+      const response = await changePassword(browser, { current: defaultPassword, password: fields.password as string, ...fields });
+      expect(response.statusCode).toBe(400);
+      expect(textOf(response)).toContain(message);
+    }
+    expect((await findUserByUid(signon.ctx.db, user.uid))?.passwordHash).toBe(user.passwordHash);
+  });
+
+  it("refuses either of the last 2 passwords, and accepts the third one back", async () => {
+    const { browser } = await signedInPerson();
+    const second = strongPassword();
+    const third = strongPassword();
+    expect((await changePassword(browser, { current: defaultPassword, password: defaultPassword })).statusCode).toBe(400);
+    expect((await changePassword(browser, { current: defaultPassword, password: second })).statusCode).toBe(303);
+    const reused = await changePassword(browser, { current: second, password: defaultPassword });
+    expect(reused.statusCode).toBe(400);
+    expect(textOf(reused)).toContain("Choose a password you have not used before");
+    expect((await changePassword(browser, { current: second, password: second })).statusCode).toBe(400);
+    expect((await changePassword(browser, { current: second, password: third })).statusCode).toBe(303);
+    expect((await changePassword(browser, { current: third, password: second })).statusCode).toBe(400);
+    expect((await changePassword(browser, { current: third, password: defaultPassword })).statusCode).toBe(303);
+  });
+
+  it("answers 400 to an oversize field and 403 without the CSRF token, and changes nothing", async () => {
+    const { user, browser } = await signedInPerson();
+    expect((await changePassword(browser, { current: defaultPassword, password: "z".repeat(1025) })).statusCode).toBe(400);
+    const password = strongPassword();
+    expect((await browser.postForm("/account/password", { current: defaultPassword, password, confirmation: password })).statusCode).toBe(403);
+    expect((await findUserByUid(signon.ctx.db, user.uid))?.passwordHash).toBe(user.passwordHash);
+  });
+});

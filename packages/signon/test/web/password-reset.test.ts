@@ -1,0 +1,192 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { passwordResetPerIpLimit } from "../../src/accounts/password-reset.js";
+import { suspendUser } from "../../src/accounts/manage-users.js";
+import { auditEvents, sessions, users } from "../../src/db/schema.js";
+import { findUserByEmail } from "../../src/repositories/users.js";
+import { InjectBrowser, signedInBrowser } from "../support/browser.js";
+import { createUser, defaultPassword } from "../support/factories.js";
+import { useTestSignon } from "../support/signon.js";
+import { linkMailedTo, mailsTo, strongPassword, textOf } from "./account-support.js";
+import { createApiUser } from "../../src/accounts/manage-users.js";
+
+const { database, signon } = await useTestSignon();
+
+async function askForReset(email: string, browser = new InjectBrowser(signon.app)) {
+  return browser.submit("/password-reset", "/password-reset", { email });
+}
+
+async function chooseNewPassword(link: string, password: string, confirmation = password, browser = new InjectBrowser(signon.app)) {
+  return browser.submit(link, link, { password, confirmation });
+}
+
+describe("GET /password-reset", () => {
+  it("shows the e-mail form", async () => {
+    const page = await new InjectBrowser(signon.app).get("/password-reset");
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<label for="email">E-mail address</label>');
+  });
+});
+
+describe("POST /password-reset", () => {
+  it("mails a 6-hour link to the account and audits the request", async () => {
+    const user = await createUser(signon.ctx);
+    const response = await askForReset(user.email.toUpperCase());
+    expect(response.statusCode).toBe(200);
+    expect(textOf(response)).toContain("Check your e-mail");
+    const mails = await mailsTo(signon.ctx, user.email);
+    expect(mails.map((mail) => mail.subject)).toEqual(["Reset your Tessera Sign-on password"]);
+    const requested = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "password_reset_requested"));
+    expect(requested).toEqual([expect.objectContaining({ subjectUid: user.uid, details: { sent: true } })]);
+  });
+
+  it("gives the same answer for an unknown e-mail address, and mails nobody", async () => {
+    const user = await createUser(signon.ctx);
+    const known = await askForReset(user.email);
+    const unknown = await askForReset("nobody@example.org");
+    expect(unknown.statusCode).toBe(known.statusCode);
+    expect(unknown.body.replace("nobody@example.org", "ADDRESS")).toBe(known.body.replace(user.email, "ADDRESS"));
+    expect(await mailsTo(signon.ctx, "nobody@example.org")).toEqual([]);
+  });
+
+  it("mails nothing to a suspended account or an API user, with the same answer", async () => {
+    const suspended = await createUser(signon.ctx);
+    await suspendUser(signon.ctx, suspended.email, "Left");
+    const apiUser = await createApiUser(signon.ctx, { email: "robot@example.org", name: "Robot" });
+    for (const email of [suspended.email, apiUser.email]) {
+      const response = await askForReset(email);
+      expect(response.statusCode).toBe(200);
+      expect(textOf(response)).toContain("Check your e-mail");
+      expect(await mailsTo(signon.ctx, email)).toEqual([]);
+    }
+  });
+
+  it("refuses an empty or malformed address next to the field (400), and an oversize one (400)", async () => {
+    const empty = await askForReset("");
+    expect(empty.statusCode).toBe(400);
+    expect(empty.body).toContain('<p class="error-message" id="email-error">Enter your e-mail address</p>');
+    expect((await askForReset("not an address")).statusCode).toBe(400);
+    expect((await askForReset(`${"a".repeat(250)}@example.org`)).statusCode).toBe(400);
+  });
+
+  it("answers 403 without the CSRF token", async () => {
+    const user = await createUser(signon.ctx);
+    const response = await new InjectBrowser(signon.app).postForm("/password-reset", { email: user.email });
+    expect(response.statusCode).toBe(403);
+    expect(await mailsTo(signon.ctx, user.email)).toEqual([]);
+  });
+
+  it("limits requests per IP (429 with Retry-After), found or not", async () => {
+    const browser = new InjectBrowser(signon.app);
+    for (let i = 0; i < passwordResetPerIpLimit.maxFailures; i++) expect((await askForReset(`someone${i}@example.org`, browser)).statusCode).toBe(200);
+    const limited = await askForReset("one-more@example.org", browser);
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    signon.clock.advance(passwordResetPerIpLimit.windowSeconds);
+    expect((await askForReset("later@example.org", browser)).statusCode).toBe(200);
+  });
+
+  it("sends at most 3 mails an hour to one account", async () => {
+    const user = await createUser(signon.ctx);
+    for (let i = 0; i < 5; i++) expect((await askForReset(user.email)).statusCode).toBe(200);
+    expect(await mailsTo(signon.ctx, user.email)).toHaveLength(3);
+  });
+});
+
+describe("GET /password-reset/:token", () => {
+  it("shows the new password form for a fresh link", async () => {
+    const user = await createUser(signon.ctx);
+    await askForReset(user.email);
+    const page = await new InjectBrowser(signon.app).get(await linkMailedTo(signon.ctx, user.email, "/password-reset/"));
+    expect(page.statusCode).toBe(200);
+    expect(textOf(page)).toContain(`For your account ${user.email}`);
+  });
+
+  it("answers 410 after 6 hours and 404 for an unknown link", async () => {
+    const user = await createUser(signon.ctx);
+    await askForReset(user.email);
+    const link = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    signon.clock.advance(6 * 3600);
+    const expired = await new InjectBrowser(signon.app).get(link);
+    expect(expired.statusCode).toBe(410);
+    expect(textOf(expired)).toContain("This link has expired");
+    expect((await new InjectBrowser(signon.app).get(`/password-reset/${"0".repeat(64)}`)).statusCode).toBe(404);
+  });
+
+  it("answers 404 for a link replaced by a newer one", async () => {
+    const user = await createUser(signon.ctx);
+    await askForReset(user.email);
+    const first = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    await askForReset(user.email);
+    const second = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    expect((await new InjectBrowser(signon.app).get(first)).statusCode).toBe(404);
+    expect((await new InjectBrowser(signon.app).get(second)).statusCode).toBe(200);
+  });
+});
+
+describe("POST /password-reset/:token", () => {
+  it("sets the new password, ends every session, lifts the lock and audits it", async () => {
+    const user = await createUser(signon.ctx);
+    const elsewhere = await signedInBrowser(signon.app, user.email, defaultPassword);
+    await database.db.update(users).set({ lockedAt: signon.clock.now(), failedPasswordAttempts: 6 }).where(eq(users.uid, user.uid));
+    await askForReset(user.email);
+    const link = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    const password = strongPassword();
+
+    const response = await chooseNewPassword(link, password);
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe("/password-reset/done");
+    expect(textOf(await new InjectBrowser(signon.app).get("/password-reset/done"))).toContain("Your password has been changed");
+
+    expect(await database.db.select().from(sessions).where(eq(sessions.userUid, user.uid))).toEqual([]);
+    expect((await elsewhere.get("/account")).statusCode).toBe(303);
+    expect(await findUserByEmail(signon.ctx.db, user.email)).toMatchObject({ lockedAt: null, failedPasswordAttempts: 0 });
+    const audited = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "password_reset"));
+    expect(audited).toEqual([expect.objectContaining({ subjectUid: user.uid })]);
+    await expect(signedInBrowser(signon.app, user.email, password)).resolves.toBeInstanceOf(InjectBrowser);
+    await expect(signedInBrowser(signon.app, user.email, defaultPassword)).rejects.toThrow("failed with 401");
+  });
+
+  it("works once: the link then answers 410", async () => {
+    const user = await createUser(signon.ctx);
+    await askForReset(user.email);
+    const link = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    expect((await chooseNewPassword(link, strongPassword())).statusCode).toBe(303);
+    const again = await new InjectBrowser(signon.app).get(link);
+    expect(again.statusCode).toBe(410);
+    expect(textOf(again)).toContain("already been used");
+  });
+
+  it("refuses the current password, a weak one and a mismatched confirmation (400), keeping the link", async () => {
+    const user = await createUser(signon.ctx);
+    await askForReset(user.email);
+    const link = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    const reused = await chooseNewPassword(link, defaultPassword);
+    expect(reused.statusCode).toBe(400);
+    expect(textOf(reused)).toContain("Choose a password you have not used before");
+    const weak = await chooseNewPassword(link, "password1234");
+    expect(weak.statusCode).toBe(400);
+    expect(textOf(weak)).toContain("harder to guess");
+    const mismatch = await chooseNewPassword(link, strongPassword(), "not the same at all");
+    expect(mismatch.statusCode).toBe(400);
+    expect((await chooseNewPassword(link, strongPassword())).statusCode).toBe(303);
+  });
+
+  it("answers 400 to an oversize field and 403 without the CSRF token, and changes nothing", async () => {
+    const user = await createUser(signon.ctx);
+    await askForReset(user.email);
+    const link = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    expect((await chooseNewPassword(link, "y".repeat(2000))).statusCode).toBe(400);
+    const password = strongPassword();
+    expect((await new InjectBrowser(signon.app).postForm(link, { password, confirmation: password })).statusCode).toBe(403);
+    expect((await findUserByEmail(signon.ctx.db, user.email))?.passwordHash).toBe(user.passwordHash);
+  });
+
+  it("answers 410 when the account was suspended after the link was sent", async () => {
+    const user = await createUser(signon.ctx);
+    await askForReset(user.email);
+    const link = await linkMailedTo(signon.ctx, user.email, "/password-reset/");
+    await suspendUser(signon.ctx, user.email, "Left");
+    expect((await new InjectBrowser(signon.app).get(link)).statusCode).toBe(410);
+  });
+});
