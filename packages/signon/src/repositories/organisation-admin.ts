@@ -37,3 +37,9 @@ export async function listMemberUids(db: SignonDatabase, organisationId: string)
   const rows = await db.select({ uid: users.uid }).from(users).where(eq(users.organisationId, organisationId));
   return rows.map((row) => row.uid);
 }
+
+/** How many users (people and API users) an organisation has. */
+export async function countMembers(db: SignonDatabase, organisationId: string): Promise<number> {
+  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(users).where(eq(users.organisationId, organisationId));
+  return row?.count ?? 0;
+}

@@ -3,7 +3,7 @@ import { AccountError } from "../../accounts/manage-users.js";
 import { createOrganisation } from "../../accounts/organisations.js";
 import { checkOrganisationFields, updateOrganisation } from "../../accounts/update-organisation.js";
 import { requireFormBody } from "../../http/form-content-type.js";
-import { findOrganisationById, listMemberUids, listOrganisationSummaries } from "../../repositories/organisation-admin.js";
+import { countMembers, findOrganisationById, listOrganisationSummaries } from "../../repositories/organisation-admin.js";
 import { findOrganisationBySlug } from "../../repositories/organisations.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageOrganisations } from "../../web/policy.js";
@@ -64,7 +64,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/organisations/:id", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
     const organisation = isId(request.params.id) ? await findOrganisationById(app.signon.db, request.params.id) : null;
     if (!organisation) return sendNotFound(request, reply, "organisation");
-    const userCount = (await listMemberUids(app.signon.db, organisation.id)).length;
+    const userCount = await countMembers(app.signon.db, organisation.id);
     return renderPage(request, reply, "organisations/edit.eta", {
       title: organisation.name,
       organisation,
@@ -84,7 +84,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!result.ok) {
         const organisation = await findOrganisationById(app.signon.db, request.params.id);
         if (!organisation) return sendNotFound(request, reply, "organisation");
-        const userCount = (await listMemberUids(app.signon.db, organisation.id)).length;
+        const userCount = await countMembers(app.signon.db, organisation.id);
         return renderPage(
           request,
           reply,
