@@ -1,10 +1,10 @@
-import { and, asc, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { users } from "../db/schema.js";
 
 /**
  * People (not API users) who are not suspended and whose last sign-in (or,
- * if they never signed in, their account's creation) is before `cutoff`.
+ * if they never signed in, their account's creation) is at or before `cutoff`.
  */
 export async function findInactivePeople(db: SignonDatabase, cutoff: Date): Promise<{ uid: string; email: string }[]> {
   return db
@@ -14,7 +14,7 @@ export async function findInactivePeople(db: SignonDatabase, cutoff: Date): Prom
       and(
         eq(users.isApiUser, false),
         isNull(users.suspendedAt),
-        lt(sql`coalesce(${users.lastSignedInAt}, ${users.createdAt})`, cutoff),
+        lte(sql`coalesce(${users.lastSignedInAt}, ${users.createdAt})`, cutoff),
       ),
     )
     .orderBy(asc(users.createdAt));
