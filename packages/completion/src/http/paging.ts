@@ -97,3 +97,25 @@ export function pageEnvelope<T>(window: PageWindow, absoluteUrl: string, results
     results,
   };
 }
+
+/** The `Content-Type` of a body written by {@link pageEnvelopeJson}. */
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+const RESULTS_SEPARATOR = Buffer.from(",");
+const ENVELOPE_CLOSE = Buffer.from("]}");
+
+/**
+ * The page envelope as JSON bytes around results that are already JSON
+ * bytes, so a large page is sent as written, not built as objects and
+ * serialised.
+ */
+export function pageEnvelopeJson(window: PageWindow, absoluteUrl: string, results: readonly Buffer[]): Buffer {
+  const head = JSON.stringify({ ...pageEnvelope(window, absoluteUrl, []), results: undefined });
+  const chunks: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"results":[`)];
+  results.forEach((result, at) => {
+    if (at > 0) chunks.push(RESULTS_SEPARATOR);
+    chunks.push(result);
+  });
+  chunks.push(ENVELOPE_CLOSE);
+  return Buffer.concat(chunks);
+}

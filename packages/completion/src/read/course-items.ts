@@ -1,4 +1,4 @@
-import { completionDictionary, UNKNOWN_STRUCTURE_COMPLETION, type CompletionDictionary, type Progress } from "../aggregation/completion-math.js";
+import type { CompletionDictionary } from "../aggregation/completion-math.js";
 import type { CourseStructure } from "../domain/course-structures.js";
 import { subtreeOutline, type TreeNode } from "../domain/course-tree.js";
 
@@ -69,32 +69,4 @@ function computeItemShape(structure: CourseStructure, types: readonly string[], 
     }
   }
   return { root: top, lists, needed: [...needed.values()] };
-}
-
-/** Builds one item from a learner's progress. */
-export function buildItem(
-  structure: CourseStructure,
-  shape: ItemShape,
-  progress: ReadonlyMap<string, Progress> | undefined,
-  extras: { username?: string; mean?: number },
-): CourseItem {
-  const courseKey = structure.course.key;
-  const progressOf = (node: TreeNode): Progress => progress?.get(node.key) ?? structure.noProgress.get(node.key)!;
-  const item: CourseItem = {
-    course_key: courseKey,
-    completion: shape.root ? completionDictionary(progressOf(shape.root)) : { ...UNKNOWN_STRUCTURE_COMPLETION },
-  };
-  if (extras.username !== undefined) item.username = extras.username;
-  if (extras.mean !== undefined) item.mean = extras.mean;
-  for (const [type, nodes] of shape.lists) {
-    item[type] = nodes.map(
-      (node): BlockEntry => ({
-        course_key: courseKey,
-        block_key: node.key,
-        usage_key: node.key,
-        completion: completionDictionary(progressOf(node)),
-      }),
-    );
-  }
-  return item;
 }

@@ -7,11 +7,12 @@ import { pageWindow } from "../http/paging.js";
 import { loadAggregates, meanCoursePercent } from "../repositories/aggregates.js";
 import { countActiveCourses, countActiveLearners, listActiveCourses } from "../repositories/enrollments.js";
 import { findLearnerInCourse, findLearnerInCourses, pageActiveLearners, type LearnerInCourse } from "../repositories/learner-reads.js";
-import { buildItem, itemShape, type CourseItem, type ItemShape, type RequestedFields } from "./course-items.js";
-import { progressFromCompletions, progressFromStored, storedCovers } from "./progress-source.js";
+import { itemShape, type ItemShape, type RequestedFields } from "./course-items.js";
+import { itemJson } from "./item-json.js";
+import { progressFromCompletions, storedCovers } from "./progress-source.js";
 
-/** A page of items, or null when the page lies beyond the last one. */
-export type ItemPage = { window: PageWindow; items: CourseItem[] } | null;
+/** A page of items (each the JSON bytes of a course item), or null when the page lies beyond the last one. */
+export type ItemPage = { window: PageWindow; items: Buffer[] } | null;
 
 /** What a read returns when the cached tree it used is not the stored one: the caller reloads and reads again. */
 export const STALE_STRUCTURE = "stale-structure";
@@ -21,15 +22,31 @@ export async function courseMean(ctx: CompletionContext, structure: CourseStruct
   return structure.tree ? meanCoursePercent(ctx.db, structure.course.key) : 0;
 }
 
+/** {@link storedKeys} per aggregator type set, then per shape (shapes are remembered per cached structure). */
+const storedKeysOf = new WeakMap<ReadonlySet<string>, WeakMap<ItemShape, string[] | "all">>();
+
 /**
  * The keys whose stored aggregates a shape can use: none when stored rows do
  * not cover it, `"all"` when it needs every stored block of the course (the
- * query then needs no key list).
+ * query then needs no key list). Worked out once per shape.
  */
 function storedKeys(ctx: CompletionContext, structure: CourseStructure, shape: ItemShape): string[] | "all" {
-  if (!storedCovers(shape.needed, ctx.settings.aggregatorTypes)) return [];
-  const storedCount = structure.tree?.outline.filter((node) => ctx.settings.aggregatorTypes.has(node.type)).length ?? 0;
-  return shape.needed.length === storedCount ? "all" : shape.needed.map((node) => node.key);
+  const types = ctx.settings.aggregatorTypes;
+  let byShape = storedKeysOf.get(types);
+  if (!byShape) {
+    byShape = new WeakMap();
+    storedKeysOf.set(types, byShape);
+  }
+  let keys = byShape.get(shape);
+  if (keys === undefined) {
+    if (!storedCovers(shape.needed, types)) keys = [];
+    else {
+      const storedCount = structure.tree?.outline.filter((node) => types.has(node.type)).length ?? 0;
+      keys = shape.needed.length === storedCount ? "all" : shape.needed.map((node) => node.key);
+    }
+    byShape.set(shape, keys);
+  }
+  return keys;
 }
 
 /** A learner's state in a course (enrollment, staleness, the stored aggregates the shape needs); null for an unknown username. */
@@ -39,7 +56,7 @@ export function findLearnerForShape(ctx: CompletionContext, structure: CourseStr
 
 /**
  * One learner in one course (single-user reads): stale aggregates are
- * recomputed and stored first (C14), then the item is built.
+ * recomputed and stored first (C14), then the item is written (JSON bytes).
  */
 export async function readLearnerInCourse(
   ctx: CompletionContext,
@@ -47,7 +64,7 @@ export async function readLearnerInCourse(
   learner: LearnerInCourse,
   fields: RequestedFields,
   root: TreeNode | null,
-): Promise<CourseItem> {
+): Promise<Buffer> {
   let shape = itemShape(structure, fields.types, root);
   let stored = learner.aggregates;
   if (learner.stale && (await refreshStaleLearner(ctx.db, ctx.structures, ctx.settings, learner, structure.course.key, ctx.now()))) {
@@ -58,13 +75,14 @@ export async function readLearnerInCourse(
     const reread = await loadAggregates(ctx.db, structure.course.key, [learner.id], keys);
     stored = reread.get(learner.id) ?? new Map();
   }
+  // Stored figures are read by block key, and a block without a stored row has completed nothing.
   const progress = storedCovers(shape.needed, ctx.settings.aggregatorTypes)
-    ? progressFromStored(structure, shape.needed, stored)
+    ? stored
     : (await progressFromCompletions(ctx.db, structure, [learner.id])).get(learner.id);
   const extras: { username?: string; mean?: number } = {};
   if (fields.username) extras.username = learner.username;
   if (fields.mean) extras.mean = await courseMean(ctx, structure);
-  return buildItem(structure, shape, progress, extras);
+  return itemJson(structure, shape, progress, extras);
 }
 
 /** All active learners of a course (staff detail view), by learner id, from stored aggregates only (C11, C14). */
@@ -92,8 +110,8 @@ export async function readAllLearners(
       );
   const mean = fields.mean ? await courseMean(ctx, structure) : undefined;
   const items = found.learners.map((learner) => {
-    const progress = computed ? computed.get(learner.id) : progressFromStored(structure, shape.needed, learner.aggregates);
-    return buildItem(structure, shape, progress, mean === undefined ? { username: learner.username } : { username: learner.username, mean });
+    const progress = computed ? computed.get(learner.id) : learner.aggregates;
+    return itemJson(structure, shape, progress, mean === undefined ? { username: learner.username } : { username: learner.username, mean });
   });
   return { window, items };
 }
@@ -126,7 +144,7 @@ export async function readLearnerCourses(
     structures.map((structure) => structure.course.key),
     blockKeys,
   );
-  const items: CourseItem[] = [];
+  const items: Buffer[] = [];
   for (const structure of structures) {
     const learner = learners.get(structure.course.key);
     if (learner) items.push(await readLearnerInCourse(ctx, structure, learner, fields, null));

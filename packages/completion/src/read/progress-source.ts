@@ -3,7 +3,6 @@ import { aggregateTree } from "../aggregation/aggregate-tree.js";
 import type { Progress } from "../aggregation/completion-math.js";
 import type { CourseStructure } from "../domain/course-structures.js";
 import type { TreeNode } from "../domain/course-tree.js";
-import type { StoredProgress } from "../repositories/learner-reads.js";
 import { loadCompletionsOf } from "../repositories/completions.js";
 
 /** Progress of each learner in the given blocks, by learner id then block key. */
@@ -12,20 +11,6 @@ export type LearnerProgress = Map<number, ReadonlyMap<string, Progress>>;
 /** Whether stored aggregates cover every block (all of stored aggregator types). */
 export function storedCovers(blocks: readonly TreeNode[], aggregatorTypes: ReadonlySet<string>): boolean {
   return blocks.every((node) => aggregatorTypes.has(node.type));
-}
-
-/** Progress from stored aggregate rows; a learner without a row has completed nothing there. */
-export function progressFromStored(
-  structure: CourseStructure,
-  blocks: readonly TreeNode[],
-  stored: ReadonlyMap<string, StoredProgress> | undefined,
-): Map<string, Progress> {
-  const progress = new Map<string, Progress>();
-  for (const node of blocks) {
-    const row = stored?.get(node.key);
-    progress.set(node.key, row ?? structure.noProgress.get(node.key)!);
-  }
-  return progress;
 }
 
 /**

@@ -17,18 +17,16 @@ export interface LearnerInCourse {
   readonly courseHash: string | null;
 }
 
-// One row per stored aggregate, the learner's facts computed once (the CTE). $1 course key, $2 username[, $3 block keys].
+// One row: the learner's facts and their stored aggregates in the course as one JSON object (block key →
+// [earned, possible]), so the server sends one row, not one per block. $1 course key, $2 username[, $3 block keys].
 const learnerInCourseSql = (filtered: boolean): string => `
-  with l as materialized (
-    select x.id, x.username,
-      exists (select 1 from completion.enrollments e where e.course_key = $1 and e.learner_id = x.id and e.is_active) as enrolled,
-      exists (select 1 from completion.stale_completions s where s.username = x.username and s.course_key = $1 and not s.resolved) as stale,
-      (select c.structure_hash from completion.courses c where c.key = $1) as course_hash
-    from completion.learners x where x.username = $2
-  )
-  select l.id, l.username, l.enrolled, l.stale, l.course_hash, a.block_key, a.earned, a.possible
-  from l left join completion.aggregates a
-    on a.course_key = $1 and a.learner_id = l.id${filtered ? " and a.block_key = any($3::text[])" : ""}`;
+  select x.id, x.username,
+    exists (select 1 from completion.enrollments e where e.course_key = $1 and e.learner_id = x.id and e.is_active) as enrolled,
+    exists (select 1 from completion.stale_completions s where s.username = x.username and s.course_key = $1 and not s.resolved) as stale,
+    (select c.structure_hash from completion.courses c where c.key = $1) as course_hash,
+    (select json_object_agg(a.block_key, json_build_array(a.earned, a.possible))::text from completion.aggregates a
+      where a.course_key = $1 and a.learner_id = x.id${filtered ? " and a.block_key = any($3::text[])" : ""}) as aggregates
+  from completion.learners x where x.username = $2`;
 const LEARNER_IN_COURSE_ALL = learnerInCourseSql(false);
 const LEARNER_IN_COURSE_SOME = learnerInCourseSql(true);
 
@@ -43,20 +41,23 @@ export async function findLearnerInCourse(
     blockKeys === "all"
       ? await statements.rows("completion_learner_in_course_all", LEARNER_IN_COURSE_ALL, [courseKey, username])
       : await statements.rows("completion_learner_in_course_some", LEARNER_IN_COURSE_SOME, [courseKey, username, blockKeys]);
-  const first = rows[0];
-  if (!first) return null;
+  const row = rows[0];
+  if (!row) return null;
   const stored = new Map<string, StoredProgress>();
-  for (const row of rows) {
-    if (row[5] === null) continue;
-    stored.set(row[5] as string, { earned: row[6] as number, possible: row[7] as number });
+  if (row[5] !== null) {
+    const figures = JSON.parse(row[5] as string) as Record<string, [number, number]>;
+    for (const key in figures) {
+      const [earned, possible] = figures[key]!;
+      stored.set(key, { earned, possible });
+    }
   }
   return {
-    id: first[0] as number,
-    username: first[1] as string,
-    activelyEnrolled: first[2] as boolean,
-    stale: first[3] as boolean,
+    id: row[0] as number,
+    username: row[1] as string,
+    activelyEnrolled: row[2] as boolean,
+    stale: row[3] as boolean,
     aggregates: stored,
-    courseHash: first[4] as string | null,
+    courseHash: row[4] as string | null,
   };
 }
 

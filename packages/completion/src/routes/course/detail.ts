@@ -9,7 +9,7 @@ import { effectiveUsername, usernameParam } from "../../http/access.js";
 import { authenticate } from "../../http/authenticate.js";
 import { badRequest, forbidden, notFound } from "../../http/errors.js";
 import type { FastifyTypeBox } from "../../http/fastify-typebox.js";
-import { pageEnvelope, pageWindow, parsePageRequest } from "../../http/paging.js";
+import { JSON_CONTENT_TYPE, pageEnvelopeJson, pageWindow, parsePageRequest } from "../../http/paging.js";
 import { courseKeyFromPath, parseRequestedFields, parseUserIds } from "../../http/read-params.js";
 import { absoluteUrl } from "../../http/request-url.js";
 import { errorResponses, Page } from "../../http/schemas.js";
@@ -71,12 +71,12 @@ function rootBlockOf(structure: CourseStructure, text: string | undefined): Tree
 }
 
 /**
- * A detail read. The course tree is taken from the cache when it is there
- * (saving a round trip); the read's own query returns the stored digest, and
- * when the cached tree turns out to be outdated the read runs once more on
- * the current one.
+ * A detail read, as the JSON bytes of the page. The course tree is taken from
+ * the cache when it is there (saving a round trip); the read's own query
+ * returns the stored digest, and when the cached tree turns out to be
+ * outdated the read runs once more on the current one.
  */
-async function readDetail(ctx: CompletionContext, request: FastifyRequest, rest: string, input: DetailInput): Promise<unknown> {
+async function readDetail(ctx: CompletionContext, request: FastifyRequest, rest: string, input: DetailInput): Promise<Buffer> {
   const caller = await authenticate(request, ctx.callers);
   const courseKey = courseKeyOfPath(rest);
   const cached = ctx.structures.peek(courseKey);
@@ -84,7 +84,10 @@ async function readDetail(ctx: CompletionContext, request: FastifyRequest, rest:
     const result = await readDetailOn(ctx, request, caller, cached, input, false);
     if (result !== STALE_STRUCTURE) return result;
   }
-  return readDetailOn(ctx, request, caller, await loadCourse(ctx, courseKey), input, true);
+  const result = await readDetailOn(ctx, request, caller, await loadCourse(ctx, courseKey), input, true);
+  // A read on the current tree never asks for another try.
+  if (result === STALE_STRUCTURE) throw new Error("a read on the current course tree asked to be run again");
+  return result;
 }
 
 async function readDetailOn(
@@ -94,7 +97,7 @@ async function readDetailOn(
   structure: CourseStructure,
   input: DetailInput,
   current: boolean,
-): Promise<unknown> {
+): Promise<Buffer | typeof STALE_STRUCTURE> {
   const fields = parseRequestedFields(input.requestedFields, ctx.settings.aggregatorTypes);
   const userIds = parseUserIds(input.userIds);
   let root: TreeNode | null;
@@ -115,7 +118,7 @@ async function readDetailOn(
     const result = await readAllLearners(ctx, structure, userIds, fields, root, page);
     if (result === STALE_STRUCTURE && !current) return STALE_STRUCTURE;
     if (!result || result === STALE_STRUCTURE) throw notFound("Invalid page.");
-    return pageEnvelope(result.window, url, result.items);
+    return pageEnvelopeJson(result.window, url, result.items);
   }
   if (username === null) throw forbidden("Only staff may read the completion of every user of a course; pass username.");
 
@@ -129,10 +132,14 @@ async function readDetailOn(
   const window = pageWindow(page, 1);
   if (!window) throw notFound("Invalid page.");
   const item = await readLearnerInCourse(ctx, structure, learner, fields, root);
-  return pageEnvelope(window, url, [item]);
+  return pageEnvelopeJson(window, url, [item]);
 }
 
-/** `GET` and `POST /api/completion/v1/course/{course_key}/`: aggregates of one course. */
+/**
+ * `GET` and `POST /api/completion/v1/course/{course_key}/`: aggregates of one
+ * course. The page is written as JSON bytes by the read itself (a detail page
+ * can hold hundreds of block entries); the response schema documents it.
+ */
 export function registerCourseDetail(app: FastifyTypeBox, ctx: CompletionContext): void {
   const response = { 200: Page(Type.Ref("CourseCompletionItem")), ...errorResponses };
   app.get(
@@ -147,15 +154,17 @@ export function registerCourseDetail(app: FastifyTypeBox, ctx: CompletionContext
         response,
       },
     },
-    async (request) =>
-      readDetail(ctx, request, request.params["*"], {
+    async (request, reply) => {
+      const body = await readDetail(ctx, request, request.params["*"], {
         username: request.query.username,
         userIds: request.query.user_ids,
         rootBlock: request.query.root_block,
         requestedFields: request.query.requested_fields,
         page: request.query.page,
         pageSize: request.query.page_size,
-      }),
+      });
+      return reply.header("content-type", JSON_CONTENT_TYPE).send(body);
+    },
   );
   app.post(
     "/api/completion/v1/course/*",
@@ -170,14 +179,16 @@ export function registerCourseDetail(app: FastifyTypeBox, ctx: CompletionContext
         response,
       },
     },
-    async (request) =>
-      readDetail(ctx, request, request.params["*"], {
+    async (request, reply) => {
+      const body = await readDetail(ctx, request, request.params["*"], {
         username: request.body.username,
         userIds: request.body.user_ids,
         rootBlock: request.body.root_block,
         requestedFields: request.body.requested_fields,
         page: request.query.page,
         pageSize: request.query.page_size,
-      }),
+      });
+      return reply.header("content-type", JSON_CONTENT_TYPE).send(body);
+    },
   );
 }

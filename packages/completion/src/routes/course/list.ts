@@ -5,7 +5,7 @@ import { effectiveUsername, usernameParam } from "../../http/access.js";
 import { findLearnerByUsername } from "../../repositories/learners.js";
 import { authenticate } from "../../http/authenticate.js";
 import { notFound, badRequest } from "../../http/errors.js";
-import { pageEnvelope, pageWindow, parsePageRequest } from "../../http/paging.js";
+import { JSON_CONTENT_TYPE, pageEnvelopeJson, pageWindow, parsePageRequest } from "../../http/paging.js";
 import { parseMobileOnly, parseRequestedFields } from "../../http/read-params.js";
 import { absoluteUrl } from "../../http/request-url.js";
 import { errorResponses, Page } from "../../http/schemas.js";
@@ -32,7 +32,7 @@ export function registerCourseList(app: FastifyTypeBox, ctx: CompletionContext):
         response: { 200: Page(Type.Ref("CourseCompletionItem")), ...errorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = await authenticate(request, ctx.callers);
       const fields = parseRequestedFields(request.query.requested_fields, ctx.settings.aggregatorTypes);
       const page = parsePageRequest(request.query.page, request.query.page_size);
@@ -42,10 +42,12 @@ export function registerCourseList(app: FastifyTypeBox, ctx: CompletionContext):
       const learner = username === null ? null : await findLearnerByUsername(ctx.db, username);
       const url = absoluteUrl(request);
       if (username !== null && !learner) throw notFound(`User not found: ${username}`);
-      if (!learner) return pageEnvelope(pageWindow(page, 0) ?? notFoundPage(), url, []);
+      // The items come as JSON bytes (see the detail route), and so does the page.
+      void reply.header("content-type", JSON_CONTENT_TYPE);
+      if (!learner) return reply.send(pageEnvelopeJson(pageWindow(page, 0) ?? notFoundPage(), url, []));
       const result = await readLearnerCourses(ctx, learner.username, learner.id, parseMobileOnly(request.query.mobile_only), fields, page);
       if (!result) throw notFound("Invalid page.");
-      return pageEnvelope(result.window, url, result.items);
+      return reply.send(pageEnvelopeJson(result.window, url, result.items));
     },
   );
 }
