@@ -59,8 +59,19 @@ export async function updateOrganisation(
       }
     }
     return updated;
+  }).catch((error: unknown) => {
+    // Another organisation took the slug between the check above and this change.
+    if (isUniqueViolation(error)) return "slug_taken" as const;
+    throw error;
   });
+  if (organisation === "slug_taken") return { ok: false, errors: { slug: `Another organisation has the slug ${checked.slug}` } };
   if (!organisation) return null;
   if (changes.slug !== undefined) pushesCommitted(ctx);
   return { ok: true, organisation };
+}
+
+/** Whether a database error is a unique-constraint violation (SQLSTATE 23505), as the driver or drizzle reports it. */
+export function isUniqueViolation(error: unknown): boolean {
+  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  return candidate?.code === "23505" || candidate?.cause?.code === "23505";
 }

@@ -1,7 +1,9 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
+import { isUniqueViolation } from "../../src/accounts/update-organisation.js";
 import { auditEvents, organisations, pushDeliveries } from "../../src/db/schema.js";
+import { updateOrganisationRow } from "../../src/repositories/organisation-admin.js";
 import { signedInBrowser, type InjectBrowser } from "../support/browser.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
@@ -118,6 +120,14 @@ describe("GET and POST /organisations/:id", () => {
     expect(bad.body).toContain('id="name-error"');
     expect(bad.body).toContain('id="slug-error"');
     expect((await db.select().from(organisations).where(eq(organisations.id, organisation.id)))[0]).toEqual(organisation);
+  });
+
+  it("recognises the database refusing a taken slug (two people saving at once)", async () => {
+    const organisation = await createOrganisation(signon.ctx, { slug: "first", name: "First" });
+    await createOrganisation(signon.ctx, { slug: "second", name: "Second" });
+    const error = await updateOrganisationRow(db, organisation.id, { slug: "second" }).catch((caught: unknown) => caught);
+    expect(isUniqueViolation(error)).toBe(true);
+    expect(isUniqueViolation(new Error("other"))).toBe(false);
   });
 
   it("answers 404 for an unknown or malformed id", async () => {
