@@ -1,0 +1,144 @@
+import { and, eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { applications, auditEvents, pushDeliveries } from "../../src/db/schema.js";
+import { listPermissions } from "../../src/repositories/permissions.js";
+import { createApp, createUser } from "../support/factories.js";
+import { useTestSignon } from "../support/signon.js";
+import { createTestOrganisation, pageText, signedInAs, submitMany } from "./users-support.js";
+
+const { signon } = await useTestSignon();
+const { app, ctx } = signon;
+
+async function publishingApp() {
+  return (await createApp(ctx, { name: "Publisher", permissions: ["editor", "publisher"], delegatablePermissions: ["signin", "editor"], pushBaseUrl: "https://publisher.example/push" })).application;
+}
+
+describe("GET /users/:uid/permissions", () => {
+  it("shows one fieldset per live application with a box per permission, ticked when held", async () => {
+    const application = await publishingApp();
+    const retired = (await createApp(ctx, { name: "Old" })).application;
+    await ctx.db.update(applications).set({ retired: true }).where(eq(applications.id, retired.id));
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const target = await createUser(ctx, { permissions: { Publisher: ["signin", "editor"] } });
+
+    const response = await browser.get(`/users/${target.uid}/permissions`);
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain("<legend>Publisher</legend>");
+    expect(response.body).not.toContain("<legend>Old</legend>");
+    expect(response.body).toMatch(new RegExp(`value="${application.id}:editor" checked>`));
+    expect(response.body).toMatch(new RegExp(`value="${application.id}:publisher">`));
+    expect(response.body).not.toContain("disabled");
+  });
+
+  it("shows organisation admins the permissions they may not delegate as disabled", async () => {
+    const application = await publishingApp();
+    const organisation = await createTestOrganisation(ctx);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
+    const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["publisher"] } });
+    const response = await browser.get(`/users/${target.uid}/permissions`);
+    expect(response.body).toContain(`value="${application.id}:publisher" checked disabled`);
+    expect(response.body).toMatch(new RegExp(`value="${application.id}:editor">`));
+  });
+
+  it("refuses normal users", async () => {
+    const target = await createUser(ctx);
+    const { browser } = await signedInAs(app, ctx, "normal");
+    expect((await browser.get(`/users/${target.uid}/permissions`)).statusCode).toBe(403);
+  });
+});
+
+describe("POST /users/:uid/permissions", () => {
+  it("grants what was ticked and revokes what was cleared, through the push outbox", async () => {
+    const application = await publishingApp();
+    const { browser, uid: actorUid } = await signedInAs(app, ctx, "admin");
+    const target = await createUser(ctx, { permissions: { Publisher: ["signin", "editor"] } });
+    await ctx.db.delete(pushDeliveries);
+    const page = `/users/${target.uid}/permissions`;
+
+    const response = await submitMany(app, browser, page, page, { permissions: [`${application.id}:signin`, `${application.id}:publisher`] });
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe(page);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher", "signin"]);
+    expect(pageText(await browser.get(page))).toContain("Permissions saved: 1 permission granted, 1 permission revoked.");
+
+    const events = await ctx.db.select().from(auditEvents).where(eq(auditEvents.subjectUid, target.uid));
+    expect(events.filter((event) => event.action === "permissions_granted").at(-1)).toMatchObject({ actorUid, applicationId: application.id, details: { permissions: ["publisher"] } });
+    expect(events.filter((event) => event.action === "permissions_revoked")).toMatchObject([{ actorUid, details: { permissions: ["editor"] } }]);
+    const pushes = await ctx.db.select().from(pushDeliveries).where(and(eq(pushDeliveries.userUid, target.uid), eq(pushDeliveries.applicationId, application.id)));
+    expect(pushes.map((push) => push.kind)).toEqual(["update"]);
+
+    const cleared = await submitMany(app, browser, page, page, {});
+    expect(cleared.statusCode).toBe(303);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual([]);
+    const afterSignin = await ctx.db.select().from(pushDeliveries).where(eq(pushDeliveries.userUid, target.uid));
+    expect(afterSignin.map((push) => push.kind).sort()).toEqual(["reauth", "update"]);
+  });
+
+  it("lets organisation admins change delegatable permissions only, leaving the others as they are", async () => {
+    const application = await publishingApp();
+    const organisation = await createTestOrganisation(ctx);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
+    const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["publisher"] } });
+    const page = `/users/${target.uid}/permissions`;
+
+    // The disabled publisher box is not sent by a browser: it stays granted.
+    const response = await submitMany(app, browser, page, page, { permissions: [`${application.id}:signin`] });
+    expect(response.statusCode).toBe(303);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher", "signin"]);
+  });
+
+  it("refuses an organisation admin's tampered post granting a permission that is not delegatable, changing nothing", async () => {
+    const application = await publishingApp();
+    const organisation = await createTestOrganisation(ctx);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
+    const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["signin"] } });
+    const page = `/users/${target.uid}/permissions`;
+
+    const response = await submitMany(app, browser, page, page, { permissions: [`${application.id}:editor`, `${application.id}:publisher`] });
+    expect(response.statusCode).toBe(403);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["signin"]);
+  });
+
+  it("refuses organisation admins for people of other organisations", async () => {
+    const application = await publishingApp();
+    const mine = await createTestOrganisation(ctx);
+    const other = await createTestOrganisation(ctx);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", mine.id);
+    const colleague = await createUser(ctx, { organisationId: mine.id });
+    const stranger = await createUser(ctx, { organisationId: other.id });
+    const response = await submitMany(app, browser, `/users/${colleague.uid}/permissions`, `/users/${stranger.uid}/permissions`, {
+      permissions: [`${application.id}:signin`],
+    });
+    expect(response.statusCode).toBe(403);
+    expect(await listPermissions(ctx.db, stranger.uid, application.id)).toEqual([]);
+  });
+
+  it("answers 400 to a box that is not on the grid, changing nothing", async () => {
+    const application = await publishingApp();
+    const retired = (await createApp(ctx, { name: "Retired", permissions: ["x"] })).application;
+    await ctx.db.update(applications).set({ retired: true }).where(eq(applications.id, retired.id));
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    const target = await createUser(ctx, { permissions: { Publisher: ["signin"] } });
+    const page = `/users/${target.uid}/permissions`;
+    for (const bad of [`${application.id}:nonsense`, `${retired.id}:signin`, "00000000-0000-4000-8000-000000000000:signin", "garbage"]) {
+      const response = await submitMany(app, browser, page, page, { permissions: [`${application.id}:editor`, bad] });
+      expect(response.statusCode, bad).toBe(400);
+      expect(response.body).toContain('role="alert"');
+    }
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["signin"]);
+    const unknownField = await submitMany(app, browser, page, page, { colour: "red" });
+    expect(unknownField.statusCode).toBe(400);
+  });
+
+  it("refuses a post with a missing or forged CSRF token", async () => {
+    const application = await publishingApp();
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    const target = await createUser(ctx);
+    await browser.get(`/users/${target.uid}/permissions`);
+    const missing = await browser.postForm(`/users/${target.uid}/permissions`, { permissions: `${application.id}:signin` });
+    expect(missing.statusCode).toBe(400);
+    const forged = await browser.postForm(`/users/${target.uid}/permissions`, { _csrf: "forged", permissions: `${application.id}:signin` });
+    expect(forged.statusCode).toBe(403);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual([]);
+  });
+});
