@@ -3,6 +3,7 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import { findOrganisationById, listMemberUids, updateOrganisationRow } from "../repositories/organisation-admin.js";
 import { findOrganisationBySlug, type Organisation } from "../repositories/organisations.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
+import { isUniqueViolation } from "../repositories/unique-violation.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import type { FieldErrors } from "../applications/application-fields.js";
 
@@ -70,8 +71,3 @@ export async function updateOrganisation(
   return { ok: true, organisation };
 }
 
-/** Whether a database error is a unique-constraint violation (SQLSTATE 23505), as the driver or drizzle reports it. */
-export function isUniqueViolation(error: unknown): boolean {
-  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  return candidate?.code === "23505" || candidate?.cause?.code === "23505";
-}

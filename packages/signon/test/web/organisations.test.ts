@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
-import { isUniqueViolation } from "../../src/accounts/update-organisation.js";
 import { auditEvents, organisations, pushDeliveries } from "../../src/db/schema.js";
 import { updateOrganisationRow } from "../../src/repositories/organisation-admin.js";
+import { isUniqueViolation } from "../../src/repositories/unique-violation.js";
 import { signedInBrowser, type InjectBrowser } from "../support/browser.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { AccountError, createApiUser } from "../../accounts/manage-users.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { listApiUsers } from "../../repositories/api-user-tokens.js";
+import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { findUserByEmail } from "../../repositories/users.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageApiUsers } from "../../web/policy.js";
@@ -54,6 +55,7 @@ const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
         });
       } catch (error) {
         if (error instanceof AccountError) return showErrors({ email: error.message });
+        if (isUniqueViolation(error)) return showErrors({ email: `A user with e-mail ${email} already exists` });
         throw error;
       }
     },

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { checkApplicationForm } from "../../applications/application-fields.js";
 import { registerApplication, RegistrationError } from "../../applications/register-application.js";
 import { requireFormBody } from "../../http/form-content-type.js";
+import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 
@@ -65,6 +66,7 @@ const applicationCreateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       } catch (error) {
         // The name is the one rule checked against the database (two people may pick the same name at once).
         if (error instanceof RegistrationError) return showErrors({ name: error.message });
+        if (isUniqueViolation(error)) return showErrors({ name: `An application named ${settings.name} already exists` });
         throw error;
       }
     },

@@ -5,6 +5,7 @@ import { checkOrganisationFields, updateOrganisation } from "../../accounts/upda
 import { requireFormBody } from "../../http/form-content-type.js";
 import { countMembers, findOrganisationById, listOrganisationSummaries } from "../../repositories/organisation-admin.js";
 import { findOrganisationBySlug } from "../../repositories/organisations.js";
+import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageOrganisations } from "../../web/policy.js";
 import { actorOf, guardSection, isId, sendNotFound } from "../applications/guard.js";
@@ -55,8 +56,9 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         );
         return await redirectWithFlash(request, reply, "/organisations", { kind: "success", text: `${organisation.name} is created.` });
       } catch (error) {
-        if (!(error instanceof AccountError)) throw error;
-        return renderPage(request, reply, "organisations/new.eta", { title: "New organisation: there is a problem", values, errors: { slug: error.message } }, 400);
+        const message = error instanceof AccountError ? error.message : isUniqueViolation(error) ? `Another organisation has the slug ${checked.slug}` : null;
+        if (message === null) throw error;
+        return renderPage(request, reply, "organisations/new.eta", { title: "New organisation: there is a problem", values, errors: { slug: message } }, 400);
       }
     },
   );
