@@ -42,7 +42,7 @@ describe("GET /users/:uid", () => {
 
   it("answers 404 for an unknown or malformed uid", async () => {
     const { browser } = await signedInAs(app, ctx, "superadmin");
-    for (const uid of ["00000000-0000-4000-8000-000000000000", "not-a-uid", "%27%3B--"]) {
+    for (const uid of ["00000000-0000-4000-8000-000000000000", "not-a-uid", "%27%3B--", "x".repeat(150)]) {
       const response = await browser.get(`/users/${uid}`);
       expect(response.statusCode, uid).toBe(404);
       expect(pageText(response)).toContain("Page not found");
@@ -72,8 +72,15 @@ describe("GET /users/:uid", () => {
     const { browser: admin } = await signedInAs(app, ctx, "admin");
     const superadmin = await createUser(ctx, { role: "superadmin" });
     expect((await admin.get(`/users/${superadmin.uid}`)).statusCode).toBe(403);
+  });
+
+  it("leaves API users to their own pages", async () => {
     const apiUser = await createApiUser(ctx, { name: "Robot", email: "robot@example.org" });
-    expect((await admin.get(`/users/${apiUser.uid}`)).statusCode).toBe(403);
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    for (const path of ["", "/permissions", "/events"]) expect((await browser.get(`/users/${apiUser.uid}${path}`)).statusCode).toBe(404);
+    const response = await browser.submit("/users/new", `/users/${apiUser.uid}`, { name: "Changed", email: apiUser.email, role: "admin", organisation: "" });
+    expect(response.statusCode).toBe(404);
+    expect(await findUserByUid(ctx.db, apiUser.uid)).toMatchObject({ name: "Robot", role: "normal" });
   });
 });
 
@@ -153,7 +160,7 @@ describe("POST /users/:uid", () => {
     const anyPage = `/users/${target.uid}`;
     const response = await browser.submit(anyPage, `/users/${superadmin.uid}`, { ...editFields(superadmin), name: "Changed" });
     expect(response.statusCode).toBe(403);
-    for (const action of ["suspend", "unsuspend", "unlock", "reset-two-step"]) {
+    for (const action of ["suspend", "unsuspend", "unlock", "reset-two-step", "permissions"]) {
       expect((await browser.submit(anyPage, `/users/${superadmin.uid}/${action}`, action === "suspend" ? { reason: "x" } : {})).statusCode).toBe(403);
     }
     expect(await findUserByUid(ctx.db, superadmin.uid)).toMatchObject({ name: "Top", suspendedAt: null });

@@ -5,8 +5,12 @@ import { renderPage } from "../../web/page.js";
 import { mayListUsers, mayManageUser } from "../../web/policy.js";
 import { requireRule, requireSignedIn, sendForbidden, signedInUser } from "../../web/signed-in.js";
 
-/** The `:uid` of every page about one user; its form is checked by `managedUser` (a malformed uid is a 404, not a 400). */
-export const UidParams = Type.Object({ uid: Type.String({ maxLength: 100 }) });
+/**
+ * The `:uid` of every page about one user; its form is checked by
+ * `managedUser` (a malformed uid is a 404, not a 400). The router refuses
+ * parameters longer than 200 characters before this schema.
+ */
+export const UidParams = Type.Object({ uid: Type.String({ maxLength: 200 }) });
 
 /** preHandlers of the users pages: signed in, and allowed to see the users section. */
 export const usersPageGuards = [requireSignedIn, requireRule(mayListUsers)];
@@ -17,13 +21,13 @@ export async function sendUserNotFound(request: FastifyRequest, reply: FastifyRe
 }
 
 /**
- * The user a page is about, when the signed-in actor may manage them.
- * Otherwise sends the 404 page (unknown or malformed uid) or the 403 page, and
- * returns `null`.
+ * The person a page is about, when the signed-in actor may manage them.
+ * Otherwise sends the 404 page (unknown or malformed uid, or an API user,
+ * who has pages of its own) or the 403 page, and returns `null`.
  */
 export async function managedUser(request: FastifyRequest, reply: FastifyReply, uid: string): Promise<UserDetails | null> {
   const details = await findUserDetails(request.server.signon, uid);
-  if (!details) {
+  if (!details || details.user.isApiUser) {
     await sendUserNotFound(request, reply);
     return null;
   }
