@@ -24,9 +24,9 @@ const startScript = fileURLToPath(new URL("../../scripts/start.mjs", import.meta
 const rounds = Number(process.env.BENCH_START_ROUNDS ?? 1);
 const readyLine = "Tessera is running:";
 const checks = [
-  "http://127.0.0.1:3000/.well-known/oauth-authorization-server",
-  "http://127.0.0.1:3001/api/completion/v1/openapi.json",
-  "http://127.0.0.1:3002/healthz",
+  "http://127.0.0.1:3000/healthcheck/ready",
+  "http://127.0.0.1:3001/healthcheck/ready",
+  "http://127.0.0.1:3002/healthcheck/ready",
 ];
 
 function portInUse(port: number): Promise<boolean> {
