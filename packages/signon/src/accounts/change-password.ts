@@ -29,7 +29,10 @@ export async function changePassword(
 ): Promise<{ ok: true } | { ok: false; errors: FieldErrors }> {
   const now = ctx.now();
   if (form.current === "" || !(await verifyPassword(user.passwordHash, form.current, ctx.config.passwordHashing))) {
-    if (form.current !== "") await recordWrongPassword(ctx.db, user.uid, wrongPasswordsBeforeLock, now);
+    if (form.current !== "") {
+      const updated = await recordWrongPassword(ctx.db, user.uid, wrongPasswordsBeforeLock, now);
+      if (user.lockedAt === null && updated?.lockedAt != null) await audit(ctx.db, { action: "account_locked", at: now, subjectUid: user.uid, origin });
+    }
     return { ok: false, errors: { current: form.current === "" ? "Enter your current password" : "Your current password is not right" } };
   }
   const errors = await checkNewPasswordForm(ctx, user, form.password, form.confirmation);

@@ -134,6 +134,10 @@ describe("POST /account/password", () => {
     expect(response.statusCode).toBe(400);
     expect(response.body).toContain('<p class="error-message" id="current-error">Your current password is not right</p>');
     expect(await findUserByUid(signon.ctx.db, user.uid)).toMatchObject({ passwordHash: user.passwordHash, failedPasswordAttempts: 1 });
+    for (let i = 1; i < 6; i++) await changePassword(browser, { current: `wrong guess number ${i}`, password: strongPassword() });
+    expect((await findUserByUid(signon.ctx.db, user.uid))?.lockedAt).toEqual(signon.clock.now());
+    const locked = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "account_locked"));
+    expect(locked).toEqual([expect.objectContaining({ subjectUid: user.uid })]);
   });
 
   it("refuses a weak, too short or too long password and a mismatched confirmation (400)", async () => {
