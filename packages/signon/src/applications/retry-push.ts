@@ -1,6 +1,6 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import { findPushOfApplication } from "../repositories/application-pushes.js";
+import { findPushOfApplication, lockFailedPushOfApplication } from "../repositories/application-pushes.js";
 import { retryPush } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
 
@@ -10,7 +10,8 @@ export type RetryRefusal = "not_found" | "not_failed";
 /**
  * Makes a failed push to an application due again now, with a fresh retry
  * window, as `signon pushes retry` does (S14), and wakes the delivery worker.
- * Only failed pushes are retried here: pending ones are retried anyway.
+ * Only failed pushes are retried here (pending ones are retried anyway); the
+ * row is locked while it is checked and changed, so two clicks retry once.
  */
 export async function retryFailedPush(
   ctx: SignonContext,
@@ -18,11 +19,10 @@ export async function retryFailedPush(
   pushId: number,
   actor: { uid: string; origin: RequestOrigin },
 ): Promise<{ ok: true } | { ok: false; reason: RetryRefusal }> {
-  const push = await findPushOfApplication(ctx.db, applicationId, pushId);
-  if (!push) return { ok: false, reason: "not_found" };
-  if (push.status !== "failed") return { ok: false, reason: "not_failed" };
   const now = ctx.now();
-  await ctx.db.transaction(async (tx) => {
+  const retried = await ctx.db.transaction(async (tx) => {
+    const push = await lockFailedPushOfApplication(tx, applicationId, pushId);
+    if (!push) return false;
     await retryPush(tx, pushId, now);
     await audit(tx, {
       action: "push_retried",
@@ -33,7 +33,12 @@ export async function retryFailedPush(
       origin: actor.origin,
       details: { push_id: pushId, kind: push.kind, attempts: push.attempts },
     });
+    return true;
   });
+  if (!retried) {
+    const exists = await findPushOfApplication(ctx.db, applicationId, pushId);
+    return { ok: false, reason: exists ? "not_failed" : "not_found" };
+  }
   pushesCommitted(ctx);
   return { ok: true };
 }

@@ -63,3 +63,21 @@ export async function findPushOfApplication(
   const row = result.rows[0];
   return row ? { ...toPush(row), userUid: row.user_uid } : null;
 }
+
+/**
+ * Locks a failed push of an application for the caller's transaction and
+ * returns it with its user's uid; `null` when the application has no failed
+ * push with that id (unknown, another application's, pending or delivered).
+ */
+export async function lockFailedPushOfApplication(
+  db: SignonDatabase,
+  applicationId: string,
+  id: number,
+): Promise<{ userUid: string; kind: PushKind; attempts: number } | null> {
+  const result = await db.execute<{ user_uid: string; kind: PushKind; attempts: number }>(sql`
+    select d.user_uid, d.kind, d.attempts from signon.push_deliveries d
+     where d.application_id = ${applicationId}::uuid and d.id = ${id} and d.status = 'failed'
+       for update`);
+  const row = result.rows[0];
+  return row ? { userUid: row.user_uid, kind: row.kind, attempts: row.attempts } : null;
+}
