@@ -1,6 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
-import { roles } from "../../accounts/manage-users.js";
-import { allManageableUsers, findManageableUsers, statusTags, usersPerPage, type UserFilters } from "../../accounts/user-search.js";
+import { allManageableUsers, findManageableUsers, manageableScope, statusTags, usersPerPage, type UserFilters } from "../../accounts/user-search.js";
 import { usersCsv } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
 import { userStatuses } from "../../repositories/user-search.js";
@@ -67,7 +66,7 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return renderPage(request, reply, "users/list.eta", {
       title: "Users",
       filters,
-      roles,
+      roles: manageableScope(actor).scopeRoles,
       statuses: userStatuses,
       organisations: choosesOrganisation(actor) ? organisations : [],
       applications: applications.map((application) => ({ id: application.id, name: application.name, permissions: application.supportedPermissions })),
