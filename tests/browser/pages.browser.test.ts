@@ -1,0 +1,147 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkPage, fillSignIn, launchBrowser, newPage } from "./support/browser.js";
+import { appName, password, startTestSystem, type TestSystem } from "./support/system.js";
+
+let system: TestSystem;
+let browser: Browser;
+let page: Page;
+
+/** A handful of people, enough for the users list and the README's screenshots to show something real. */
+async function seed(): Promise<void> {
+  await system.signonCli("organisations", "create", "--slug", "editorial", "--name", "Editorial team");
+  await system.signonCli("organisations", "create", "--slug", "finance", "--name", "Finance office");
+  await system.createUser({ email: "sam@example.org", name: "Sam Superadmin", role: "superadmin", permissions: ["signin", "admin"] });
+  await system.createUser({ email: "ada@example.org", name: "Ada Admin", role: "admin", permissions: ["signin"] });
+  await system.createUser({ email: "olu@example.org", name: "Olu Organiser", role: "organisation_admin", permissions: ["signin", "editor"] });
+  await system.createUser({ email: "nora@example.org", name: "Nora Normal", permissions: ["signin", "editor"] });
+  await system.createUser({ email: "fin@example.org", name: "Finlay Finance", permissions: ["signin"] });
+  await system.createUser({ email: "sid@example.org", name: "Sid Suspended", permissions: ["signin"] });
+  for (const [email, organisation] of [
+    ["olu@example.org", "editorial"],
+    ["nora@example.org", "editorial"],
+    ["fin@example.org", "finance"],
+  ] as const) {
+    await system.signonCli("users", "update", "--email", email, "--organisation", organisation);
+  }
+  await system.signonCli("users", "suspend", "--email", "sid@example.org", "--reason", "On leave until spring");
+  await system.signonCli("api-users", "create", "--name", "Publishing robot", "--email", "robot@example.org");
+  await system.signonCli("permissions", "grant", "--email", "robot@example.org", "--app", appName, "--permissions", "signin");
+  await system.signonCli("tokens", "issue", "--email", "robot@example.org", "--app", appName);
+}
+
+beforeAll(async () => {
+  [system, browser] = await Promise.all([startTestSystem("browser_pages"), launchBrowser()]);
+  await seed();
+  page = await newPage(browser);
+  await page.goto(`${system.signonUrl}/sign-in`);
+  await fillSignIn(page, "sam@example.org", password);
+  await page.waitForURL(`${system.signonUrl}/`);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await system?.close();
+});
+
+async function heading(): Promise<string | null> {
+  return page.getByRole("heading", { level: 1 }).textContent();
+}
+
+/** Follows a link in the main navigation and checks that it is marked as the current page. */
+async function navigate(label: string): Promise<void> {
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await nav.getByRole("link", { name: label, exact: true }).click();
+  await expect.poll(() => nav.getByRole("link", { name: label, exact: true }).getAttribute("aria-current")).toBe("page");
+}
+
+describe("each main page, as a superadmin", () => {
+  it("dashboard and your account", async () => {
+    await navigate("Dashboard");
+    expect(await heading()).toBe("Your applications");
+    await checkPage(page, "dashboard-superadmin");
+
+    await navigate("Your account");
+    expect(await heading()).toBe("Your account");
+    await checkPage(page, "account");
+
+    await page.getByRole("link", { name: "manage" }).click();
+    await expect.poll(heading).toBe("Set up 2-step verification");
+    await checkPage(page, "two-step-set-up-page");
+  });
+
+  it("users list, a user page, the permission grid and the event log", async () => {
+    await navigate("Users");
+    expect(await heading()).toBe("Users");
+    await expect.poll(() => page.locator("tbody tr").count()).toBe(6);
+    await checkPage(page, "users-list");
+
+    await page.getByRole("searchbox", { name: "Name or e-mail" }).fill("nora");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await expect.poll(() => page.locator("tbody tr").count()).toBe(1);
+    await page.getByLabel("Status").selectOption("suspended");
+    await page.getByRole("searchbox", { name: "Name or e-mail" }).fill("");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await expect.poll(() => page.locator("tbody th").allTextContents()).toEqual(["Sid Suspended"]);
+    await checkPage(page, "users-list-filtered");
+
+    await page.getByRole("link", { name: "Clear filters" }).click();
+    await page.getByRole("link", { name: "Nora Normal", exact: true }).click();
+    await expect.poll(heading).toBe("Nora Normal");
+    await checkPage(page, "user");
+
+    await page.getByRole("link", { name: "Permissions", exact: true }).click();
+    await expect.poll(heading).toBe("Permissions of Nora Normal");
+    expect(await page.getByRole("group", { name: appName }).getByLabel("editor", { exact: true }).isChecked()).toBe(true);
+    await checkPage(page, "permission-grid");
+
+    await page.getByRole("link", { name: "Back to Nora Normal" }).click();
+    await page.getByRole("link", { name: "Event log" }).click();
+    await expect.poll(heading).toBe("Event log of Nora Normal");
+    await expect.poll(() => page.locator("tbody tr").count()).toBeGreaterThan(0);
+    await checkPage(page, "user-events");
+
+    await navigate("Users");
+    await page.getByRole("link", { name: "Invite a user" }).click();
+    await expect.poll(heading).toBe("Invite a user");
+    await checkPage(page, "user-new");
+  });
+
+  it("applications, an application and its pushes", async () => {
+    await navigate("Applications");
+    expect(await heading()).toBe("Applications");
+    await checkPage(page, "applications");
+
+    await page.getByRole("link", { name: appName, exact: true }).click();
+    await expect.poll(() => page.getByRole("link", { name: `Delivery status of pushes to ${appName}` }).count()).toBe(1);
+    await checkPage(page, "application");
+
+    await page.getByRole("link", { name: `Delivery status of pushes to ${appName}` }).click();
+    await expect.poll(heading).toBe(`Pushes to ${appName}`);
+    await checkPage(page, "application-pushes");
+  });
+
+  it("API users, an API user, and organisations", async () => {
+    await navigate("API users");
+    expect(await heading()).toBe("API users");
+    await checkPage(page, "api-users");
+
+    await page.getByRole("link", { name: "Publishing robot", exact: true }).click();
+    await expect.poll(heading).toContain("Publishing robot");
+    await checkPage(page, "api-user");
+
+    await navigate("Organisations");
+    expect(await heading()).toBe("Organisations");
+    await checkPage(page, "organisations");
+
+    await page.getByRole("link", { name: "Editorial team", exact: true }).click();
+    await expect.poll(heading).toContain("Editorial team");
+    await checkPage(page, "organisation");
+  });
+
+  it("the development mailbox", async () => {
+    await page.goto(`${system.signonUrl}/dev/mail`);
+    expect(await heading()).toBe("Development mailbox");
+    await checkPage(page, "dev-mail");
+  });
+});
