@@ -1,6 +1,7 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { grantPermissions } from "../applications/permissions.js";
+import { pushesCommitted } from "../pushes/queue.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
 import { findIssuedGrant } from "../repositories/api-user-tokens.js";
 import { findApplicationById } from "../repositories/application-admin.js";
@@ -16,29 +17,39 @@ export async function findApiUser(ctx: SignonContext, uid: string): Promise<User
 
 /**
  * Issues a token for an API user on an application (S17): grants `signin`
- * and the given permissions first (pushed like any grant), then issues a
- * token living `expiresInDays`. The token exists only in the return value;
- * the database keeps its digest. Refuses (AccountError) a retired
- * application or a permission it does not support.
+ * and the given permissions (pushed like any grant) and issues a token
+ * living `expiresInDays`, in one transaction, so a refused token leaves no
+ * grant behind. The token exists only in the return value; the database
+ * keeps its digest. Refuses (AccountError) a retired application or a
+ * permission it does not support. `origin` is recorded in the audit events.
  */
 export async function issueApiUserToken(
   ctx: SignonContext,
   request: { user: User; applicationId: string; permissions: readonly string[]; expiresInDays: number },
   actorUid: string,
+  origin: RequestOrigin | null = null,
 ): Promise<{ accessToken: string; expiresAt: Date; application: string; permissions: string[] }> {
   if (!request.user.isApiUser) throw new AccountError(`${request.user.email} is not an API user`);
   const application = await findApplicationById(ctx.db, request.applicationId);
   if (!application || application.retired) throw new AccountError("Choose an application that is not retired");
-  const held = await grantPermissions(
-    ctx,
-    { email: request.user.email, application: application.name, permissions: [...new Set(["signin", ...request.permissions])] },
-    actorUid,
-  );
-  const issued = await issueOperatorToken(
-    ctx,
-    { email: request.user.email, application: application.name, expiresInSeconds: request.expiresInDays * 24 * 3600 },
-    actorUid,
-  );
+  const { held, issued } = await ctx.db.transaction(async (tx) => {
+    // The delivery worker is woken after the commit, not by the grant inside it.
+    const inTx: SignonContext = { ...ctx, db: tx, pushesQueued: undefined };
+    const held = await grantPermissions(
+      inTx,
+      { email: request.user.email, application: application.name, permissions: [...new Set(["signin", ...request.permissions])] },
+      actorUid,
+      origin,
+    );
+    const issued = await issueOperatorToken(
+      inTx,
+      { email: request.user.email, application: application.name, expiresInSeconds: request.expiresInDays * 24 * 3600 },
+      actorUid,
+      origin,
+    );
+    return { held, issued };
+  });
+  pushesCommitted(ctx);
   return { accessToken: issued.accessToken, expiresAt: issued.expiresAt, application: application.name, permissions: held };
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { audit } from "../audit.js";
-import type { SignonContext } from "../context.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
 import { revokeGrantsOfUser } from "../repositories/grants.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { clearPasswordFailures, findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
@@ -76,9 +76,16 @@ export async function requireUserByEmail(ctx: SignonContext, email: string): Pro
 /**
  * Suspends a user (S18): records the reason, ends their sessions, revokes
  * every token they hold and queues a PUT then a reauth to each of their
- * applications (S13), in one transaction.
+ * applications (S13), in one transaction. `origin`: where the request came
+ * from, for the audit event (none from the command line).
  */
-export async function suspendUser(ctx: SignonContext, email: string, reason: string, actorUid: string | null = null): Promise<User> {
+export async function suspendUser(
+  ctx: SignonContext,
+  email: string,
+  reason: string,
+  actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
+): Promise<User> {
   const trimmed = reason.trim();
   if (trimmed === "") throw new AccountError("Suspension needs a reason");
   const user = await requireUserByEmail(ctx, email);
@@ -88,7 +95,7 @@ export async function suspendUser(ctx: SignonContext, email: string, reason: str
     const updated = await updateUser(tx, user.uid, { suspendedAt: now, suspensionReason: trimmed, updatedAt: now });
     await deleteSessionsOfUser(tx, user.uid);
     await revokeGrantsOfUser(tx, user.uid, now);
-    await audit(tx, { action: "user_suspended", at: now, actorUid, subjectUid: user.uid, details: { reason: trimmed } });
+    await audit(tx, { action: "user_suspended", at: now, actorUid, subjectUid: user.uid, origin, details: { reason: trimmed } });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
     await queuePushes(tx, { userUid: user.uid, kinds: ["update", "reauth"], targets: "every-application-of-the-user", now });
     return updated;
@@ -97,15 +104,18 @@ export async function suspendUser(ctx: SignonContext, email: string, reason: str
   return suspended;
 }
 
-/** Lifts a suspension, and any lock from wrong passwords; queues a PUT to each of the user's applications (S13). */
-export async function unsuspendUser(ctx: SignonContext, email: string, actorUid: string | null = null): Promise<User> {
+/**
+ * Lifts a suspension, and any lock from wrong passwords; queues a PUT to each
+ * of the user's applications (S13). `origin` is recorded in the audit event.
+ */
+export async function unsuspendUser(ctx: SignonContext, email: string, actorUid: string | null = null, origin: RequestOrigin | null = null): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
   if (user.suspendedAt === null) throw new AccountError(`${user.email} is not suspended`);
   const now = ctx.now();
   const unsuspended = await ctx.db.transaction(async (tx) => {
     const updated = await updateUser(tx, user.uid, { suspendedAt: null, suspensionReason: null, updatedAt: now });
     await clearPasswordFailures(tx, user.uid, now);
-    await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid });
+    await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid, origin });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
     await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
     return updated;
@@ -126,9 +136,15 @@ export interface UserDetailsChange {
  * changed, queues a PUT to each of their applications (S13), in one
  * transaction.
  */
-export async function updateUserDetails(ctx: SignonContext, email: string, change: UserDetailsChange, actorUid: string | null = null): Promise<User> {
+export async function updateUserDetails(
+  ctx: SignonContext,
+  email: string,
+  change: UserDetailsChange,
+  actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
+): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
-  return changeUser(ctx, user, change, actorUid);
+  return changeUser(ctx, user, change, actorUid, origin);
 }
 
 /**
@@ -136,18 +152,26 @@ export async function updateUserDetails(ctx: SignonContext, email: string, chang
  * role (audited as `role_changed`; the role is not part of what applications
  * receive, so it queues no push). Everything is checked before anything is
  * written, and written in one transaction. `null` when no user has this uid.
+ * `origin` is recorded in the audit events.
  */
 export async function updateUserByUid(
   ctx: SignonContext,
   uid: string,
   change: UserDetailsChange & { role?: Role | undefined },
   actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
 ): Promise<User | null> {
   const user = await findUserByUid(ctx.db, uid);
-  return user ? changeUser(ctx, user, change, actorUid) : null;
+  return user ? changeUser(ctx, user, change, actorUid, origin) : null;
 }
 
-async function changeUser(ctx: SignonContext, user: User, change: UserDetailsChange & { role?: Role | undefined }, actorUid: string | null): Promise<User> {
+async function changeUser(
+  ctx: SignonContext,
+  user: User,
+  change: UserDetailsChange & { role?: Role | undefined },
+  actorUid: string | null,
+  origin: RequestOrigin | null = null,
+): Promise<User> {
   const changes: { name?: string; email?: string; organisationId?: string | null } = {};
   if (change.name !== undefined && checkName(change.name) !== user.name) changes.name = checkName(change.name);
   if (change.email !== undefined && checkEmail(change.email) !== user.email) {
@@ -165,10 +189,10 @@ async function changeUser(ctx: SignonContext, user: User, change: UserDetailsCha
     const row = await updateUser(tx, user.uid, { ...changes, ...(newRole === undefined ? {} : { role: newRole }), updatedAt: now });
     if (!row) throw new AccountError(`No user has e-mail ${user.email}`);
     if (newRole !== undefined) {
-      await audit(tx, { action: "role_changed", at: now, actorUid, subjectUid: user.uid, details: { from: user.role, to: newRole } });
+      await audit(tx, { action: "role_changed", at: now, actorUid, subjectUid: user.uid, origin, details: { from: user.role, to: newRole } });
     }
     if (detailsChanged) {
-      await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, details: { changed: Object.keys(changes).sort() } });
+      await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, origin, details: { changed: Object.keys(changes).sort() } });
       await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
     }
     return row;
@@ -177,13 +201,13 @@ async function changeUser(ctx: SignonContext, user: User, change: UserDetailsCha
   return updated;
 }
 
-/** Lifts a lock from wrong passwords before its hour is up (S15). */
-export async function unlockUser(ctx: SignonContext, email: string, actorUid: string | null = null): Promise<User> {
+/** Lifts a lock from wrong passwords before its hour is up (S15). `origin` is recorded in the audit event. */
+export async function unlockUser(ctx: SignonContext, email: string, actorUid: string | null = null, origin: RequestOrigin | null = null): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
   const now = ctx.now();
   await ctx.db.transaction(async (tx) => {
     await clearPasswordFailures(tx, user.uid, now);
-    await audit(tx, { action: "account_unlocked", at: now, actorUid, subjectUid: user.uid });
+    await audit(tx, { action: "account_unlocked", at: now, actorUid, subjectUid: user.uid, origin });
   });
   return user;
 }

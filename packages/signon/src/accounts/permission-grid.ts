@@ -1,5 +1,6 @@
 import { grantPermissions, revokePermissions } from "../applications/permissions.js";
-import type { SignonContext } from "../context.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { pushesCommitted } from "../pushes/queue.js";
 import { listLiveApplications, listPermissionsOfUser } from "../repositories/user-form-choices.js";
 import type { User } from "../repositories/users.js";
 import { grantablePermissions, type Actor } from "../web/policy.js";
@@ -61,11 +62,18 @@ export type GridSaveResult =
  * actor may change count: a held permission they may not change stays as it
  * is (its box is disabled, so browsers do not send it), and ticking one they
  * may not grant refuses the whole change. Everything is checked before
- * anything is written; each application's grants and revocations are then
- * made with `grantPermissions` and `revokePermissions`, which write the audit
- * events and queue the pushes (S13).
+ * anything is written; the grants and revocations of every application are
+ * then made with `grantPermissions` and `revokePermissions` (which write the
+ * audit events, with `origin`, and queue the pushes, S13) in one
+ * transaction: a failure part-way changes nothing.
  */
-export async function savePermissionGrid(ctx: SignonContext, actor: Actor, user: User, ticked: readonly string[]): Promise<GridSaveResult> {
+export async function savePermissionGrid(
+  ctx: SignonContext,
+  actor: Actor,
+  user: User,
+  ticked: readonly string[],
+  origin: RequestOrigin | null = null,
+): Promise<GridSaveResult> {
   const { applications, heldValues } = await gridState(ctx, user.uid);
   const boxes = new Map<string, { applicationId: string; permission: string; editable: boolean }>();
   for (const application of applications) {
@@ -82,9 +90,7 @@ export async function savePermissionGrid(ctx: SignonContext, actor: Actor, user:
     if (!box.editable && !heldValues.has(boxValue(box.applicationId, box.permission))) return { ok: false, reason: "not_grantable", value };
     wanted.add(boxValue(box.applicationId, box.permission));
   }
-  let granted = 0;
-  let revoked = 0;
-  for (const application of applications) {
+  const changes = applications.map((application) => {
     const toGrant: string[] = [];
     const toRevoke: string[] = [];
     for (const permission of grantablePermissions(actor, application)) {
@@ -92,10 +98,19 @@ export async function savePermissionGrid(ctx: SignonContext, actor: Actor, user:
       if (wanted.has(value) && !heldValues.has(value)) toGrant.push(permission);
       if (!wanted.has(value) && heldValues.has(value)) toRevoke.push(permission);
     }
-    if (toGrant.length > 0) await grantPermissions(ctx, { email: user.email, application: application.name, permissions: toGrant }, actor.uid);
-    if (toRevoke.length > 0) await revokePermissions(ctx, { email: user.email, application: application.name, permissions: toRevoke }, actor.uid);
-    granted += toGrant.length;
-    revoked += toRevoke.length;
-  }
+    return { application: application.name, toGrant, toRevoke };
+  });
+  const granted = changes.reduce((sum, change) => sum + change.toGrant.length, 0);
+  const revoked = changes.reduce((sum, change) => sum + change.toRevoke.length, 0);
+  if (granted + revoked === 0) return { ok: true, granted, revoked };
+  await ctx.db.transaction(async (tx) => {
+    // The delivery worker is woken once, after the whole change has committed.
+    const inTx: SignonContext = { ...ctx, db: tx, pushesQueued: undefined };
+    for (const { application, toGrant, toRevoke } of changes) {
+      if (toGrant.length > 0) await grantPermissions(inTx, { email: user.email, application, permissions: toGrant }, actor.uid, origin);
+      if (toRevoke.length > 0) await revokePermissions(inTx, { email: user.email, application, permissions: toRevoke }, actor.uid, origin);
+    }
+  });
+  pushesCommitted(ctx);
   return { ok: true, granted, revoked };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { audit } from "../audit.js";
-import type { SignonContext } from "../context.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
 import { AccountError, requireUserByEmail } from "../accounts/manage-users.js";
 import { requireApplication } from "../applications/permissions.js";
 import { insertGrant } from "../repositories/grants.js";
@@ -14,12 +14,14 @@ export const defaultIssuedTokenLifetimeSeconds = 2 * 365 * 24 * 3600;
 /**
  * Issues a bearer token for a user on an application without a browser: the
  * profile's "implicit grant, issued in advance" for API users (S17), and for
- * any user when an operator asks. Audited. The token is only in the return value.
+ * any user when an operator asks. Audited (with `origin` when the request
+ * came over HTTP). The token is only in the return value.
  */
 export async function issueOperatorToken(
   ctx: SignonContext,
   request: { email: string; application: string; expiresInSeconds?: number | undefined },
   actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
 ): Promise<{ accessToken: string; expiresAt: Date; userUid: string; applicationId: string }> {
   const user = await requireUserByEmail(ctx, request.email);
   const application = await requireApplication(ctx, request.application);
@@ -51,6 +53,7 @@ export async function issueOperatorToken(
       actorUid,
       subjectUid: user.uid,
       applicationId: application.id,
+      origin,
       details: { api_user: user.isApiUser, expires_at: expiresAt.toISOString() },
     });
   });

@@ -18,11 +18,21 @@ const SignInBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** Only a path on this service: never `//host` or `/\host`, which browsers treat as another origin. */
+/**
+ * Only a path on this service: never `//host` or `/\host`, which browsers
+ * treat as another origin. Control characters and spaces fall back to `/`;
+ * other characters beyond ASCII are percent-encoded, since a `Location`
+ * header cannot carry them as they are.
+ */
 export function safeReturnPath(value: string | undefined): string {
   if (value === undefined || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return "/";
-  const hasControlCharacter = [...value].some((character) => character.charCodeAt(0) < 0x20 || character.charCodeAt(0) === 0x7f);
-  return hasControlCharacter ? "/" : value;
+  if ([...value].some((character) => character.charCodeAt(0) <= 0x20 || character.charCodeAt(0) === 0x7f)) return "/";
+  try {
+    return value.replace(/[^\x21-\x7e]+/g, (characters) => encodeURIComponent(characters));
+  } catch {
+    // A lone surrogate cannot be encoded.
+    return "/";
+  }
 }
 
 const failureMessages = {

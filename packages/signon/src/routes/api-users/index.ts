@@ -7,7 +7,7 @@ import { findUserByEmail } from "../../repositories/users.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageApiUsers } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
-import { formatTime, guardSection } from "../applications/guard.js";
+import { formatTime, guardSection } from "../../web/admin-section.js";
 import apiUserTokenRoutes from "./tokens.js";
 
 const NewApiUserBody = Type.Object(

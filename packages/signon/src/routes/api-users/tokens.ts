@@ -4,12 +4,13 @@ import { findApiUser, issueApiUserToken, revokeApiUserToken } from "../../accoun
 import { AccountError } from "../../accounts/manage-users.js";
 import { splitList } from "../../applications/application-fields.js";
 import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
 import { listIssuedTokens } from "../../repositories/api-user-tokens.js";
 import { listLiveApplications } from "../../repositories/application-admin.js";
 import type { User } from "../../repositories/users.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
-import { actorOf, formatTime, isId, sendNotFound } from "../applications/guard.js";
+import { actorOf, formatTime, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ uid: Type.String({ maxLength: 64 }) });
 const RevokeParams = Type.Object({ uid: Type.String({ maxLength: 64 }), grantId: Type.String({ maxLength: 64 }) });
@@ -86,6 +87,7 @@ const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
           app.signon,
           { user: apiUser, applicationId: application.id, permissions, expiresInDays: days },
           signedInUser(request).uid,
+          requestOrigin(request),
         );
         return await renderPage(request, reply, "api-users/token.eta", { title: `Token for ${issued.application}`, apiUser, formatTime, ...issued });
       } catch (error) {

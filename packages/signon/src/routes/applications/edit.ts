@@ -5,7 +5,7 @@ import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { applicationFormFields } from "./create.js";
-import { actorOf, isId, sendNotFound } from "./guard.js";
+import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const EditApplicationBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })), ...applicationFormFields }, { additionalProperties: false });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { mayManageApplications } from "../../web/policy.js";
 import applicationCreateRoutes from "./create.js";
 import applicationEditRoutes from "./edit.js";
-import { guardSection } from "./guard.js";
+import { guardSection } from "../../web/admin-section.js";
 import applicationListRoutes from "./list.js";
 import applicationPushRoutes from "./pushes.js";
 import applicationSecretAndRetireRoutes from "./secret-and-retire.js";

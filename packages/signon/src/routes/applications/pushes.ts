@@ -4,7 +4,7 @@ import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
 import { listPushesOfApplication } from "../../repositories/application-pushes.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
-import { actorOf, formatTime, isId, sendNotFound } from "./guard.js";
+import { actorOf, formatTime, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const RetryParams = Type.Object({ id: Type.String({ maxLength: 64 }), pushId: Type.String({ maxLength: 20 }) });

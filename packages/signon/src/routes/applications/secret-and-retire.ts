@@ -4,7 +4,7 @@ import { rotateClientSecret } from "../../applications/rotate-secret.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
-import { actorOf, isId, sendNotFound } from "./guard.js";
+import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const CsrfOnlyBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });

@@ -8,7 +8,7 @@ import { findOrganisationBySlug } from "../../repositories/organisations.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageOrganisations } from "../../web/policy.js";
-import { actorOf, guardSection, isId, sendNotFound } from "../applications/guard.js";
+import { actorOf, guardSection, isId, sendNotFound } from "../../web/admin-section.js";
 import { signedInUser } from "../../web/signed-in.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });

@@ -57,14 +57,14 @@ const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     else if (reason === "") problem = "Enter the reason for the suspension";
     else if (reason.length > reasonMaxLength) problem = `Enter a reason of at most ${reasonMaxLength} characters`;
     if (problem !== null) return renderUserPage(request, reply, details, { actionErrors: { reason: problem } });
-    return runAction(request, reply, details, "reason", () => suspendUser(app.signon, details.user.email, reason, actor.uid), `${details.user.name} is suspended.`);
+    return runAction(request, reply, details, "reason", () => suspendUser(app.signon, details.user.email, reason, actor.uid, requestOrigin(request)), `${details.user.name} is suspended.`);
   });
 
   app.post("/users/:uid/unsuspend", { ...options, schema: { params: UidParams, body: CsrfOnlyBody } }, async (request, reply) => {
     const details = await managedUser(request, reply, request.params.uid);
     if (!details) return reply;
     const actor = signedInUser(request);
-    return runAction(request, reply, details, "unsuspend", () => unsuspendUser(app.signon, details.user.email, actor.uid), `${details.user.name} is no longer suspended.`);
+    return runAction(request, reply, details, "unsuspend", () => unsuspendUser(app.signon, details.user.email, actor.uid, requestOrigin(request)), `${details.user.name} is no longer suspended.`);
   });
 
   app.post("/users/:uid/unlock", { ...options, schema: { params: UidParams, body: CsrfOnlyBody } }, async (request, reply) => {
@@ -74,7 +74,7 @@ const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!details.locked && details.user.failedPasswordAttempts === 0 && details.user.failedOtpAttempts === 0) {
       return renderUserPage(request, reply, details, { actionErrors: { unlock: `${details.user.name} is not locked` } });
     }
-    return runAction(request, reply, details, "unlock", () => unlockUser(app.signon, details.user.email, actor.uid), `${details.user.name} is unlocked.`);
+    return runAction(request, reply, details, "unlock", () => unlockUser(app.signon, details.user.email, actor.uid, requestOrigin(request)), `${details.user.name} is unlocked.`);
   });
 
   app.post("/users/:uid/reset-two-step", { ...options, schema: { params: UidParams, body: CsrfOnlyBody } }, async (request, reply) => {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { permissionGrid, savePermissionGrid } from "../../accounts/permission-grid.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayListUsers } from "../../web/policy.js";
 import { requireRule, requireSignedIn, sendForbidden, signedInUser } from "../../web/signed-in.js";
@@ -61,7 +62,7 @@ const userPermissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!details) return reply;
       const sent = request.body.permissions;
       const ticked = sent === undefined ? [] : typeof sent === "string" ? [sent] : sent;
-      const result = await savePermissionGrid(app.signon, signedInUser(request), details.user, ticked);
+      const result = await savePermissionGrid(app.signon, signedInUser(request), details.user, ticked, requestOrigin(request));
       if (!result.ok && result.reason === "not_grantable") {
         await sendForbidden(reply);
         return reply;

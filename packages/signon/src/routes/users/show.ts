@@ -4,6 +4,7 @@ import { AccountError, updateUserByUid } from "../../accounts/manage-users.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayListUsers } from "../../web/policy.js";
 import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
@@ -76,7 +77,7 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const checked = await checkUserForm(app.signon, actor, form);
       if (!checked.ok) return renderUserPage(request, reply, details, { form, errors: checked.errors });
       try {
-        await updateUserByUid(app.signon, details.user.uid, checked.values, actor.uid);
+        await updateUserByUid(app.signon, details.user.uid, checked.values, actor.uid, requestOrigin(request));
       } catch (error) {
         if (error instanceof AccountError) return renderUserPage(request, reply, details, { form, errors: { email: error.message } });
         throw error;

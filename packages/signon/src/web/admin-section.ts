@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { RequestOrigin } from "../../context.js";
-import { requestOrigin } from "../../http/request-origin.js";
-import { renderPage } from "../../web/page.js";
-import type { Actor } from "../../web/policy.js";
-import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
+import type { RequestOrigin } from "../context.js";
+import { requestOrigin } from "../http/request-origin.js";
+import { renderPage } from "./page.js";
+import type { Actor } from "./policy.js";
+import { requireRule, requireSignedIn, signedInUser } from "./signed-in.js";
 
 /**
  * Guards every route of an administration section (applications, API users,

@@ -1,0 +1,190 @@
+import { randomBytes } from "node:crypto";
+import { asc, count } from "drizzle-orm";
+import type { LightMyRequestResponse } from "fastify";
+import { describe, expect, it } from "vitest";
+import { issueApiUserToken } from "../../src/accounts/api-users.js";
+import { createApiUser } from "../../src/accounts/manage-users.js";
+import {
+  accessTokens,
+  accountLinks,
+  applications,
+  grants,
+  organisations,
+  pushDeliveries,
+  sessions,
+  userPermissions,
+  users,
+} from "../../src/db/schema.js";
+import { createApp, createUser } from "../support/factories.js";
+import { useTestSignon } from "../support/signon.js";
+import { createTestOrganisation, signedInAs } from "./users-support.js";
+
+const { signon } = await useTestSignon();
+const { app, ctx } = signon;
+
+/** Every form the web interface accepts, with the fields it knows; `{…}` are ids filled in per test. */
+const forms: { path: string; fields: string[] }[] = [
+  { path: "/sign-in", fields: ["email", "password", "return_to"] },
+  { path: "/sign-in/two-step", fields: ["code", "remember", "return_to"] },
+  { path: "/sign-out", fields: [] },
+  { path: "/account/details", fields: ["name", "email"] },
+  { path: "/account/password", fields: ["current", "password", "confirmation"] },
+  { path: "/account/two-step", fields: ["code"] },
+  { path: "/invitations/{token}", fields: ["password", "confirmation"] },
+  { path: "/password-reset", fields: ["email"] },
+  { path: "/password-reset/{token}", fields: ["password", "confirmation"] },
+  { path: "/users/new", fields: ["name", "email", "role", "organisation"] },
+  { path: "/users/{user}", fields: ["name", "email", "role", "organisation"] },
+  { path: "/users/{user}/suspend", fields: ["reason"] },
+  { path: "/users/{user}/unsuspend", fields: [] },
+  { path: "/users/{user}/unlock", fields: [] },
+  { path: "/users/{user}/reset-two-step", fields: [] },
+  { path: "/users/{user}/permissions", fields: ["permissions"] },
+  {
+    path: "/applications/new",
+    fields: ["name", "redirect_uris", "home_uri", "push_base_url", "permissions", "delegatable_permissions", "require_pkce"],
+  },
+  { path: "/applications/{application}", fields: ["redirect_uris", "home_uri", "push_base_url", "permissions", "delegatable_permissions", "require_pkce"] },
+  { path: "/applications/{application}/rotate-secret", fields: [] },
+  { path: "/applications/{application}/retire", fields: [] },
+  { path: "/applications/{application}/pushes/{push}/retry", fields: [] },
+  { path: "/api-users/new", fields: ["name", "email"] },
+  { path: "/api-users/{apiUser}/tokens", fields: ["application_id", "permissions", "expires_in_days"] },
+  { path: "/api-users/{apiUser}/tokens/{grant}/revoke", fields: [] },
+  { path: "/organisations/new", fields: ["name", "slug", "content_id"] },
+  { path: "/organisations/{organisation}", fields: ["name", "slug"] },
+];
+
+/** Ids that stand in for the real ones in a path: none of them names anything. */
+const malformedIds = ["not-an-id", "00000000-0000-4000-8000-00000000000Z", "%C3%A9t%C3%A9", "%E2%80%AE", "1%20OR%201=1", "x".repeat(190), "-1", "0"];
+
+/** A superadmin signed in, and one of each thing the forms act on. */
+async function scene() {
+  const { browser } = await signedInAs(app, ctx, "superadmin");
+  const organisation = await createTestOrganisation(ctx);
+  const { application } = await createApp(ctx, { permissions: ["editor"] });
+  const person = await createUser(ctx, { organisationId: organisation.id, permissions: { [application.name]: ["signin"] } });
+  const apiUser = await createApiUser(ctx, { name: "Robot", email: `robot-${randomBytes(4).toString("hex")}@example.org` });
+  await issueApiUserToken(ctx, { user: apiUser, applicationId: application.id, permissions: [], expiresInDays: 30 }, person.uid);
+  const [grant] = await ctx.db.select({ id: grants.id }).from(grants);
+  const page = await browser.get("/account");
+  const csrf = /name="_csrf" value="([^"]*)"/.exec(page.body)?.[1];
+  if (csrf === undefined || grant === undefined) throw new Error("scene not set up");
+  const ids: Record<string, string> = {
+    token: randomBytes(32).toString("hex"),
+    user: person.uid,
+    application: application.id,
+    push: "1",
+    apiUser: apiUser.uid,
+    grant: grant.id,
+    organisation: organisation.id,
+  };
+  return { browser, csrf, ids };
+}
+
+function fill(path: string, ids: Record<string, string>): string {
+  return path.replace(/\{(\w+)\}/g, (_whole, name: string) => ids[name] ?? name);
+}
+
+/** What the forms could change, read in a fixed order so two readings compare equal when nothing changed. */
+async function state() {
+  const db = ctx.db;
+  return {
+    users: await db
+      .select({
+        uid: users.uid,
+        email: users.email,
+        name: users.name,
+        role: users.role,
+        organisationId: users.organisationId,
+        suspendedAt: users.suspendedAt,
+        passwordHash: users.passwordHash,
+        otpEnabledAt: users.otpEnabledAt,
+      })
+      .from(users)
+      .orderBy(asc(users.uid)),
+    permissions: await db.select().from(userPermissions).orderBy(asc(userPermissions.userUid), asc(userPermissions.applicationId), asc(userPermissions.permission)),
+    applications: await db.select().from(applications).orderBy(asc(applications.id)),
+    organisations: await db.select().from(organisations).orderBy(asc(organisations.id)),
+    grants: await db.select({ id: grants.id, revokedAt: grants.revokedAt }).from(grants).orderBy(asc(grants.id)),
+    accessTokens: (await db.select({ n: count() }).from(accessTokens))[0]?.n,
+    accountLinks: (await db.select({ n: count() }).from(accountLinks))[0]?.n,
+    pushes: await db.select({ id: pushDeliveries.id, seq: pushDeliveries.seq, status: pushDeliveries.status }).from(pushDeliveries).orderBy(asc(pushDeliveries.id)),
+    sessions: (await db.select({ n: count() }).from(sessions))[0]?.n,
+  };
+}
+
+async function post(cookie: string, url: string, payload: string | Buffer, contentType = "application/x-www-form-urlencoded"): Promise<LightMyRequestResponse> {
+  return app.inject({ method: "POST", url, headers: { cookie, "content-type": contentType, accept: "text/html" }, payload });
+}
+
+function encode(fields: [string, string][]): string {
+  return fields.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join("&");
+}
+
+/** Bodies every form must refuse without changing anything: the CSRF token is right, the rest is not. */
+function junkBodies(csrf: string, formFields: string[]): { label: string; payload: string | Buffer; contentType?: string }[] {
+  // A form with no fields of its own gets the junk in a second `_csrf`.
+  const fields = formFields.length > 0 ? formFields : ["_csrf"];
+  const withAll = (value: string): [string, string][] => fields.map((name) => [name, value]);
+  return [
+    { label: "every field repeated", payload: encode([["_csrf", csrf], ["_csrf", csrf], ...withAll("a"), ...withAll("b")]) },
+    { label: "a field it does not know", payload: encode([["_csrf", csrf], ...withAll("a"), ["role", "superadmin"], ["is_api_user", "true"]]) },
+    { label: "fields far too long", payload: encode([["_csrf", csrf], ["_csrf_extra", "x".repeat(9000)], ...withAll("x".repeat(9000))]) },
+    { label: "a body over the size limit", payload: encode([["_csrf", csrf], ...withAll("y".repeat(20_000))]) },
+    { label: "a NUL character", payload: encode([["_csrf", csrf], ...withAll("a\u0000b"), ["nul", "\u0000"]]) },
+    { label: "a broken percent-escape", payload: `_csrf=${encodeURIComponent(csrf)}&${fields[0] ?? "x"}=%E0%A4%A&z=%` },
+    { label: "bytes that are not UTF-8", payload: Buffer.concat([Buffer.from(`_csrf=${encodeURIComponent(csrf)}&${fields[0] ?? "x"}=`), Buffer.from([0xff, 0xfe, 0xc0])]) },
+    { label: "a JSON body", payload: JSON.stringify({ _csrf: csrf, ...Object.fromEntries(withAll("a")) }), contentType: "application/json" },
+    { label: "a text body", payload: `_csrf=${csrf}`, contentType: "text/plain" },
+    { label: "another charset", payload: encode([["_csrf", csrf], ...withAll("a")]), contentType: "application/x-www-form-urlencoded; charset=iso-8859-1" },
+  ];
+}
+
+describe("POST to every form of the web interface", () => {
+  it("refuses junk bodies with a 4xx page and changes nothing", async () => {
+    const { browser, csrf, ids } = await scene();
+    const before = await state();
+    for (const form of forms) {
+      for (const junk of junkBodies(csrf, form.fields)) {
+        const url = fill(form.path, ids);
+        const response = await post(browser.cookieHeader, url, junk.payload, junk.contentType);
+        expect(response.statusCode, `${url}: ${junk.label}`).toBeGreaterThanOrEqual(400);
+        expect(response.statusCode, `${url}: ${junk.label}`).toBeLessThan(500);
+      }
+    }
+    expect(await state()).toEqual(before);
+    // Still signed in: none of it was taken for a sign-out.
+    expect((await browser.get("/account")).statusCode).toBe(200);
+  });
+
+  it("answers 404 (or 400) for malformed ids in the address and changes nothing", async () => {
+    const { browser, csrf, ids } = await scene();
+    const before = await state();
+    for (const form of forms.filter((candidate) => candidate.path.includes("{"))) {
+      for (const id of malformedIds) {
+        const names = [...form.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+        for (const name of names) {
+          const url = fill(form.path, { ...ids, [name]: id });
+          const response = await post(browser.cookieHeader, url, encode([["_csrf", csrf], ...form.fields.map((field): [string, string] => [field, "a"])]));
+          expect(response.statusCode, url).toBeGreaterThanOrEqual(400);
+          expect(response.statusCode, url).toBeLessThan(500);
+        }
+      }
+    }
+    expect(await state()).toEqual(before);
+  });
+
+  it("never answers 500 to odd but well-formed text in every field", async () => {
+    const samples = ["\u202Eevil\u202C", "e\u0301\u0301\u0301", "😀".repeat(40), "\uFEFF", "<script>alert(1)</script>", "javascript:alert(1)", "//evil.example", "/\u20AC", "a\r\nb", " "];
+    for (const sample of samples) {
+      const { browser, csrf, ids } = await scene();
+      for (const form of forms.filter((candidate) => candidate.fields.length > 0)) {
+        const url = fill(form.path, ids);
+        const response = await post(browser.cookieHeader, url, encode([["_csrf", csrf], ...form.fields.map((field): [string, string] => [field, sample])]));
+        expect(response.statusCode, `${url}: ${JSON.stringify(sample)}`).toBeLessThan(500);
+        expect(response.body, url).not.toContain("<script>alert(1)</script>");
+      }
+    }
+  });
+});
