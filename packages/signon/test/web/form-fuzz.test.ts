@@ -1,22 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { asc, count } from "drizzle-orm";
 import type { LightMyRequestResponse } from "fastify";
 import { describe, expect, it } from "vitest";
 import { issueApiUserToken } from "../../src/accounts/api-users.js";
 import { createApiUser } from "../../src/accounts/manage-users.js";
-import {
-  accessTokens,
-  accountLinks,
-  applications,
-  grants,
-  organisations,
-  pushDeliveries,
-  sessions,
-  userPermissions,
-  users,
-} from "../../src/db/schema.js";
+import { grants } from "../../src/db/schema.js";
 import { createApp, createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
+import { webState as state } from "./web-state.js";
 import { createTestOrganisation, signedInAs } from "./users-support.js";
 
 const { signon } = await useTestSignon();
@@ -86,34 +76,6 @@ function fill(path: string, ids: Record<string, string>): string {
   return path.replace(/\{(\w+)\}/g, (_whole, name: string) => ids[name] ?? name);
 }
 
-/** What the forms could change, read in a fixed order so two readings compare equal when nothing changed. */
-async function state() {
-  const db = ctx.db;
-  return {
-    users: await db
-      .select({
-        uid: users.uid,
-        email: users.email,
-        name: users.name,
-        role: users.role,
-        organisationId: users.organisationId,
-        suspendedAt: users.suspendedAt,
-        passwordHash: users.passwordHash,
-        otpEnabledAt: users.otpEnabledAt,
-      })
-      .from(users)
-      .orderBy(asc(users.uid)),
-    permissions: await db.select().from(userPermissions).orderBy(asc(userPermissions.userUid), asc(userPermissions.applicationId), asc(userPermissions.permission)),
-    applications: await db.select().from(applications).orderBy(asc(applications.id)),
-    organisations: await db.select().from(organisations).orderBy(asc(organisations.id)),
-    grants: await db.select({ id: grants.id, revokedAt: grants.revokedAt }).from(grants).orderBy(asc(grants.id)),
-    accessTokens: (await db.select({ n: count() }).from(accessTokens))[0]?.n,
-    accountLinks: (await db.select({ n: count() }).from(accountLinks))[0]?.n,
-    pushes: await db.select({ id: pushDeliveries.id, seq: pushDeliveries.seq, status: pushDeliveries.status }).from(pushDeliveries).orderBy(asc(pushDeliveries.id)),
-    sessions: (await db.select({ n: count() }).from(sessions))[0]?.n,
-  };
-}
-
 async function post(cookie: string, url: string, payload: string | Buffer, contentType = "application/x-www-form-urlencoded"): Promise<LightMyRequestResponse> {
   return app.inject({ method: "POST", url, headers: { cookie, "content-type": contentType, accept: "text/html" }, payload });
 }
@@ -144,7 +106,7 @@ function junkBodies(csrf: string, formFields: string[]): { label: string; payloa
 describe("POST to every form of the web interface", () => {
   it("refuses junk bodies with a 4xx page and changes nothing", async () => {
     const { browser, csrf, ids } = await scene();
-    const before = await state();
+    const before = await state(ctx);
     for (const form of forms) {
       for (const junk of junkBodies(csrf, form.fields)) {
         const url = fill(form.path, ids);
@@ -153,14 +115,14 @@ describe("POST to every form of the web interface", () => {
         expect(response.statusCode, `${url}: ${junk.label}`).toBeLessThan(500);
       }
     }
-    expect(await state()).toEqual(before);
+    expect(await state(ctx)).toEqual(before);
     // Still signed in: none of it was taken for a sign-out.
     expect((await browser.get("/account")).statusCode).toBe(200);
   });
 
   it("answers 404 (or 400) for malformed ids in the address and changes nothing", async () => {
     const { browser, csrf, ids } = await scene();
-    const before = await state();
+    const before = await state(ctx);
     for (const form of forms.filter((candidate) => candidate.path.includes("{"))) {
       for (const id of malformedIds) {
         const names = [...form.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
@@ -172,7 +134,7 @@ describe("POST to every form of the web interface", () => {
         }
       }
     }
-    expect(await state()).toEqual(before);
+    expect(await state(ctx)).toEqual(before);
   });
 
   it("never answers 500 to odd but well-formed text in every field", async () => {

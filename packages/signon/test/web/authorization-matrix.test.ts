@@ -1,0 +1,141 @@
+import { eq } from "drizzle-orm";
+import type { FastifyInstance } from "fastify";
+import { describe, expect, it } from "vitest";
+import { issueApiUserToken } from "../../src/accounts/api-users.js";
+import { createApiUser } from "../../src/accounts/manage-users.js";
+import { grants } from "../../src/db/schema.js";
+import type { InjectBrowser } from "../support/browser.js";
+import { createApp, createUser } from "../support/factories.js";
+import { useTestSignon } from "../support/signon.js";
+import { webState } from "./web-state.js";
+import { createTestOrganisation, signedInAs } from "./users-support.js";
+
+const { signon } = await useTestSignon();
+const { app, ctx } = signon;
+
+/** People of every role in two organisations, an application, an API user with a token, and an organisation. */
+async function world() {
+  const home = await createTestOrganisation(ctx);
+  const away = await createTestOrganisation(ctx);
+  const { application } = await createApp(ctx, { name: "Publisher", permissions: ["editor"], delegatablePermissions: ["signin", "editor"] });
+  const superadmin = await createUser(ctx, { role: "superadmin" });
+  const admin = await createUser(ctx, { role: "admin", organisationId: home.id });
+  const homeOrganisationAdmin = await createUser(ctx, { role: "organisation_admin", organisationId: home.id });
+  const awayPerson = await createUser(ctx, { organisationId: away.id, permissions: { Publisher: ["signin"] } });
+  const awayOrganisationAdmin = await createUser(ctx, { role: "organisation_admin", organisationId: away.id });
+  const nobody = await createUser(ctx);
+  const apiUser = await createApiUser(ctx, { name: "Robot", email: "robot@example.org" });
+  await issueApiUserToken(ctx, { user: apiUser, applicationId: application.id, permissions: [], expiresInDays: 30 }, superadmin.uid);
+  const [grant] = await ctx.db.select({ id: grants.id }).from(grants).where(eq(grants.userUid, apiUser.uid));
+  if (!grant) throw new Error("no grant");
+  return { home, away, application, superadmin, admin, homeOrganisationAdmin, awayPerson, awayOrganisationAdmin, nobody, apiUser, grant };
+}
+type World = Awaited<ReturnType<typeof world>>;
+
+/** Every page and action about one user, with fields that would be accepted from someone allowed. */
+function userRoutes(uid: string, w: World, email: string): { method: "GET" | "POST"; url: string; fields?: Record<string, string | string[]> }[] {
+  return [
+    { method: "GET", url: `/users/${uid}` },
+    { method: "GET", url: `/users/${uid}/permissions` },
+    { method: "GET", url: `/users/${uid}/events` },
+    { method: "POST", url: `/users/${uid}`, fields: { name: "Taken over", email, role: "normal", organisation: w.home.id } },
+    { method: "POST", url: `/users/${uid}`, fields: { name: "Taken over", email, role: "normal" } },
+    { method: "POST", url: `/users/${uid}/suspend`, fields: { reason: "Because I can" } },
+    { method: "POST", url: `/users/${uid}/unsuspend` },
+    { method: "POST", url: `/users/${uid}/unlock` },
+    { method: "POST", url: `/users/${uid}/reset-two-step` },
+    { method: "POST", url: `/users/${uid}/permissions`, fields: { permissions: [`${w.application.id}:signin`, `${w.application.id}:editor`] } },
+  ];
+}
+
+/** The superadmin-only sections. */
+function sectionRoutes(w: World): { method: "GET" | "POST"; url: string; fields?: Record<string, string> }[] {
+  const appFields = { redirect_uris: "https://x.example/cb", home_uri: "", push_base_url: "", permissions: "", delegatable_permissions: "" };
+  return [
+    ...["/applications", "/applications/new", `/applications/${w.application.id}`, `/applications/${w.application.id}/pushes`].map((url) => ({ method: "GET" as const, url })),
+    ...["/api-users", "/api-users/new", `/api-users/${w.apiUser.uid}`, "/organisations", "/organisations/new", `/organisations/${w.home.id}`].map((url) => ({ method: "GET" as const, url })),
+    { method: "POST", url: "/applications/new", fields: { name: "Mine", ...appFields } },
+    { method: "POST", url: `/applications/${w.application.id}`, fields: appFields },
+    { method: "POST", url: `/applications/${w.application.id}/rotate-secret` },
+    { method: "POST", url: `/applications/${w.application.id}/retire` },
+    { method: "POST", url: `/applications/${w.application.id}/pushes/1/retry` },
+    { method: "POST", url: "/api-users/new", fields: { name: "Mine", email: "mine@example.org" } },
+    { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens`, fields: { application_id: w.application.id, permissions: "", expires_in_days: "30" } },
+    { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke` },
+    { method: "POST", url: "/organisations/new", fields: { name: "Mine", slug: "mine", content_id: "" } },
+    { method: "POST", url: `/organisations/${w.home.id}`, fields: { name: "Mine", slug: "mine" } },
+  ];
+}
+
+async function csrfOf(browser: InjectBrowser): Promise<string> {
+  const token = /name="_csrf" value="([^"]*)"/.exec((await browser.get("/account")).body)?.[1];
+  if (token === undefined) throw new Error("no CSRF token on /account");
+  return token;
+}
+
+async function send(appInstance: FastifyInstance, browser: InjectBrowser, csrf: string, route: { method: "GET" | "POST"; url: string; fields?: Record<string, string | string[]> }) {
+  if (route.method === "GET") return browser.get(route.url);
+  const body = new URLSearchParams({ _csrf: csrf });
+  for (const [name, value] of Object.entries(route.fields ?? {})) for (const one of [value].flat()) body.append(name, one);
+  return appInstance.inject({
+    method: "POST",
+    url: route.url,
+    headers: { cookie: browser.cookieHeader, "content-type": "application/x-www-form-urlencoded", accept: "text/html" },
+    payload: body.toString(),
+  });
+}
+
+async function expectRefusedEverywhere(browser: InjectBrowser, routes: { method: "GET" | "POST"; url: string; fields?: Record<string, string | string[]> }[]) {
+  const csrf = await csrfOf(browser);
+  const before = await webState(ctx);
+  for (const route of routes) {
+    const response = await send(app, browser, csrf, route);
+    expect(response.statusCode, `${route.method} ${route.url} ${JSON.stringify(route.fields ?? {})}`).toBe(403);
+  }
+  expect(await webState(ctx)).toEqual(before);
+}
+
+describe("who may reach which page and action (IDOR through ids in addresses)", () => {
+  it("organisation admins get 403 for people of other organisations, admins and superadmins, and the superadmin sections", async () => {
+    const w = await world();
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", w.home.id);
+    const targets = [w.awayPerson, w.awayOrganisationAdmin, w.nobody, w.admin, w.superadmin];
+    await expectRefusedEverywhere(browser, [...targets.flatMap((target) => userRoutes(target.uid, w, target.email)), ...sectionRoutes(w)]);
+  });
+
+  it("admins get 403 for superadmins and the superadmin sections", async () => {
+    const w = await world();
+    const { browser } = await signedInAs(app, ctx, "admin");
+    await expectRefusedEverywhere(browser, [...userRoutes(w.superadmin.uid, w, w.superadmin.email), ...sectionRoutes(w)]);
+  });
+
+  it("normal users get 403 for every user and section, themselves included", async () => {
+    const w = await world();
+    const { browser, uid, email } = await signedInAs(app, ctx, "normal", w.home.id);
+    const targets = [{ uid, email }, w.awayPerson, w.homeOrganisationAdmin, w.admin];
+    const lists = [
+      { method: "GET" as const, url: "/users" },
+      { method: "GET" as const, url: "/users.csv" },
+      { method: "GET" as const, url: "/users/new" },
+      { method: "POST" as const, url: "/users/new", fields: { name: "Friend", email: "friend@example.org", role: "admin", organisation: "" } },
+    ];
+    await expectRefusedEverywhere(browser, [...lists, ...targets.flatMap((target) => userRoutes(target.uid, w, target.email)), ...sectionRoutes(w)]);
+  });
+
+  it("an organisation admin without an organisation manages nobody", async () => {
+    const w = await world();
+    const { browser } = await signedInAs(app, ctx, "organisation_admin");
+    await expectRefusedEverywhere(browser, [{ method: "GET", url: "/users" }, ...userRoutes(w.nobody.uid, w, w.nobody.email)]);
+  });
+
+  it("nobody reaches an API user through the users pages: they have pages of their own", async () => {
+    const w = await world();
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const csrf = await csrfOf(browser);
+    const before = await webState(ctx);
+    for (const route of userRoutes(w.apiUser.uid, w, w.apiUser.email)) {
+      expect((await send(app, browser, csrf, route)).statusCode, route.url).toBe(404);
+    }
+    expect(await webState(ctx)).toEqual(before);
+  });
+});
