@@ -14,7 +14,12 @@ export const passwordResetPerIpLimit: FailureLimit = { name: "password-reset-ip"
 /** At most this many reset mails per account an hour, so nobody can flood someone's inbox. */
 export const passwordResetPerAccountLimit: FailureLimit = { name: "password-reset-account", maxFailures: 3, windowSeconds: 3600 };
 
-export type PasswordResetRequestResult = { ok: true } | { ok: false; retryAfterSeconds: number };
+/**
+ * The answer to a reset request. `mailFailure`: the mail could not be sent
+ * (for the log only: the person sees the same answer as for an unknown
+ * address, or the failure would tell that the account exists).
+ */
+export type PasswordResetRequestResult = { ok: true; mailFailure?: unknown } | { ok: false; retryAfterSeconds: number };
 
 /**
  * Handles "forgotten password": mails a single-use link, valid for 6 hours,
@@ -51,20 +56,24 @@ export async function requestPasswordReset(ctx: SignonContext, email: string, or
     return link;
   });
   const hours = accountLinkLifetimeSeconds.password_reset / 3600;
-  await sendMail(ctx, {
-    to: user.email,
-    subject: "Reset your Tessera Sign-on password",
-    text: [
-      `Hello ${user.name},`,
-      "",
-      "Someone asked to reset the password of your Tessera Sign-on account. Choose a new password here:",
-      "",
-      `${ctx.config.publicUrl}/password-reset/${token}`,
-      "",
-      `The link works once and until ${expiresAt.toUTCString()} (${hours} hours).`,
-      "If you did not ask for this, you can ignore this e-mail: your password stays as it is.",
-    ].join("\n"),
-  });
+  try {
+    await sendMail(ctx, {
+      to: user.email,
+      subject: "Reset your Tessera Sign-on password",
+      text: [
+        `Hello ${user.name},`,
+        "",
+        "Someone asked to reset the password of your Tessera Sign-on account. Choose a new password here:",
+        "",
+        `${ctx.config.publicUrl}/password-reset/${token}`,
+        "",
+        `The link works once and until ${expiresAt.toUTCString()} (${hours} hours).`,
+        "If you did not ask for this, you can ignore this e-mail: your password stays as it is.",
+      ].join("\n"),
+    });
+  } catch (error) {
+    return { ok: true, mailFailure: error };
+  }
   return { ok: true };
 }
 

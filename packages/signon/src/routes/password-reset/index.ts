@@ -47,6 +47,8 @@ const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const errors = { email: "Too many requests from your network. Wait a while and try again." };
         return renderPage(request, reply, "password-reset/request.eta", { title: "Reset your password", email, errors }, 429);
       }
+      // Logged without the address; the page is the one every request gets.
+      if (result.mailFailure !== undefined) request.log.error({ err: result.mailFailure }, "password reset mail could not be sent");
       return renderPage(request, reply, "password-reset/sent.eta", { title: "Check your e-mail", email });
     },
   );
