@@ -106,15 +106,15 @@ const ENVELOPE_CLOSE = Buffer.from("]}");
 
 /**
  * The page envelope as JSON bytes around results that are already JSON
- * bytes, so a large page is sent as written, not built as objects and
- * serialised.
+ * bytes (each in pieces), so a large page is sent as written, not built as
+ * objects and serialised, and copied once.
  */
-export function pageEnvelopeJson(window: PageWindow, absoluteUrl: string, results: readonly Buffer[]): Buffer {
+export function pageEnvelopeJson(window: PageWindow, absoluteUrl: string, results: readonly (readonly Buffer[])[]): Buffer {
   const head = JSON.stringify({ ...pageEnvelope(window, absoluteUrl, []), results: undefined });
   const chunks: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"results":[`)];
   results.forEach((result, at) => {
     if (at > 0) chunks.push(RESULTS_SEPARATOR);
-    chunks.push(result);
+    chunks.push(...result);
   });
   chunks.push(ENVELOPE_CLOSE);
   return Buffer.concat(chunks);

@@ -8,11 +8,11 @@ import { loadAggregates, meanCoursePercent } from "../repositories/aggregates.js
 import { countActiveCourses, countActiveLearners, listActiveCourses } from "../repositories/enrollments.js";
 import { findLearnerInCourse, findLearnerInCourses, pageActiveLearners, type LearnerInCourse } from "../repositories/learner-reads.js";
 import { itemShape, type ItemShape, type RequestedFields } from "./course-items.js";
-import { itemJson } from "./item-json.js";
+import { itemJson, type ItemChunks } from "./item-json.js";
 import { progressFromCompletions, storedCovers } from "./progress-source.js";
 
 /** A page of items (each the JSON bytes of a course item), or null when the page lies beyond the last one. */
-export type ItemPage = { window: PageWindow; items: Buffer[] } | null;
+export type ItemPage = { window: PageWindow; items: ItemChunks[] } | null;
 
 /** What a read returns when the cached tree it used is not the stored one: the caller reloads and reads again. */
 export const STALE_STRUCTURE = "stale-structure";
@@ -64,7 +64,7 @@ export async function readLearnerInCourse(
   learner: LearnerInCourse,
   fields: RequestedFields,
   root: TreeNode | null,
-): Promise<Buffer> {
+): Promise<ItemChunks> {
   let shape = itemShape(structure, fields.types, root);
   let stored = learner.aggregates;
   if (learner.stale && (await refreshStaleLearner(ctx.db, ctx.structures, ctx.settings, learner, structure.course.key, ctx.now()))) {
@@ -144,7 +144,7 @@ export async function readLearnerCourses(
     structures.map((structure) => structure.course.key),
     blockKeys,
   );
-  const items: Buffer[] = [];
+  const items: ItemChunks[] = [];
   for (const structure of structures) {
     const learner = learners.get(structure.course.key);
     if (learner) items.push(await readLearnerInCourse(ctx, structure, learner, fields, null));

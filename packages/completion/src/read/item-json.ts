@@ -10,8 +10,12 @@ import type { ItemShape } from "./course-items.js";
  * costs more than the database query that fetched the figures. Instead the
  * fixed text of a shape (keys, names, punctuation) is encoded once, the
  * completion dictionaries (a handful of distinct figures in practice) are
- * encoded once each, and an item is one copy of those pieces.
+ * encoded once each, and an item is a list of those pieces, copied once
+ * into the body of the page.
  */
+
+/** The JSON bytes of one item, in pieces (shared, never to be written to) that follow one another. */
+export type ItemChunks = readonly Buffer[];
 
 /** The fixed bytes of an item of one shape: its opening, then per type list its opening and each entry's opening. */
 interface ItemText {
@@ -90,7 +94,7 @@ const LIST_CLOSE = Buffer.from("]");
 const ITEM_CLOSE = Buffer.from("}");
 
 /**
- * The JSON bytes of one course item from a learner's progress by block key
+ * The JSON bytes of one course item, in pieces, from a learner's progress by block key
  * (a block without progress there has completed nothing): `course_key`,
  * `completion`, then `username` and `mean` when given, then each type list
  * of the shape.
@@ -100,7 +104,7 @@ export function itemJson(
   shape: ItemShape,
   progress: ReadonlyMap<string, Progress> | undefined,
   extras: { username?: string; mean?: number },
-): Buffer {
+): ItemChunks {
   const progressOf = (node: TreeNode): Progress => progress?.get(node.key) ?? structure.noProgress.get(node.key)!;
   const text = itemText(structure.course.key, shape);
   let middle = shape.root ? completionText(progressOf(shape.root)) : "";
@@ -116,5 +120,5 @@ export function itemJson(
     chunks.push(LIST_CLOSE);
   }
   chunks.push(ITEM_CLOSE);
-  return Buffer.concat(chunks);
+  return chunks;
 }
