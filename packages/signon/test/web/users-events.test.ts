@@ -35,8 +35,9 @@ describe("GET /users/:uid/events", () => {
     const rows = eventRows(response.body);
     expect(rows).toHaveLength(4);
     expect(rows[0]).toBe("Permissions granted: Bob (signin) | Ada | Publisher | 192.0.2.8");
-    expect(rows[1]).toMatch(/^Suspended \(reason: Left &lt;b&gt;the&lt;\/b&gt; team\) \| User \d+ \| {2}\| $/);
-    expect(rows[2]).toMatch(/^Permissions granted \(editor\) \| User \d+ \| Publisher \| $/);
+    // Changes made on the pages record where the request came from.
+    expect(rows[1]).toMatch(/^Suspended \(reason: Left &lt;b&gt;the&lt;\/b&gt; team\) \| User \d+ \| {2}\| 127\.0\.0\.1$/);
+    expect(rows[2]).toMatch(/^Permissions granted \(editor\) \| User \d+ \| Publisher \| 127\.0\.0\.1$/);
     expect(rows[3]).toBe("Account created | Sign-on |  | ");
     expect(pageText(response)).not.toContain("192.0.2.7");
     expect(adminUid).not.toBe(target.uid);
