@@ -20,6 +20,7 @@ import { resolveSecretKey } from "./security/secret-box.js";
 import authorizeRoutes from "./routes/oauth/authorize.js";
 import introspectRoutes from "./routes/oauth/introspect.js";
 import revokeRoutes from "./routes/oauth/revoke.js";
+import devMailRoutes from "./routes/dev/mail.js";
 import homeRoutes from "./routes/home.js";
 import signInRoutes from "./routes/sign-in.js";
 import twoStepRoutes from "./routes/two-step/index.js";
@@ -139,6 +140,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     defaultContext: { serviceName: "Tessera Sign-on" },
   });
 
+  app.decorateRequest("webSession", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: "not_found" }));
 
@@ -155,6 +157,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(revokeRoutes);
   await app.register(introspectRoutes);
   await app.register(metadataRoutes);
+  await app.register(devMailRoutes);
   await app.register(import("./routes/users/index.js"));
   await app.register(import("./routes/applications/index.js"));
   await app.register(import("./routes/api-users/index.js"));
