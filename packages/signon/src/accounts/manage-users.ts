@@ -27,8 +27,17 @@ export interface NewPerson {
   organisationId?: string | undefined;
 }
 
-/** Creates a person's account (S18); without a password they cannot sign in until one is set. */
-export async function createUser(ctx: SignonContext, person: NewPerson, actorUid: string | null = null): Promise<User> {
+/**
+ * Creates a person's account (S18); without a password they cannot sign in
+ * until one is set. `origin`: where the request came from, for the audit
+ * event (none from the command line).
+ */
+export async function createUser(
+  ctx: SignonContext,
+  person: NewPerson,
+  actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
+): Promise<User> {
   const email = checkEmail(person.email);
   const name = checkName(person.name);
   if (person.password !== undefined && person.password.length < minimumPasswordLength) {
@@ -48,20 +57,28 @@ export async function createUser(ctx: SignonContext, person: NewPerson, actorUid
       createdAt: now,
       updatedAt: now,
     });
-    await audit(tx, { action: "user_created", at: now, actorUid, subjectUid: user.uid, details: { role: user.role } });
+    await audit(tx, { action: "user_created", at: now, actorUid, subjectUid: user.uid, origin, details: { role: user.role } });
     return user;
   });
 }
 
-/** Creates an API user (S17): a non-human account that never signs in and holds pre-issued tokens. */
-export async function createApiUser(ctx: SignonContext, account: { email: string; name: string }, actorUid: string | null = null): Promise<User> {
+/**
+ * Creates an API user (S17): a non-human account that never signs in and
+ * holds pre-issued tokens. `origin` is recorded in the audit event.
+ */
+export async function createApiUser(
+  ctx: SignonContext,
+  account: { email: string; name: string },
+  actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
+): Promise<User> {
   const email = checkEmail(account.email);
   const name = checkName(account.name);
   if (await findUserByEmail(ctx.db, email)) throw new AccountError(`A user with e-mail ${email} already exists`);
   const now = ctx.now();
   return ctx.db.transaction(async (tx) => {
     const user = await insertUser(tx, { uid: randomUUID(), email, name, isApiUser: true, createdAt: now, updatedAt: now });
-    await audit(tx, { action: "api_user_created", at: now, actorUid, subjectUid: user.uid });
+    await audit(tx, { action: "api_user_created", at: now, actorUid, subjectUid: user.uid, origin });
     return user;
   });
 }

@@ -37,3 +37,19 @@ export async function sendMail(ctx: SignonContext, message: MailMessage): Promis
     process.stdout.write(`\n--- mail to ${message.to}: ${message.subject}\n${message.text}\n--- (also at /dev/mail)\n\n`);
   }
 }
+
+/**
+ * What to log about a mail that could not be sent: the error's message and
+ * SMTP code, command and response code, never the message text (it can
+ * carry a link token).
+ */
+export function mailErrorForLog(error: unknown): { message: string; code?: string; command?: string; responseCode?: number } {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const { code, command, responseCode } = error as Error & { code?: unknown; command?: unknown; responseCode?: unknown };
+  return {
+    message: error.message,
+    ...(typeof code === "string" ? { code } : {}),
+    ...(typeof command === "string" ? { command } : {}),
+    ...(typeof responseCode === "number" ? { responseCode } : {}),
+  };
+}

@@ -16,7 +16,8 @@ const origin = { ip: "192.0.2.7", userAgent: "test" };
 
 async function invite(email = "newcomer@example.org", role: "normal" | "admin" = "normal") {
   const admin = await createUser(signon.ctx, { role: "admin" });
-  const invited = await inviteUser(signon.ctx, { email, name: "New Comer", role, organisationId: null }, admin, origin);
+  const { user: invited, mailFailure } = await inviteUser(signon.ctx, { email, name: "New Comer", role, organisationId: null }, admin, origin);
+  expect(mailFailure).toBeUndefined();
   return { admin, invited, link: await linkMailedTo(signon.ctx, email, "/invitations/") };
 }
 
@@ -53,7 +54,7 @@ describe("inviteUser", () => {
     ];
     for (const attempt of attempts) await expect(attempt).rejects.toThrow(AccountError);
     for (const email of ["a@example.org", "b@example.org", "c@example.org"]) expect(await findUserByEmail(signon.ctx.db, email)).toBeNull();
-    const allowed = await inviteUser(signon.ctx, { email: "d@example.org", name: "D", role: "normal", organisationId: organisation.id }, orgAdmin, origin);
+    const { user: allowed } = await inviteUser(signon.ctx, { email: "d@example.org", name: "D", role: "normal", organisationId: organisation.id }, orgAdmin, origin);
     expect(allowed.organisationId).toBe(organisation.id);
   });
 

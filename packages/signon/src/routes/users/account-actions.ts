@@ -1,13 +1,16 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { resendInvitation } from "../../accounts/invitations.js";
 import { AccountError, suspendUser, unlockUser, unsuspendUser } from "../../accounts/manage-users.js";
 import { resetTwoStep } from "../../accounts/two-step.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
+import { mailErrorForLog } from "../../mail/send-mail.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { mayListUsers } from "../../web/policy.js";
 import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
+import { invitationMailFailedText } from "./invite.js";
 import { managedUser, UidParams } from "./managed-user.js";
 import { renderUserPage } from "./show.js";
 
@@ -39,7 +42,7 @@ async function runAction(
   return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "success", text: done });
 }
 
-/** Suspend, unsuspend, unlock and reset 2-step verification: small forms on the user page, each a POST to `/users/:uid/<action>`. */
+/** Suspend, unsuspend, unlock, reset 2-step verification and resend an invitation: small forms on the user page, each a POST to `/users/:uid/<action>`. */
 const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const options = {
     config: { errorFormat: "html" as const },
@@ -92,6 +95,25 @@ const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       () => resetTwoStep(app.signon, details.user.uid, actor, requestOrigin(request)),
       `2-step verification is reset for ${details.user.name}. They set it up again at their next sign-in.`,
     );
+  });
+
+  app.post("/users/:uid/resend-invitation", { ...options, schema: { params: UidParams, body: CsrfOnlyBody } }, async (request, reply) => {
+    const details = await managedUser(request, reply, request.params.uid);
+    if (!details) return reply;
+    const actor = signedInUser(request);
+    let outcome;
+    try {
+      outcome = await resendInvitation(app.signon, details.user.uid, actor, requestOrigin(request));
+    } catch (error) {
+      if (error instanceof AccountError) return renderUserPage(request, reply, details, { actionErrors: { "resend-invitation": error.message } });
+      throw error;
+    }
+    const location = `/users/${details.user.uid}`;
+    if (outcome.mailFailure !== undefined) {
+      request.log.error({ mailError: mailErrorForLog(outcome.mailFailure) }, "invitation e-mail could not be sent");
+      return redirectWithFlash(request, reply, location, { kind: "error", text: invitationMailFailedText });
+    }
+    return redirectWithFlash(request, reply, location, { kind: "success", text: `A new invitation is sent to ${details.user.email}.` });
   });
 };
 

@@ -4,11 +4,15 @@ import { AccountError } from "../../accounts/manage-users.js";
 import { checkUserForm } from "../../accounts/user-form.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
+import { mailErrorForLog } from "../../mail/send-mail.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { mayListUsers } from "../../web/policy.js";
 import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
 import { usersPageGuards } from "./managed-user.js";
 import { renderInviteForm } from "./user-form-page.js";
+
+/** The flash after an invitation whose e-mail could not be sent: the account exists, the link can be sent again. */
+export const invitationMailFailedText = "The invitation e-mail could not be sent. Use Resend invitation.";
 
 /** The invite form as posted; `organisation` only where the actor chooses one. */
 export const UserFormBody = Type.Object(
@@ -42,7 +46,11 @@ const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const checked = await checkUserForm(app.signon, actor, form);
       if (!checked.ok) return renderInviteForm(request, reply, form, checked.errors);
       try {
-        const user = await inviteUser(app.signon, checked.values, actor, requestOrigin(request));
+        const { user, mailFailure } = await inviteUser(app.signon, checked.values, actor, requestOrigin(request));
+        if (mailFailure !== undefined) {
+          request.log.error({ mailError: mailErrorForLog(mailFailure) }, "invitation e-mail could not be sent");
+          return redirectWithFlash(request, reply, `/users/${user.uid}`, { kind: "error", text: invitationMailFailedText });
+        }
         return redirectWithFlash(request, reply, `/users/${user.uid}`, { kind: "success", text: `Invitation sent to ${user.email}.` });
       } catch (error) {
         if (error instanceof AccountError) return renderInviteForm(request, reply, form, { email: error.message });

@@ -45,6 +45,7 @@ export async function renderUserPage(
         lastSignIn: formatTime(user.lastSignedInAt),
         isSelf: user.uid === signedInUser(request).uid,
         suspended: user.suspendedAt !== null,
+        invited: user.passwordHash === null && user.suspendedAt === null,
       },
       actionErrors: options.actionErrors ?? {},
       ...(await userFormChoices(request, form, options.errors ?? {})),
