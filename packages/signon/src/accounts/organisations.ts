@@ -1,17 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { audit } from "../audit.js";
-import type { SignonContext } from "../context.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
 import { findOrganisationBySlug, insertOrganisation, type Organisation } from "../repositories/organisations.js";
 import { AccountError } from "./manage-users.js";
 
 const slugPattern = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Creates an organisation (S18): a slug and a content id (a UUID, generated unless given). */
+/**
+ * Creates an organisation (S18): a slug and a content id (a UUID, generated
+ * unless given). `origin` is recorded in the audit event (none from the command line).
+ */
 export async function createOrganisation(
   ctx: SignonContext,
   organisation: { slug: string; name: string; contentId?: string | undefined },
   actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
 ): Promise<Organisation> {
   if (!slugPattern.test(organisation.slug) || organisation.slug.length > 100) {
     throw new AccountError("A slug is lower-case letters and digits separated by single hyphens");
@@ -29,7 +33,7 @@ export async function createOrganisation(
       contentId: organisation.contentId?.toLowerCase() ?? randomUUID(),
       createdAt: now,
     });
-    await audit(tx, { action: "organisation_created", at: now, actorUid, details: { slug: created.slug } });
+    await audit(tx, { action: "organisation_created", at: now, actorUid, origin, details: { slug: created.slug } });
     return created;
   });
 }

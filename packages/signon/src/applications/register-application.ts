@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { audit } from "../audit.js";
-import type { SignonContext } from "../context.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
 import { redirectUriProblem } from "../oauth/redirect-uri.js";
 import { findApplicationByName, insertApplication, type Application } from "../repositories/applications.js";
 import { randomHex, sha256Hex } from "../security/random.js";
@@ -26,12 +26,14 @@ export const permissionPattern = /^[a-z][a-z0-9_]{0,63}$/;
 /**
  * Registers a client application and returns it with its client secret,
  * which exists only in this return value: the database keeps its SHA-256
- * digest (S5).
+ * digest (S5). `origin`: where the request came from, for the audit event
+ * (none from the command line).
  */
 export async function registerApplication(
   ctx: SignonContext,
   registration: ApplicationRegistration,
   actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
 ): Promise<{ application: Application; clientSecret: string }> {
   const name = registration.name.trim();
   if (name === "" || name.length > 200) throw new RegistrationError("The application needs a name of 1 to 200 characters");
@@ -72,7 +74,7 @@ export async function registerApplication(
       requirePkce: registration.requirePkce ?? false,
       createdAt: now,
     });
-    await audit(tx, { action: "application_created", at: now, actorUid, applicationId: inserted.id, details: { name } });
+    await audit(tx, { action: "application_created", at: now, actorUid, origin, applicationId: inserted.id, details: { name } });
     return inserted;
   });
   return { application, clientSecret };

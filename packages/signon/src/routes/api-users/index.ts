@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { AccountError, createApiUser } from "../../accounts/manage-users.js";
 import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
 import { listApiUsers } from "../../repositories/api-user-tokens.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { findUserByEmail } from "../../repositories/users.js";
@@ -48,7 +49,7 @@ const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
         renderPage(request, reply, "api-users/new.eta", { title: "New API user: there is a problem", values, errors: found }, 400);
       if (Object.keys(errors).length > 0) return showErrors(errors);
       try {
-        const user = await createApiUser(app.signon, { name, email }, signedInUser(request).uid);
+        const user = await createApiUser(app.signon, { name, email }, signedInUser(request).uid, requestOrigin(request));
         return await redirectWithFlash(request, reply, `/api-users/${user.uid}`, {
           kind: "success",
           text: `${user.name} is created. Issue it a token for an application below.`,

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { checkApplicationForm } from "../../applications/application-fields.js";
 import { registerApplication, RegistrationError } from "../../applications/register-application.js";
 import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -56,6 +57,7 @@ const applicationCreateRoutes: FastifyPluginAsyncTypebox = async (app) => {
             requirePkce: settings.requirePkce,
           },
           signedInUser(request).uid,
+          requestOrigin(request),
         );
         return renderPage(request, reply, "applications/secret.eta", {
           title: `${application.name} is registered`,

@@ -3,6 +3,7 @@ import { AccountError } from "../../accounts/manage-users.js";
 import { createOrganisation } from "../../accounts/organisations.js";
 import { checkOrganisationFields, updateOrganisation } from "../../accounts/update-organisation.js";
 import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
 import { countMembers, findOrganisationById, listOrganisationSummaries } from "../../repositories/organisation-admin.js";
 import { findOrganisationBySlug } from "../../repositories/organisations.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
@@ -53,6 +54,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
           app.signon,
           { name: checked.name, slug: checked.slug, contentId: contentId === "" ? undefined : contentId },
           signedInUser(request).uid,
+          requestOrigin(request),
         );
         return await redirectWithFlash(request, reply, "/organisations", { kind: "success", text: `${organisation.name} is created.` });
       } catch (error) {
