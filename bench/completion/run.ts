@@ -3,9 +3,11 @@
 // POST /api/completion/v1/completion-batch; then single-user detail, the staff
 // all-users page and stats, each against the bare SQL that fetches the same rows
 // (enrollment, stale record and structure digest included; prepared, as the
-// service prepares its own). Reads go through app.inject; the fixed cost of HTTP
-// is then shown apart: the same detail read over a real keep-alive socket, and a
-// route that only sends a body of the same size, both ways.
+// service prepares its own), the two timed in alternating blocks so that both
+// meet the same load on a shared machine. Reads go through app.inject; the
+// fixed cost of HTTP is then shown apart: the same detail read over a real
+// keep-alive socket, and a route that only sends a body of the same size, both
+// ways.
 //
 //   npm run bench -- completion
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default)
@@ -73,6 +75,34 @@ function courseTree(): { root: BulkBlock; leaves: string[]; blockCount: number }
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+type Figures = { p50: number; p99: number };
+
+/**
+ * Times a read and the bare SQL beside it. The machine may be shared and its load changes from second to second, so
+ * the two are not timed one after the other but in alternating blocks of runs (the one that goes first alternating
+ * too): both meet the same load. Each is warmed up first.
+ */
+async function compare(runs: number, ours: (i: number) => Promise<void>, bare: (i: number) => Promise<void>): Promise<[Figures, Figures]> {
+  for (let i = 0; i < Math.min(50, runs); i += 1) {
+    await ours(i);
+    await bare(i);
+  }
+  const block = 25;
+  const samples: [number[], number[]] = [[], []];
+  for (let at = 0, round = 0; at < runs; at += block, round += 1) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const which of order) {
+      const run = which === 0 ? ours : bare;
+      for (let i = at; i < Math.min(runs, at + block); i += 1) {
+        const start = performance.now();
+        await run(i);
+        samples[which]!.push(performance.now() - start);
+      }
+    }
+  }
+  return samples.map((taken) => ({ p50: percentile(taken, 50), p99: percentile(taken, 99) })) as [Figures, Figures];
 }
 
 async function time(runs: number, run: (i: number) => Promise<void>): Promise<{ p50: number; p99: number }> {
@@ -158,88 +188,97 @@ try {
   );
   await pool.query("vacuum analyze");
 
-  const rows: [string, { p50: number; p99: number }, { p50: number; p99: number }][] = [];
+  const rows: [string, Figures, Figures][] = [];
   const learnerOf = (i: number): number => 1 + ((i * 7919) % LEARNERS);
   const structure = await ctx.structures.get(db, COURSE);
 
   rows.push([
     "single-user detail, requested_fields=chapter,sequential,vertical",
-    await time(READS, async (i) => {
-      const response = await app.inject({
-        method: "GET",
-        url: `/api/completion/v1/course/${COURSE}/?username=learner${learnerOf(i)}&requested_fields=chapter,sequential,vertical`,
-        headers: { authorization: "Bearer bench" },
-      });
-      if (response.statusCode !== 200) throw new Error(response.body);
-    }),
-    await time(READS, async (i) => {
-      // What the read needs: the learner, whether actively enrolled, whether stale, the stored structure digest, and
-      // (these types being every stored type) all the learner's aggregates in the course.
-      await pool.query({
-        name: "bench_detail",
-        text: `with l as materialized (
-                 select x.id, x.username,
-                   exists (select 1 from completion.enrollments e where e.course_key = $1 and e.learner_id = x.id and e.is_active) as enrolled,
-                   exists (select 1 from completion.stale_completions s where s.username = x.username and s.course_key = $1 and not s.resolved) as stale,
-                   (select c.structure_hash from completion.courses c where c.key = $1) as course_hash
-                 from completion.learners x where x.username = $2)
-               select l.id, l.username, l.enrolled, l.stale, l.course_hash, a.block_key, a.earned, a.possible
-               from l left join completion.aggregates a on a.course_key = $1 and a.learner_id = l.id`,
-        values: [COURSE, `learner${learnerOf(i)}`],
-      });
-    }),
+    ...(await compare(
+      READS,
+      async (i) => {
+        const response = await app.inject({
+          method: "GET",
+          url: `/api/completion/v1/course/${COURSE}/?username=learner${learnerOf(i)}&requested_fields=chapter,sequential,vertical`,
+          headers: { authorization: "Bearer bench" },
+        });
+        if (response.statusCode !== 200) throw new Error(response.body);
+      },
+      async (i) => {
+        // What the read needs: the learner, whether actively enrolled, whether stale, the stored structure digest, and
+        // (these types being every stored type) all the learner's aggregates in the course.
+        await pool.query({
+          name: "bench_detail",
+          text: `with l as materialized (
+                   select x.id, x.username,
+                     exists (select 1 from completion.enrollments e where e.course_key = $1 and e.learner_id = x.id and e.is_active) as enrolled,
+                     exists (select 1 from completion.stale_completions s where s.username = x.username and s.course_key = $1 and not s.resolved) as stale,
+                     (select c.structure_hash from completion.courses c where c.key = $1) as course_hash
+                   from completion.learners x where x.username = $2)
+                 select l.id, l.username, l.enrolled, l.stale, l.course_hash, a.block_key, a.earned, a.possible
+                 from l left join completion.aggregates a on a.course_key = $1 and a.learner_id = l.id`,
+          values: [COURSE, `learner${learnerOf(i)}`],
+        });
+      },
+    )),
   ]);
 
   const pages = Math.ceil(LEARNERS / 100);
   rows.push([
     "staff all-users page, page_size=100",
-    await time(READS, async (i) => {
-      const response = await app.inject({
-        method: "GET",
-        url: `/api/completion/v1/course/${COURSE}/?page_size=100&page=${1 + (i % pages)}`,
-        headers: { authorization: "Bearer bench" },
-      });
-      if (response.statusCode !== 200) throw new Error(response.body);
-    }),
-    await time(READS, async (i) => {
-      await pool.query({
-        name: "bench_page",
-        // The page envelope carries the total and the read checks the structure digest, so the bare query has both.
-        text: `select p.learner_id, l.username, a.earned, a.possible,
-                (select count(*) from completion.enrollments where course_key = $1 and is_active) as total,
-                (select c.structure_hash from completion.courses c where c.key = $1)
-         from (select learner_id from completion.enrollments where course_key = $1 and is_active
-               order by learner_id offset $3 limit 100) p
-         join completion.learners l on l.id = p.learner_id
-         left join completion.aggregates a on a.course_key = $1 and a.learner_id = p.learner_id and a.block_key = $2
-         order by p.learner_id`,
-        values: [COURSE, structure!.tree!.root.key, (i % pages) * 100],
-      });
-    }),
+    ...(await compare(
+      READS,
+      async (i) => {
+        const response = await app.inject({
+          method: "GET",
+          url: `/api/completion/v1/course/${COURSE}/?page_size=100&page=${1 + (i % pages)}`,
+          headers: { authorization: "Bearer bench" },
+        });
+        if (response.statusCode !== 200) throw new Error(response.body);
+      },
+      async (i) => {
+        await pool.query({
+          name: "bench_page",
+          // The page envelope carries the total and the read checks the structure digest, so the bare query has both.
+          text: `select p.learner_id, l.username, a.earned, a.possible,
+                  (select count(*) from completion.enrollments where course_key = $1 and is_active) as total,
+                  (select c.structure_hash from completion.courses c where c.key = $1)
+           from (select learner_id from completion.enrollments where course_key = $1 and is_active
+                 order by learner_id offset $3 limit 100) p
+           join completion.learners l on l.id = p.learner_id
+           left join completion.aggregates a on a.course_key = $1 and a.learner_id = p.learner_id and a.block_key = $2
+           order by p.learner_id`,
+          values: [COURSE, structure!.tree!.root.key, (i % pages) * 100],
+        });
+      },
+    )),
   ]);
 
   rows.push([
     "stats (cohorts=1, exclude_roles=beta_testers)",
-    await time(Math.min(READS, 300), async () => {
-      const response = await app.inject({
-        method: "GET",
-        url: `/api/completion/v1/stats/${COURSE}/?cohorts=1&exclude_roles=beta_testers`,
-        headers: { authorization: "Bearer bench" },
-      });
-      if (response.statusCode !== 200) throw new Error(response.body);
-    }),
-    await time(Math.min(READS, 300), async () => {
-      await pool.query({
-        name: "bench_stats",
-        // The cohort must belong to the course, and learners without stored figures are counted apart.
-        text: `select count(*), sum(e.course_earned), sum(e.course_possible), count(e.course_possible) from completion.enrollments e
-         where e.course_key = $1 and e.is_active
-           and exists (select 1 from completion.cohort_memberships m join completion.cohorts c on c.id = m.cohort_id
-                       where m.cohort_id = $2 and c.course_key = e.course_key and m.learner_id = e.learner_id)
-           and not exists (select 1 from completion.course_roles r where r.course_key = e.course_key and r.learner_id = e.learner_id and r.role = any($3))`,
-        values: [COURSE, 1, ["beta_testers"]],
-      });
-    }),
+    ...(await compare(
+      Math.min(READS, 300),
+      async () => {
+        const response = await app.inject({
+          method: "GET",
+          url: `/api/completion/v1/stats/${COURSE}/?cohorts=1&exclude_roles=beta_testers`,
+          headers: { authorization: "Bearer bench" },
+        });
+        if (response.statusCode !== 200) throw new Error(response.body);
+      },
+      async () => {
+        await pool.query({
+          name: "bench_stats",
+          // The cohort must belong to the course, and learners without stored figures are counted apart.
+          text: `select count(*), sum(e.course_earned), sum(e.course_possible), count(e.course_possible) from completion.enrollments e
+           where e.course_key = $1 and e.is_active
+             and exists (select 1 from completion.cohort_memberships m join completion.cohorts c on c.id = m.cohort_id
+                         where m.cohort_id = $2 and c.course_key = e.course_key and m.learner_id = e.learner_id)
+             and not exists (select 1 from completion.course_roles r where r.course_key = e.course_key and r.learner_id = e.learner_id and r.role = any($3))`,
+          values: [COURSE, 1, ["beta_testers"]],
+        });
+      },
+    )),
   ]);
 
   console.log("\nread                                                        ours p50/p99 ms   bare SQL p50/p99 ms   ours ÷ bare (p50/p99)");

@@ -112,10 +112,10 @@ const ENVELOPE_CLOSE = Buffer.from("]}");
 export function pageEnvelopeJson(window: PageWindow, absoluteUrl: string, results: readonly (readonly Buffer[])[]): Buffer {
   const head = JSON.stringify({ ...pageEnvelope(window, absoluteUrl, []), results: undefined });
   const chunks: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"results":[`)];
-  results.forEach((result, at) => {
+  for (let at = 0; at < results.length; at += 1) {
     if (at > 0) chunks.push(RESULTS_SEPARATOR);
-    chunks.push(...result);
-  });
+    for (const chunk of results[at]!) chunks.push(chunk);
+  }
   chunks.push(ENVELOPE_CLOSE);
   return Buffer.concat(chunks);
 }

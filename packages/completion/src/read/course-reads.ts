@@ -22,31 +22,35 @@ export async function courseMean(ctx: CompletionContext, structure: CourseStruct
   return structure.tree ? meanCoursePercent(ctx.db, structure.course.key) : 0;
 }
 
-/** {@link storedKeys} per aggregator type set, then per shape (shapes are remembered per cached structure). */
-const storedKeysOf = new WeakMap<ReadonlySet<string>, WeakMap<ItemShape, string[] | "all">>();
+/** What stored aggregates give a shape (see {@link storedKeys}), per aggregator type set, then per shape. */
+const storedUseOf = new WeakMap<ReadonlySet<string>, WeakMap<ItemShape, { covers: boolean; keys: string[] | "all" }>>();
+
+/** Whether stored aggregates cover a shape, and {@link storedKeys}; worked out once per shape. */
+function storedUse(ctx: CompletionContext, structure: CourseStructure, shape: ItemShape): { covers: boolean; keys: string[] | "all" } {
+  const types = ctx.settings.aggregatorTypes;
+  let byShape = storedUseOf.get(types);
+  if (!byShape) {
+    byShape = new WeakMap();
+    storedUseOf.set(types, byShape);
+  }
+  let use = byShape.get(shape);
+  if (use === undefined) {
+    const covers = storedCovers(shape.needed, types);
+    const storedCount = structure.tree?.outline.filter((node) => types.has(node.type)).length ?? 0;
+    const keys = !covers ? [] : shape.needed.length === storedCount ? "all" : shape.needed.map((node) => node.key);
+    use = { covers, keys };
+    byShape.set(shape, use);
+  }
+  return use;
+}
 
 /**
  * The keys whose stored aggregates a shape can use: none when stored rows do
  * not cover it, `"all"` when it needs every stored block of the course (the
- * query then needs no key list). Worked out once per shape.
+ * query then needs no key list).
  */
 function storedKeys(ctx: CompletionContext, structure: CourseStructure, shape: ItemShape): string[] | "all" {
-  const types = ctx.settings.aggregatorTypes;
-  let byShape = storedKeysOf.get(types);
-  if (!byShape) {
-    byShape = new WeakMap();
-    storedKeysOf.set(types, byShape);
-  }
-  let keys = byShape.get(shape);
-  if (keys === undefined) {
-    if (!storedCovers(shape.needed, types)) keys = [];
-    else {
-      const storedCount = structure.tree?.outline.filter((node) => types.has(node.type)).length ?? 0;
-      keys = shape.needed.length === storedCount ? "all" : shape.needed.map((node) => node.key);
-    }
-    byShape.set(shape, keys);
-  }
-  return keys;
+  return storedUse(ctx, structure, shape).keys;
 }
 
 /** A learner's state in a course (enrollment, staleness, the stored aggregates the shape needs); null for an unknown username. */
@@ -76,7 +80,7 @@ export async function readLearnerInCourse(
     stored = reread.get(learner.id) ?? new Map();
   }
   // Stored figures are read by block key, and a block without a stored row has completed nothing.
-  const progress = storedCovers(shape.needed, ctx.settings.aggregatorTypes)
+  const progress = storedUse(ctx, structure, shape).covers
     ? stored
     : (await progressFromCompletions(ctx.db, structure, [learner.id])).get(learner.id);
   const extras: { username?: string; mean?: number } = {};
@@ -101,7 +105,7 @@ export async function readAllLearners(
   const count = found.total ?? (await countActiveLearners(ctx.db, structure.course.key, userIds));
   const window = pageWindow(page, count);
   if (!window) return null;
-  const computed = storedCovers(shape.needed, ctx.settings.aggregatorTypes)
+  const computed = storedUse(ctx, structure, shape).covers
     ? null
     : await progressFromCompletions(
         ctx.db,

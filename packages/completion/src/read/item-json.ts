@@ -89,6 +89,11 @@ function entryEnd(progress: Progress): Buffer {
   return end;
 }
 
+/** A block's progress: the learner's, or none completed. (Not a closure per item: this runs for every entry.) */
+function progressOf(structure: CourseStructure, progress: ReadonlyMap<string, Progress> | undefined, node: TreeNode): Progress {
+  return progress?.get(node.key) ?? structure.noProgress.get(node.key)!;
+}
+
 const UNKNOWN_STRUCTURE = Buffer.from('{"earned":0,"possible":null,"percent":0,"ratio":0}');
 const LIST_CLOSE = Buffer.from("]");
 const ITEM_CLOSE = Buffer.from("}");
@@ -105,9 +110,8 @@ export function itemJson(
   progress: ReadonlyMap<string, Progress> | undefined,
   extras: { username?: string; mean?: number },
 ): ItemChunks {
-  const progressOf = (node: TreeNode): Progress => progress?.get(node.key) ?? structure.noProgress.get(node.key)!;
   const text = itemText(structure.course.key, shape);
-  let middle = shape.root ? completionText(progressOf(shape.root)) : "";
+  let middle = shape.root ? completionText(progressOf(structure, progress, shape.root)) : "";
   if (extras.username !== undefined) middle += `,"username":${JSON.stringify(extras.username)}`;
   if (extras.mean !== undefined) middle += `,"mean":${jsonNumber(extras.mean)}`;
   const chunks: Buffer[] = [text.head];
@@ -116,7 +120,7 @@ export function itemJson(
   for (const list of text.lists) {
     chunks.push(list.open);
     const { nodes, entryHeads } = list;
-    for (let at = 0; at < nodes.length; at += 1) chunks.push(entryHeads[at]!, entryEnd(progressOf(nodes[at]!)));
+    for (let at = 0; at < nodes.length; at += 1) chunks.push(entryHeads[at]!, entryEnd(progressOf(structure, progress, nodes[at]!)));
     chunks.push(LIST_CLOSE);
   }
   chunks.push(ITEM_CLOSE);
