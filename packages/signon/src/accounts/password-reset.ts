@@ -1,6 +1,6 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import { sendMail } from "../mail/send-mail.js";
+import { sendMailInBackground } from "../mail/send-mail.js";
 import { storePasswordHash } from "../repositories/password-history.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { clearPasswordFailures, findUserByEmail } from "../repositories/users.js";
@@ -14,21 +14,25 @@ export const passwordResetPerIpLimit: FailureLimit = { name: "password-reset-ip"
 /** At most this many reset mails per account an hour, so nobody can flood someone's inbox. */
 export const passwordResetPerAccountLimit: FailureLimit = { name: "password-reset-account", maxFailures: 3, windowSeconds: 3600 };
 
-/**
- * The answer to a reset request. `mailFailure`: the mail could not be sent
- * (for the log only: the person sees the same answer as for an unknown
- * address, or the failure would tell that the account exists).
- */
-export type PasswordResetRequestResult = { ok: true; mailFailure?: unknown } | { ok: false; retryAfterSeconds: number };
+/** The answer to a reset request: the same for every address, or the wait imposed by the per-IP limit. */
+export type PasswordResetRequestResult = { ok: true } | { ok: false; retryAfterSeconds: number };
 
 /**
  * Handles "forgotten password": mails a single-use link, valid for 6 hours,
  * to the account with this e-mail address, replacing any earlier link. The
  * answer is the same whether or not the account exists; suspended accounts
  * and API users get no mail, and each account gets at most a few an hour.
- * Only the per-IP limit changes the answer (S15).
+ * Only the per-IP limit changes the answer (S15). The SMTP send is not
+ * awaited, so an existing account is not answered more slowly than an
+ * unknown address; a mail that cannot be sent goes to `onMailFailure` (for
+ * the log only: the person sees the same answer either way).
  */
-export async function requestPasswordReset(ctx: SignonContext, email: string, origin: RequestOrigin): Promise<PasswordResetRequestResult> {
+export async function requestPasswordReset(
+  ctx: SignonContext,
+  email: string,
+  origin: RequestOrigin,
+  onMailFailure: (error: unknown) => void,
+): Promise<PasswordResetRequestResult> {
   const now = ctx.now();
   const ipKeys = origin.ip ? [origin.ip] : [];
   const wait = await secondsUntilAllowed(ctx.db, passwordResetPerIpLimit, ipKeys, now);
@@ -56,8 +60,9 @@ export async function requestPasswordReset(ctx: SignonContext, email: string, or
     return link;
   });
   const hours = accountLinkLifetimeSeconds.password_reset / 3600;
-  try {
-    await sendMail(ctx, {
+  await sendMailInBackground(
+    ctx,
+    {
       to: user.email,
       subject: "Reset your Tessera Sign-on password",
       text: [
@@ -70,10 +75,9 @@ export async function requestPasswordReset(ctx: SignonContext, email: string, or
         `The link works once and until ${expiresAt.toUTCString()} (${hours} hours).`,
         "If you did not ask for this, you can ignore this e-mail: your password stays as it is.",
       ].join("\n"),
-    });
-  } catch (error) {
-    return { ok: true, mailFailure: error };
-  }
+    },
+    onMailFailure,
+  );
   return { ok: true };
 }
 

@@ -39,6 +39,31 @@ export async function sendMail(ctx: SignonContext, message: MailMessage): Promis
 }
 
 /**
+ * Sends a mail without making the caller wait for the SMTP server, so the
+ * answer to a request takes as long whether or not a mail was sent. A
+ * failure goes to `onFailure` (never an unhandled rejection). The
+ * development mailbox is a quick local insert and is awaited.
+ */
+export async function sendMailInBackground(ctx: SignonContext, message: MailMessage, onFailure: (error: unknown) => void): Promise<void> {
+  const report = (error: unknown) => {
+    try {
+      onFailure(error);
+    } catch {
+      // A failing reporter must not turn into an unhandled rejection.
+    }
+  };
+  if (ctx.config.mail.smtpUrl !== null) {
+    sendMail(ctx, message).catch(report);
+    return;
+  }
+  try {
+    await sendMail(ctx, message);
+  } catch (error) {
+    report(error);
+  }
+}
+
+/**
  * What to log about a mail that could not be sent: the error's message and
  * SMTP code, command and response code, never the message text (it can
  * carry a link token).

@@ -3,6 +3,7 @@ import { inspectAccountLink } from "../../accounts/account-links.js";
 import { requestPasswordReset, resetPassword } from "../../accounts/password-reset.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
+import { mailErrorForLog } from "../../mail/send-mail.js";
 import { clearSessionCookie } from "../../http/session-cookie.js";
 import { renderPage } from "../../web/page.js";
 import { sendUnusableLinkPage } from "../account/unusable-link.js";
@@ -41,14 +42,16 @@ const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const errors = { email: email === "" ? "Enter your e-mail address" : "Enter an e-mail address like name@example.org" };
         return renderPage(request, reply, "password-reset/request.eta", { title: "Reset your password", email, errors }, 400);
       }
-      const result = await requestPasswordReset(app.signon, email, requestOrigin(request));
+      // Logged without the address or the mail; the page is the one every request gets.
+      const log = request.log;
+      const result = await requestPasswordReset(app.signon, email, requestOrigin(request), (error) =>
+        log.error({ mailError: mailErrorForLog(error) }, "password reset mail could not be sent"),
+      );
       if (!result.ok) {
         reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
         const errors = { email: "Too many requests from your network. Wait a while and try again." };
         return renderPage(request, reply, "password-reset/request.eta", { title: "Reset your password", email, errors }, 429);
       }
-      // Logged without the address; the page is the one every request gets.
-      if (result.mailFailure !== undefined) request.log.error({ err: result.mailFailure }, "password reset mail could not be sent");
       return renderPage(request, reply, "password-reset/sent.eta", { title: "Check your e-mail", email });
     },
   );
