@@ -5,6 +5,7 @@ import { deleteRememberedBrowsersOfUser } from "../repositories/remembered-brows
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { clearOtp, enableOtp, storePendingOtpSecret } from "../repositories/two-step-secrets.js";
 import { findUserByUid, type User } from "../repositories/users.js";
+import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
 import { openSecret, sealSecret, SecretBoxError } from "../security/secret-box.js";
 import { AccountError } from "./manage-users.js";
 
@@ -84,12 +85,20 @@ export async function beginTwoStepSetup(ctx: SignonContext, user: User): Promise
   return { secret: secret.base32, uri: totpFor(user, secret).toString() };
 }
 
-export type TwoStepSetupResult = { ok: true } | { ok: false; reason: "wrong_code" | "already_on" | "not_started" };
+/** Wrong codes while setting up 2-step verification, per user: past this, set-up waits (S15). */
+export const twoStepSetupLimit: FailureLimit = { name: "two-step-setup", maxFailures: 10, windowSeconds: 600 };
+
+export type TwoStepSetupResult =
+  | { ok: true }
+  | { ok: false; reason: "wrong_code" | "already_on" | "not_started" }
+  | { ok: false; reason: "too_many_wrong_codes"; retryAfterSeconds: number };
 
 /**
  * Confirms the set-up with a code from the authenticator app, which turns
  * 2-step verification on (`otpEnabledAt`). The code's time step counts as
- * used, so it cannot sign in again.
+ * used, so it cannot sign in again. Wrong codes are counted per user
+ * (`twoStepSetupLimit`); over the limit no code is checked until the window
+ * ends, so the set-up cannot be used to guess codes.
  */
 export async function confirmTwoStepSetup(ctx: SignonContext, userUid: string, rawCode: string, origin: RequestOrigin): Promise<TwoStepSetupResult> {
   const user = await findUserByUid(ctx.db, userUid);
@@ -98,9 +107,14 @@ export async function confirmTwoStepSetup(ctx: SignonContext, userUid: string, r
   const secret = openOtpSecret(ctx, user);
   if (secret === null) return { ok: false, reason: "not_started" };
   const now = ctx.now();
+  const wait = await secondsUntilAllowed(ctx.db, twoStepSetupLimit, [user.uid], now);
+  if (wait !== null) return { ok: false, reason: "too_many_wrong_codes", retryAfterSeconds: wait };
   const code = normaliseOtpCode(rawCode);
   const step = code === null ? null : matchingOtpStep(user, secret, code, now);
-  if (step === null) return { ok: false, reason: "wrong_code" };
+  if (step === null) {
+    await recordFailure(ctx.db, twoStepSetupLimit, [user.uid], now);
+    return { ok: false, reason: "wrong_code" };
+  }
   return ctx.db.transaction(async (tx) => {
     if (!(await enableOtp(tx, user.uid, step, now))) return { ok: false, reason: "already_on" } as const;
     await audit(tx, { action: "two_step_enabled", at: now, actorUid: user.uid, subjectUid: user.uid, origin });

@@ -43,6 +43,12 @@ const twoStepSetUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (result.ok) {
         return redirectWithFlash(request, reply, "/account/two-step", { kind: "success", text: "2-step verification is on. You will enter a code when you sign in." });
       }
+      if (result.reason === "too_many_wrong_codes") {
+        const minutes = Math.max(1, Math.ceil(result.retryAfterSeconds / 60));
+        reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
+        const wait = minutes === 1 ? "a minute" : `${minutes} minutes`;
+        return showSetUp(request, reply, `Too many wrong codes. Wait ${wait}, then enter the code your authenticator app shows at that time`, 429);
+      }
       if (result.reason === "wrong_code") {
         return showSetUp(request, reply, "The code is not right. Check that the time on your phone is correct and enter the code the app shows now", 400);
       }
