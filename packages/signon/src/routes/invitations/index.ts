@@ -1,5 +1,4 @@
-import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { inspectAccountLink } from "../../accounts/account-links.js";
+import { type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { acceptInvitation } from "../../accounts/invitations.js";
 import { startSession } from "../../accounts/sessions.js";
 import { requireFormBody } from "../../http/form-content-type.js";
@@ -7,19 +6,8 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
 import { setSessionFlash } from "../../repositories/sessions.js";
 import { sha256Hex } from "../../security/random.js";
-import { renderPage } from "../../web/page.js";
+import { LinkTokenParams, NewPasswordBody, sendNewPasswordForm } from "../account/new-password-form.js";
 import { sendUnusableLinkPage } from "../account/unusable-link.js";
-
-// `_csrf` is optional in the schemas so that a form without it gets the CSRF check's 403, not a 400.
-const TokenParams = Type.Object({ token: Type.String({ maxLength: 200 }) });
-const AcceptBody = Type.Object(
-  {
-    _csrf: Type.Optional(Type.String({ maxLength: 256 })),
-    password: Type.String({ maxLength: 1024 }),
-    confirmation: Type.String({ maxLength: 1024 }),
-  },
-  { additionalProperties: false },
-);
 
 /**
  * `GET /invitations/:token` shows the "choose your password" form of an
@@ -27,23 +15,15 @@ const AcceptBody = Type.Object(
  * dashboard. Unknown links get a 404 page, expired or used ones a 410 page.
  */
 const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get("/invitations/:token", { config: { errorFormat: "html" }, schema: { params: TokenParams } }, async (request, reply) => {
-    const found = await inspectAccountLink(app.signon, request.params.token, "invitation");
-    if (found.state !== "usable") return sendUnusableLinkPage(request, reply, found.state, "invitation");
-    return renderPage(request, reply, "invitations/accept.eta", {
-      title: "Choose your password",
-      name: found.user.name,
-      email: found.user.email,
-      token: request.params.token,
-      errors: {},
-    });
-  });
+  app.get("/invitations/:token", { config: { errorFormat: "html" }, schema: { params: LinkTokenParams } }, async (request, reply) =>
+    sendNewPasswordForm(request, reply, request.params.token, "invitation"),
+  );
 
   app.post(
     "/invitations/:token",
     {
       config: { errorFormat: "html" },
-      schema: { params: TokenParams, body: AcceptBody },
+      schema: { params: LinkTokenParams, body: NewPasswordBody },
       preValidation: requireFormBody,
       preHandler: app.csrfProtection,
     },
@@ -52,17 +32,7 @@ const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { token } = request.params;
       const result = await acceptInvitation(app.signon, token, { password: request.body.password, confirmation: request.body.confirmation }, origin);
       if (!result.ok && "link" in result) return sendUnusableLinkPage(request, reply, result.link, "invitation");
-      if (!result.ok) {
-        const found = await inspectAccountLink(app.signon, token, "invitation");
-        if (found.state !== "usable") return sendUnusableLinkPage(request, reply, found.state, "invitation");
-        return renderPage(
-          request,
-          reply,
-          "invitations/accept.eta",
-          { title: "Choose your password", name: found.user.name, email: found.user.email, token, errors: result.errors },
-          400,
-        );
-      }
+      if (!result.ok) return sendNewPasswordForm(request, reply, token, "invitation", result.errors);
       const user = result.user;
       const sessionId = await startSession(app.signon, user, readSessionCookie(request, app.signon.config), origin, {
         awaitingSecondFactor: user.otpEnabledAt !== null,

@@ -1,24 +1,15 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { inspectAccountLink } from "../../accounts/account-links.js";
 import { requestPasswordReset, resetPassword } from "../../accounts/password-reset.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
 import { clearSessionCookie } from "../../http/session-cookie.js";
 import { renderPage } from "../../web/page.js";
+import { LinkTokenParams, NewPasswordBody, sendNewPasswordForm } from "../account/new-password-form.js";
 import { sendUnusableLinkPage } from "../account/unusable-link.js";
 
-// `_csrf` is optional in the schemas so that a form without it gets the CSRF check's 403, not a 400.
+// `_csrf` is optional in the schema so that a form without it gets the CSRF check's 403, not a 400.
 const RequestBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })), email: Type.String({ maxLength: 254 }) }, { additionalProperties: false });
-const TokenParams = Type.Object({ token: Type.String({ maxLength: 200 }) });
-const ResetBody = Type.Object(
-  {
-    _csrf: Type.Optional(Type.String({ maxLength: 256 })),
-    password: Type.String({ maxLength: 1024 }),
-    confirmation: Type.String({ maxLength: 1024 }),
-  },
-  { additionalProperties: false },
-);
 
 const emailShape = /^[^\s@]+@[^\s@]+$/;
 
@@ -60,22 +51,15 @@ const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     renderPage(request, reply, "password-reset/done.eta", { title: "Your password has been changed" }),
   );
 
-  app.get("/password-reset/:token", { config: { errorFormat: "html" }, schema: { params: TokenParams } }, async (request, reply) => {
-    const found = await inspectAccountLink(app.signon, request.params.token, "password_reset");
-    if (found.state !== "usable") return sendUnusableLinkPage(request, reply, found.state, "password_reset");
-    return renderPage(request, reply, "password-reset/choose.eta", {
-      title: "Choose a new password",
-      email: found.user.email,
-      token: request.params.token,
-      errors: {},
-    });
-  });
+  app.get("/password-reset/:token", { config: { errorFormat: "html" }, schema: { params: LinkTokenParams } }, async (request, reply) =>
+    sendNewPasswordForm(request, reply, request.params.token, "password_reset"),
+  );
 
   app.post(
     "/password-reset/:token",
     {
       config: { errorFormat: "html" },
-      schema: { params: TokenParams, body: ResetBody },
+      schema: { params: LinkTokenParams, body: NewPasswordBody },
       preValidation: requireFormBody,
       preHandler: app.csrfProtection,
     },
@@ -83,17 +67,7 @@ const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { token } = request.params;
       const result = await resetPassword(app.signon, token, { password: request.body.password, confirmation: request.body.confirmation }, requestOrigin(request));
       if (!result.ok && "link" in result) return sendUnusableLinkPage(request, reply, result.link, "password_reset");
-      if (!result.ok) {
-        const found = await inspectAccountLink(app.signon, token, "password_reset");
-        if (found.state !== "usable") return sendUnusableLinkPage(request, reply, found.state, "password_reset");
-        return renderPage(
-          request,
-          reply,
-          "password-reset/choose.eta",
-          { title: "Choose a new password", email: found.user.email, token, errors: result.errors },
-          400,
-        );
-      }
+      if (!result.ok) return sendNewPasswordForm(request, reply, token, "password_reset", result.errors);
       clearSessionCookie(reply, app.signon.config);
       return reply.redirect("/password-reset/done", 303);
     },
