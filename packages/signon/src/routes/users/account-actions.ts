@@ -8,10 +8,9 @@ import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
 import { redirectWithFlash } from "../../web/page.js";
-import { mayListUsers } from "../../web/policy.js";
-import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
+import { signedInUser } from "../../web/signed-in.js";
 import { invitationMailFailedText } from "./invite.js";
-import { managedUser, UidParams } from "./managed-user.js";
+import { managedUser, UidParams, usersFormGuards } from "./managed-user.js";
 import { renderUserPage } from "./show.js";
 
 const CsrfOnlyBody = Type.Object({ _csrf: Type.String({ maxLength: 256 }) }, { additionalProperties: false });
@@ -47,7 +46,7 @@ const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const options = {
     config: { errorFormat: "html" as const },
     preValidation: requireFormBody,
-    preHandler: [requireSignedIn, app.csrfProtection, requireRule(mayListUsers)],
+    preHandler: usersFormGuards(app),
   };
 
   app.post("/users/:uid/suspend", { ...options, schema: { params: UidParams, body: SuspendBody } }, async (request, reply) => {

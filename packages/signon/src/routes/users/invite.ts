@@ -6,9 +6,8 @@ import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
 import { redirectWithFlash } from "../../web/page.js";
-import { mayListUsers } from "../../web/policy.js";
-import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
-import { usersPageGuards } from "./managed-user.js";
+import { signedInUser } from "../../web/signed-in.js";
+import { usersFormGuards, usersPageGuards } from "./managed-user.js";
 import { renderInviteForm } from "./user-form-page.js";
 
 /** The flash after an invitation whose e-mail could not be sent: the account exists, the link can be sent again. */
@@ -38,7 +37,7 @@ const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { errorFormat: "html" },
       schema: { body: UserFormBody },
       preValidation: requireFormBody,
-      preHandler: [requireSignedIn, app.csrfProtection, requireRule(mayListUsers)],
+      preHandler: usersFormGuards(app),
     },
     async (request, reply) => {
       const actor = signedInUser(request);

@@ -1,5 +1,5 @@
 import { Type } from "@fastify/type-provider-typebox";
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { findUserDetails, type UserDetails } from "../../accounts/user-details.js";
 import { renderPage } from "../../web/page.js";
 import { mayListUsers, mayManageUser } from "../../web/policy.js";
@@ -14,6 +14,11 @@ export const UidParams = Type.Object({ uid: Type.String({ maxLength: 200 }) });
 
 /** preHandlers of the users pages: signed in, and allowed to see the users section. */
 export const usersPageGuards = [requireSignedIn, requireRule(mayListUsers)];
+
+/** preHandlers of the users section's forms: signed in, a valid CSRF token, and allowed to see the users section. */
+export function usersFormGuards(app: FastifyInstance) {
+  return [requireSignedIn, app.csrfProtection, requireRule(mayListUsers)];
+}
 
 /** The 404 page of the users section. */
 export async function sendUserNotFound(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

@@ -5,9 +5,8 @@ import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
-import { mayListUsers } from "../../web/policy.js";
-import { requireRule, requireSignedIn, sendForbidden, signedInUser } from "../../web/signed-in.js";
-import { managedUser, UidParams, usersPageGuards } from "./managed-user.js";
+import { sendForbidden, signedInUser } from "../../web/signed-in.js";
+import { managedUser, UidParams, usersFormGuards, usersPageGuards } from "./managed-user.js";
 
 const boxValue = Type.String({ maxLength: 200 });
 const PermissionsBody = Type.Object(
@@ -55,7 +54,7 @@ const userPermissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { errorFormat: "html" },
       schema: { params: UidParams, body: PermissionsBody },
       preValidation: requireFormBody,
-      preHandler: [requireSignedIn, app.csrfProtection, requireRule(mayListUsers)],
+      preHandler: usersFormGuards(app),
     },
     async (request, reply) => {
       const details = await managedUser(request, reply, request.params.uid);

@@ -6,11 +6,10 @@ import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
-import { mayListUsers } from "../../web/policy.js";
-import { requireRule, requireSignedIn, signedInUser } from "../../web/signed-in.js";
+import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
 import { UserFormBody } from "./invite.js";
-import { managedUser, UidParams, usersPageGuards } from "./managed-user.js";
+import { errorSummary, managedUser, UidParams, usersFormGuards, usersPageGuards } from "./managed-user.js";
 import { userFormChoices } from "./user-form-page.js";
 
 /** The page about one user: summary, edit form and account actions. */
@@ -49,7 +48,7 @@ export async function renderUserPage(
       },
       actionErrors: options.actionErrors ?? {},
       ...(await userFormChoices(request, form, options.errors ?? {})),
-      errorSummary: Object.entries(errors).map(([field, message]) => ({ field, message })),
+      errorSummary: errorSummary(errors),
     },
     status,
   );
@@ -68,7 +67,7 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { errorFormat: "html" },
       schema: { params: UidParams, body: UserFormBody },
       preValidation: requireFormBody,
-      preHandler: [requireSignedIn, app.csrfProtection, requireRule(mayListUsers)],
+      preHandler: usersFormGuards(app),
     },
     async (request, reply) => {
       const details = await managedUser(request, reply, request.params.uid);
