@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, or } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
-import { applications, auditEvents, organisations, userPermissions } from "../db/schema.js";
+import { applications, organisations, userPermissions } from "../db/schema.js";
 
 /** An organisation's id and name, or `null` when there is none with that id. */
 export async function findOrganisationSummary(db: SignonDatabase, id: string): Promise<{ id: string; name: string; slug: string } | null> {
@@ -39,27 +39,4 @@ export async function listSignInApplications(db: SignonDatabase, userUid: string
     .innerJoin(applications, eq(applications.id, userPermissions.applicationId))
     .where(and(eq(userPermissions.userUid, userUid), eq(userPermissions.permission, "signin"), eq(applications.retired, false)))
     .orderBy(asc(applications.name));
-}
-
-/** The latest audit events about a user or done by them, newest first, with the application's name. */
-export async function listRecentEventsOfUser(
-  db: SignonDatabase,
-  userUid: string,
-  limit: number,
-): Promise<{ id: number; occurredAt: Date; action: string; actorUid: string | null; subjectUid: string | null; applicationName: string | null; details: Record<string, unknown> }[]> {
-  return db
-    .select({
-      id: auditEvents.id,
-      occurredAt: auditEvents.occurredAt,
-      action: auditEvents.action,
-      actorUid: auditEvents.actorUid,
-      subjectUid: auditEvents.subjectUid,
-      applicationName: applications.name,
-      details: auditEvents.details,
-    })
-    .from(auditEvents)
-    .leftJoin(applications, eq(applications.id, auditEvents.applicationId))
-    .where(or(eq(auditEvents.subjectUid, userUid), eq(auditEvents.actorUid, userUid)))
-    .orderBy(desc(auditEvents.occurredAt), desc(auditEvents.id))
-    .limit(limit);
 }

@@ -1,23 +1,14 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FieldErrors } from "../../accounts/password-policy.js";
-import { findOrganisationSummary, listPermissionsOfUser, listRecentEventsOfUser } from "../../repositories/account-overview.js";
+import { findOrganisationSummary, listPermissionsOfUser } from "../../repositories/account-overview.js";
+import { listEventsOfUser } from "../../repositories/user-events.js";
 import type { User } from "../../repositories/users.js";
 import { renderPage } from "../../web/page.js";
+import { formatTime, roleLabels } from "../users/format.js";
 import { describeActivity } from "./activity-words.js";
 
 /** How many of the person's latest events the account page lists. */
 export const recentActivityCount = 20;
-
-const roleLabels: Record<string, string> = {
-  superadmin: "Superadmin",
-  admin: "Admin",
-  organisation_admin: "Organisation admin",
-  normal: "Normal user",
-};
-
-function formatTime(time: Date): string {
-  return `${time.toISOString().slice(0, 16).replace("T", " ")} UTC`;
-}
 
 /**
  * Renders `GET /account`: the person's details (with the form to change
@@ -39,7 +30,7 @@ export async function renderAccountPage(
     if (last && last.name === row.applicationName) last.permissions.push(row.permission);
     else applications.push({ name: row.applicationName, retired: row.retired, permissions: [row.permission] });
   }
-  const activity = (await listRecentEventsOfUser(db, user.uid, recentActivityCount)).map((event) => ({
+  const activity = (await listEventsOfUser(db, user.uid, { limit: recentActivityCount, offset: 0 })).map((event) => ({
     when: formatTime(event.occurredAt),
     datetime: event.occurredAt.toISOString(),
     what: describeActivity(event, user.uid),
