@@ -84,7 +84,8 @@ export function parseSignInForm(html: string): { csrfToken: string; returnTo: st
   return { csrfToken: decodeEntities(csrfToken), returnTo: decodeEntities(returnTo) };
 }
 
-function decodeEntities(value: string): string {
+/** Decodes the HTML entities the page templates write (`&#39; &quot; &lt; &gt; &amp;`). */
+export function decodeEntities(value: string): string {
   return value
     .replace(/&#39;/g, "'")
     .replace(/&quot;/g, '"')

@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
 import type { SignonContext } from "../../src/context.js";
 import { listDevMails, type DevMail } from "../../src/repositories/dev-mails.js";
+import { decodeEntities } from "../support/browser.js";
 
 /** Mails kept by the development mailbox for this address, oldest first. */
 export async function mailsTo(ctx: SignonContext, address: string): Promise<DevMail[]> {
@@ -18,14 +19,7 @@ export async function linkMailedTo(ctx: SignonContext, address: string, prefix: 
 
 /** The visible text of a page: tags removed, entities decoded, spaces collapsed. */
 export function textOf(response: LightMyRequestResponse): string {
-  return response.body
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&#39;/g, "'")
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ");
+  return decodeEntities(response.body.replace(/<[^>]*>/g, " ")).replace(/\s+/g, " ");
 }
 
 /** A password that passes the policy, different on each call. */

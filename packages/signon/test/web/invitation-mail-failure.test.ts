@@ -8,7 +8,8 @@ import { statementRunner } from "../../src/db/statements.js";
 import { findUserByEmail } from "../../src/repositories/users.js";
 import { TestClock } from "../support/clock.js";
 import { openTestDatabase, testConfig } from "../support/signon.js";
-import { pageText, signedInAs } from "./users-support.js";
+import { textOf } from "./account-support.js";
+import { signedInAs } from "./users-support.js";
 
 // A mail server that refuses connections: nothing listens on port 1. Log lines are kept to check what they say.
 const lines: string[] = [];
@@ -50,7 +51,7 @@ describe("POST /users/new when the invitation e-mail cannot be sent", () => {
 
     const page = await browser.get(`/users/${invited?.uid}`);
     expect(page.statusCode).toBe(200);
-    expect(pageText(page)).toContain(failedText);
+    expect(textOf(page)).toContain(failedText);
     expect(page.body).toContain(`action="/users/${invited?.uid}/resend-invitation"`);
     expect(await invitationLinkDigests(invited?.uid ?? "")).toHaveLength(1);
     const invitedEvents = await ctx.db.select().from(auditEvents).where(eq(auditEvents.action, "user_invited"));
@@ -74,7 +75,7 @@ describe("POST /users/:uid/resend-invitation when the e-mail cannot be sent", ()
     const response = await browser.submit(page, `${page}/resend-invitation`);
     expect(response.statusCode).toBe(303);
     expect(response.headers.location).toBe(page);
-    expect(pageText(await browser.get(page))).toContain(failedText);
+    expect(textOf(await browser.get(page))).toContain(failedText);
     const after = await invitationLinkDigests(invited?.uid ?? "");
     expect(after).toHaveLength(1);
     expect(after).not.toEqual(before);

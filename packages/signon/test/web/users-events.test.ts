@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { audit } from "../../src/audit.js";
 import { createApp, createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
-import { pageText, signedInAs, submitMany } from "./users-support.js";
+import { textOf } from "./account-support.js";
+import { signedInAs, submitMany } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
@@ -39,7 +40,7 @@ describe("GET /users/:uid/events", () => {
     expect(rows[1]).toMatch(/^Suspended \(reason: Left &lt;b&gt;the&lt;\/b&gt; team\) \| User \d+ \| {2}\| 127\.0\.0\.1$/);
     expect(rows[2]).toMatch(/^Permissions granted \(editor\) \| User \d+ \| Publisher \| 127\.0\.0\.1$/);
     expect(rows[3]).toBe("Account created | Sign-on |  | ");
-    expect(pageText(response)).not.toContain("192.0.2.7");
+    expect(textOf(response)).not.toContain("192.0.2.7");
     expect(adminUid).not.toBe(target.uid);
   });
 

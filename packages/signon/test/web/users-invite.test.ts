@@ -4,7 +4,8 @@ import { auditEvents, devMails } from "../../src/db/schema.js";
 import { findUserByEmail } from "../../src/repositories/users.js";
 import { createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
-import { createTestOrganisation, pageText, signedInAs } from "./users-support.js";
+import { textOf } from "./account-support.js";
+import { createTestOrganisation, signedInAs } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
@@ -40,7 +41,7 @@ describe("POST /users/new", () => {
     const invited = await findUserByEmail(ctx.db, "grace@example.org");
     expect(invited).toMatchObject({ name: "Grace Hopper", role: "organisation_admin", organisationId: organisation.id, passwordHash: null });
     expect(response.headers.location).toBe(`/users/${invited?.uid}`);
-    const page = pageText(await browser.get(`/users/${invited?.uid}`));
+    const page = textOf(await browser.get(`/users/${invited?.uid}`));
     expect(page).toContain("Invitation sent to grace@example.org.");
     expect(page).toContain("Status invited");
 
@@ -63,7 +64,7 @@ describe("POST /users/new", () => {
     const taken = await createUser(ctx);
     const duplicate = await browser.submit("/users/new", "/users/new", { name: "Copy", email: taken.email, role: "normal", organisation: "" });
     expect(duplicate.statusCode).toBe(400);
-    expect(pageText(duplicate)).toContain("already exists");
+    expect(textOf(duplicate)).toContain("already exists");
     expect(await ctx.db.select().from(devMails)).toEqual([]);
 
     const malformed = await browser.submit("/users/new", "/users/new", { name: "X", email: "x@example.org", role: "normal", extra: "field" });

@@ -5,7 +5,8 @@ import { neutraliseFormula } from "../../src/accounts/users-csv.js";
 import { InjectBrowser } from "../support/browser.js";
 import { createApp, createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
-import { createTestOrganisation, listedNames, pageText, signedInAs } from "./users-support.js";
+import { textOf } from "./account-support.js";
+import { createTestOrganisation, listedNames, signedInAs } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
@@ -21,7 +22,7 @@ describe("GET /users", () => {
     const { browser } = await signedInAs(app, ctx, "normal");
     const response = await browser.get("/users");
     expect(response.statusCode).toBe(403);
-    expect(pageText(response)).toContain("You cannot do that");
+    expect(textOf(response)).toContain("You cannot do that");
   });
 
   it("lists people with their role, organisation, status and last sign-in, without API users", async () => {
@@ -38,7 +39,7 @@ describe("GET /users", () => {
     const names = listedNames(response);
     expect(names).toEqual(expect.arrayContaining(["Ada Lovelace", "Bob Suspended", "Cy Invited"]));
     expect(names).not.toContain("Robot");
-    const text = pageText(response);
+    const text = textOf(response);
     expect(text).toContain("Ada Lovelace ada@example.org Normal user Department of Tests active Never");
     expect(text).toContain("Bob Suspended bob@example.org Normal user None suspended");
     expect(text).toContain("Cy Invited cy@example.org Normal user None invited");
@@ -58,7 +59,7 @@ describe("GET /users", () => {
     expect(listedNames(await browser.get("/users?q=r_s"))).toEqual(["Under_score"]);
     const none = await browser.get("/users?q=nobody");
     expect(listedNames(none)).toEqual([]);
-    expect(pageText(none)).toContain("No users match these filters.");
+    expect(textOf(none)).toContain("No users match these filters.");
   });
 
   it("filters by role, organisation, status and permission", async () => {

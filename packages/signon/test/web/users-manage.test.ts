@@ -6,7 +6,8 @@ import { findUserByUid, recordWrongPassword } from "../../src/repositories/users
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { signedInBrowser } from "../support/browser.js";
 import { useTestSignon } from "../support/signon.js";
-import { createTestOrganisation, pageText, signedInAs } from "./users-support.js";
+import { textOf } from "./account-support.js";
+import { createTestOrganisation, signedInAs } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
@@ -29,7 +30,7 @@ describe("GET /users/:uid", () => {
     await recordWrongPassword(ctx.db, target.uid, 1, ctx.now());
     const response = await browser.get(`/users/${target.uid}`);
     expect(response.statusCode).toBe(200);
-    const text = pageText(response);
+    const text = textOf(response);
     expect(text).toContain("E-mail ada@example.org");
     expect(text).toContain("Status locked");
     expect(text).toMatch(/Locked Yes, since \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
@@ -45,7 +46,7 @@ describe("GET /users/:uid", () => {
     for (const uid of ["00000000-0000-4000-8000-000000000000", "not-a-uid", "%27%3B--", "x".repeat(150)]) {
       const response = await browser.get(`/users/${uid}`);
       expect(response.statusCode, uid).toBe(404);
-      expect(pageText(response)).toContain("Page not found");
+      expect(textOf(response)).toContain("Page not found");
     }
     expect((await browser.get("/users/not-a-uid/permissions")).statusCode).toBe(404);
     expect((await browser.get("/users/not-a-uid/events")).statusCode).toBe(404);
@@ -100,7 +101,7 @@ describe("POST /users/:uid", () => {
     });
     expect(response.statusCode).toBe(303);
     expect(response.headers.location).toBe(`/users/${target.uid}`);
-    expect(pageText(await browser.get(`/users/${target.uid}`))).toContain("The changes are saved.");
+    expect(textOf(await browser.get(`/users/${target.uid}`))).toContain("The changes are saved.");
 
     const updated = await findUserByUid(ctx.db, target.uid);
     expect(updated).toMatchObject({ name: "New Name", email: "new@example.org", role: "organisation_admin", organisationId: organisation.id });
@@ -134,7 +135,7 @@ describe("POST /users/:uid", () => {
 
     const duplicate = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}`, { ...editFields(target), email: taken.email.toUpperCase() });
     expect(duplicate.statusCode).toBe(400);
-    expect(pageText(duplicate)).toContain("already exists");
+    expect(textOf(duplicate)).toContain("already exists");
 
     expect(await findUserByUid(ctx.db, target.uid)).toMatchObject({ name: "Kept Name", email: target.email, role: "normal" });
     expect(await eventsOf(target.uid, "user_updated")).toEqual([]);
@@ -231,7 +232,7 @@ describe("POST /users/:uid/suspend and /unsuspend", () => {
 
     const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { reason: "Left the team" });
     expect(response.statusCode).toBe(303);
-    const page = pageText(await browser.get(`/users/${target.uid}`));
+    const page = textOf(await browser.get(`/users/${target.uid}`));
     expect(page).toContain("Bob is suspended.");
     expect(page).toContain("Left the team");
     expect((await findUserByUid(ctx.db, target.uid))?.suspensionReason).toBe("Left the team");
@@ -242,7 +243,7 @@ describe("POST /users/:uid/suspend and /unsuspend", () => {
     expect((await findUserByUid(ctx.db, target.uid))?.suspendedAt).toBeNull();
     const again = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/unsuspend`);
     expect(again.statusCode).toBe(400);
-    expect(pageText(again)).toContain("is not suspended");
+    expect(textOf(again)).toContain("is not suspended");
   });
 
   it("answers 400 without a reason, and refuses suspending yourself", async () => {
@@ -255,7 +256,7 @@ describe("POST /users/:uid/suspend and /unsuspend", () => {
     expect(missing.statusCode).toBe(400);
     const self = await browser.submit(`/users/${uid}`, `/users/${uid}/suspend`, { reason: "Testing" });
     expect(self.statusCode).toBe(400);
-    expect(pageText(self)).toContain("You cannot suspend your own account");
+    expect(textOf(self)).toContain("You cannot suspend your own account");
     expect((await findUserByUid(ctx.db, target.uid))?.suspendedAt).toBeNull();
     expect((await findUserByUid(ctx.db, uid))?.suspendedAt).toBeNull();
   });
@@ -285,7 +286,7 @@ describe("POST /users/:uid/reset-two-step", () => {
     await ctx.db.update(users).set({ otpSecretEncrypted: "sealed", otpEnabledAt: ctx.now() }).where(eq(users.uid, target.uid));
     await signedInBrowser(app, target.email, defaultPassword).catch(() => undefined);
     const page = await browser.get(`/users/${target.uid}`);
-    expect(pageText(page)).toContain("2-step verification On");
+    expect(textOf(page)).toContain("2-step verification On");
     const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/reset-two-step`);
     expect(response.statusCode).toBe(303);
     expect(await findUserByUid(ctx.db, target.uid)).toMatchObject({ otpEnabledAt: null, otpSecretEncrypted: null });

@@ -4,7 +4,8 @@ import { applications, auditEvents, pushDeliveries } from "../../src/db/schema.j
 import { listPermissions } from "../../src/repositories/permissions.js";
 import { createApp, createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
-import { createTestOrganisation, pageText, signedInAs, submitMany } from "./users-support.js";
+import { textOf } from "./account-support.js";
+import { createTestOrganisation, signedInAs, submitMany } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
@@ -59,7 +60,7 @@ describe("POST /users/:uid/permissions", () => {
     expect(response.statusCode).toBe(303);
     expect(response.headers.location).toBe(page);
     expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher", "signin"]);
-    expect(pageText(await browser.get(page))).toContain("Permissions saved: 1 permission granted, 1 permission revoked.");
+    expect(textOf(await browser.get(page))).toContain("Permissions saved: 1 permission granted, 1 permission revoked.");
 
     const events = await ctx.db.select().from(auditEvents).where(eq(auditEvents.subjectUid, target.uid));
     expect(events.filter((event) => event.action === "permissions_granted").at(-1)).toMatchObject({ actorUid, applicationId: application.id, details: { permissions: ["publisher"] } });

@@ -6,8 +6,8 @@ import { findUserByUid } from "../../src/repositories/users.js";
 import { InjectBrowser } from "../support/browser.js";
 import { createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
-import { linkMailedTo, mailsTo } from "./account-support.js";
-import { createTestOrganisation, pageText, signedInAs } from "./users-support.js";
+import { linkMailedTo, mailsTo, textOf } from "./account-support.js";
+import { createTestOrganisation, signedInAs } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
@@ -42,7 +42,7 @@ describe("POST /users/:uid/resend-invitation", () => {
     const response = await browser.submit(page, `${page}/resend-invitation`);
     expect(response.statusCode).toBe(303);
     expect(response.headers.location).toBe(page);
-    expect(pageText(await browser.get(page))).toContain(`A new invitation is sent to ${person.email}.`);
+    expect(textOf(await browser.get(page))).toContain(`A new invitation is sent to ${person.email}.`);
     expect(await mailsTo(ctx, person.email)).toHaveLength(2);
     const secondLink = await linkMailedTo(ctx, person.email, "/invitations/");
     expect(secondLink).not.toBe(firstLink);
@@ -62,7 +62,7 @@ describe("POST /users/:uid/resend-invitation", () => {
     const page = `/users/${active.uid}`;
     const response = await browser.submit(page, `${page}/resend-invitation`);
     expect(response.statusCode).toBe(400);
-    expect(pageText(response)).toContain(`${active.email} has already set a password`);
+    expect(textOf(response)).toContain(`${active.email} has already set a password`);
     expect(await mailsTo(ctx, active.email)).toHaveLength(0);
   });
 

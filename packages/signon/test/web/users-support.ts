@@ -22,18 +22,6 @@ export async function signedInAs(
   return { browser: await signedInBrowser(app, user.email, defaultPassword), uid: user.uid, email: user.email };
 }
 
-/** The text of a page without tags and with entities decoded, spaces collapsed, for `toContain` checks. */
-export function pageText(response: LightMyRequestResponse): string {
-  return response.body
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&#39;/g, "'")
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ");
-}
-
 /** The names in the users table, in order. */
 export function listedNames(response: LightMyRequestResponse): string[] {
   return [...response.body.matchAll(/<th scope="row"><a href="\/users\/[0-9a-f-]+">([^<]*)<\/a><\/th>/g)].map((match) => match[1] as string);
