@@ -5,9 +5,9 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { runFirstStart } from "../../src/bootstrap/first-start.js";
 import { FIRST_START_KEY } from "../../src/bootstrap/marker.js";
-import { runCli } from "../../src/cli/run-cli.js";
 import { applications, settings, users } from "../../src/db/schema.js";
 import { InjectBrowser } from "../support/browser.js";
+import { runSignonCli } from "../support/cli.js";
 import { getUserJson } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
 
@@ -19,16 +19,7 @@ beforeEach(async () => {
   credentialsFile = join(await mkdtemp(join(scratch, "data-")), "editorial-app.json");
 });
 
-async function signonCli(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (chunk: string) => ((stdout += chunk), true) },
-    stderr: { write: (chunk: string) => ((stderr += chunk), true) },
-    env: { DATABASE_URL: database.url, SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1" },
-  });
-  return { code, stdout, stderr };
-}
+const signonCli = (...argv: string[]) => runSignonCli(database.url, argv);
 
 async function countRows() {
   return { users: (await database.db.select().from(users)).length, applications: (await database.db.select().from(applications)).length };

@@ -1,21 +1,12 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/run-cli.js";
+import { runSignonCli } from "../support/cli.js";
 import { openTestDatabase } from "../support/signon.js";
 
 const database = await openTestDatabase();
 afterAll(() => database.close());
 beforeEach(() => database.reset());
 
-async function signon(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: { write: (chunk: string) => ((stdout += chunk), true) },
-    stderr: { write: (chunk: string) => ((stderr += chunk), true) },
-    env: { DATABASE_URL: database.url, SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1" },
-  });
-  return { code, stdout, stderr };
-}
+const signon = (...argv: string[]) => runSignonCli(database.url, argv);
 
 describe("signon CLI", () => {
   it("apps create --json prints exactly one JSON object with the client id and secret", async () => {

@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { startInactivityJob, suspendInactiveUsers } from "../../src/accounts/inactivity.js";
 import { createApiUser, suspendUser } from "../../src/accounts/manage-users.js";
 import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
-import { runCli } from "../../src/cli/run-cli.js";
 import { accessTokens, auditEvents, pushDeliveries, sessions, users } from "../../src/db/schema.js";
 import { findUserByUid } from "../../src/repositories/users.js";
 import { signedInBrowser } from "../support/browser.js";
+import { runSignonCli } from "../support/cli.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 
@@ -85,17 +85,12 @@ describe("signon users suspend-inactive", () => {
     const user = await createUser(signon.ctx, { email: "idle@example.org" });
     // The CLI reads the real clock: make the account two real days old.
     await database.db.update(users).set({ createdAt: new Date(Date.now() - 2 * day * 1000) }).where(eq(users.uid, user.uid));
-    let stdout = "";
-    const run = () =>
-      runCli(["users", "suspend-inactive", "--json"], {
-        stdout: { write: (chunk: string) => ((stdout += chunk), true) },
-        stderr: { write: () => true },
-        env: { DATABASE_URL: database.url, SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1", SIGNON_INACTIVITY_DAYS: "1" },
-      });
-    expect(await run()).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({ days: 1, suspended: [user.email] });
-    stdout = "";
-    expect(await run()).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({ days: 1, suspended: [] });
+    const run = () => runSignonCli(database.url, ["users", "suspend-inactive", "--json"], { SIGNON_INACTIVITY_DAYS: "1" });
+    const first = await run();
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual({ days: 1, suspended: [user.email] });
+    const second = await run();
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toEqual({ days: 1, suspended: [] });
   });
 });
