@@ -1,25 +1,15 @@
-import Fastify from "fastify";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import signonApp, { signonServerOptions } from "../../src/app.js";
-import type { SignonContext } from "../../src/context.js";
-import { statementRunner } from "../../src/db/statements.js";
 import { InjectBrowser } from "../support/browser.js";
-import { TestClock } from "../support/clock.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm, refresh } from "../support/flow.js";
-import { openTestDatabase, testConfig } from "../support/signon.js";
+import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
 
 /** Every line Sign-on logs, kept in memory. */
 const lines: string[] = [];
 const logText = () => lines.join("");
 
 const database = await openTestDatabase();
-const clock = new TestClock();
-const config = { ...testConfig(), preparedStatements: database.kind === "postgres" };
-const app = Fastify(signonServerOptions(config, { level: "debug", stream: { write: (line: string) => void lines.push(line) } }));
-await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
-await app.ready();
-const ctx: SignonContext = { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now };
+const { app, ctx } = await buildTestSignon(database, testConfig(), { level: "debug", stream: { write: (line: string) => void lines.push(line) } });
 afterAll(async () => {
   await app.close();
   await database.close();

@@ -1,4 +1,5 @@
 import { useTestDatabase, type TestDatabase } from "@tessera/db/testing";
+import type { ServiceLoggerOptions } from "@tessera/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeEach } from "vitest";
 import signonApp, { signonServerOptions } from "../../src/app.js";
@@ -33,11 +34,16 @@ export interface TestSignon {
   ctx: SignonContext;
 }
 
-export async function buildTestSignon(database: TestDatabase<typeof schema>, baseConfig: SignonConfig = testConfig()): Promise<TestSignon> {
+/** Builds a Sign-on app on `database` with a movable clock; `logger` is off unless a test reads the log lines. */
+export async function buildTestSignon(
+  database: TestDatabase<typeof schema>,
+  baseConfig: SignonConfig = testConfig(),
+  logger: false | ServiceLoggerOptions = false,
+): Promise<TestSignon> {
   const clock = new TestClock();
   // On PostgreSQL the hot paths run as named prepared statements, as in production.
   const config = { ...baseConfig, preparedStatements: database.kind === "postgres" };
-  const app = Fastify(signonServerOptions(config, false));
+  const app = Fastify(signonServerOptions(config, logger));
   await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
   await app.ready();
   return { app, clock, ctx: { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now } };

@@ -1,13 +1,8 @@
 import { and, eq } from "drizzle-orm";
-import Fastify from "fastify";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import signonApp, { signonServerOptions } from "../../src/app.js";
-import type { SignonContext } from "../../src/context.js";
 import { accountLinks, auditEvents } from "../../src/db/schema.js";
-import { statementRunner } from "../../src/db/statements.js";
 import { findUserByEmail } from "../../src/repositories/users.js";
-import { TestClock } from "../support/clock.js";
-import { openTestDatabase, testConfig } from "../support/signon.js";
+import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
 import { textOf } from "./account-support.js";
 import { signedInAs } from "./users-support.js";
 
@@ -15,12 +10,7 @@ import { signedInAs } from "./users-support.js";
 const lines: string[] = [];
 const logText = () => lines.join("");
 const database = await openTestDatabase();
-const clock = new TestClock();
-const config = { ...testConfig({ SIGNON_SMTP_URL: "smtp://127.0.0.1:1" }), preparedStatements: database.kind === "postgres" };
-const app = Fastify(signonServerOptions(config, { level: "info", stream: { write: (line: string) => void lines.push(line) } }));
-await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
-await app.ready();
-const ctx: SignonContext = { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now };
+const { app, ctx } = await buildTestSignon(database, testConfig({ SIGNON_SMTP_URL: "smtp://127.0.0.1:1" }), { level: "info", stream: { write: (line: string) => void lines.push(line) } });
 afterAll(async () => {
   await app.close();
   await database.close();

@@ -1,13 +1,8 @@
 import { createServer, type Socket } from "node:net";
-import Fastify from "fastify";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import signonApp, { signonServerOptions } from "../../src/app.js";
-import type { SignonContext } from "../../src/context.js";
-import { statementRunner } from "../../src/db/statements.js";
 import { InjectBrowser } from "../support/browser.js";
-import { TestClock } from "../support/clock.js";
 import { createUser } from "../support/factories.js";
-import { openTestDatabase, testConfig } from "../support/signon.js";
+import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
 import { textOf } from "./account-support.js";
 
 // A mail server that accepts connections and never says a word: a send to it waits until the connection ends.
@@ -27,12 +22,7 @@ if (address === null || typeof address === "string") throw new Error("the mail s
 const lines: string[] = [];
 const logText = () => lines.join("");
 const database = await openTestDatabase();
-const clock = new TestClock();
-const config = { ...testConfig({ SIGNON_SMTP_URL: `smtp://127.0.0.1:${address.port}` }), preparedStatements: database.kind === "postgres" };
-const app = Fastify(signonServerOptions(config, { level: "info", stream: { write: (line: string) => void lines.push(line) } }));
-await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
-await app.ready();
-const ctx: SignonContext = { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now };
+const { app, ctx } = await buildTestSignon(database, testConfig({ SIGNON_SMTP_URL: `smtp://127.0.0.1:${address.port}` }), { level: "info", stream: { write: (line: string) => void lines.push(line) } });
 afterAll(async () => {
   for (const socket of connections) socket.destroy();
   await new Promise<void>((resolve) => mailServer.close(() => resolve()));
