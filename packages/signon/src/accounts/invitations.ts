@@ -3,13 +3,11 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
 import { sendMail } from "../mail/send-mail.js";
 import { findOrganisationSummary } from "../repositories/account-overview.js";
-import { storePasswordHash } from "../repositories/password-history.js";
-import { clearPasswordFailures, findUserByUid, type User } from "../repositories/users.js";
+import { findUserByUid, type User } from "../repositories/users.js";
 import { assignableRoles, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
-import { accountLinkLifetimeSeconds, consumeAccountLink, createAccountLink, inspectAccountLink } from "./account-links.js";
+import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
+import { setPasswordThroughLink, type LinkPasswordResult } from "./link-password.js";
 import { AccountError, createUser, type Role } from "./manage-users.js";
-import { hashPassword } from "./password.js";
-import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
 
 /** Who is invited: their e-mail address, name, role and organisation (`null`: none). */
 export interface Invitation {
@@ -122,10 +120,7 @@ async function mailInvitation(
 }
 
 /** The result of accepting an invitation: the user, form errors, or why the link cannot be used. */
-export type AcceptInvitationResult =
-  | { ok: true; user: User }
-  | { ok: false; errors: FieldErrors }
-  | { ok: false; link: "unknown" | "expired" | "used" };
+export type AcceptInvitationResult = LinkPasswordResult;
 
 /**
  * Accepts an invitation: checks the chosen password against the policy, sets
@@ -138,21 +133,11 @@ export async function acceptInvitation(
   form: { password: string; confirmation: string },
   origin: RequestOrigin,
 ): Promise<AcceptInvitationResult> {
-  const found = await inspectAccountLink(ctx, token, "invitation");
-  if (found.state !== "usable") return { ok: false, link: found.state };
-  const errors = await checkNewPasswordForm(ctx, found.user, form.password, form.confirmation);
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
-  const passwordHash = await hashPassword(form.password, ctx.config.passwordHashing);
-  const now = ctx.now();
-  const accepted = await ctx.db.transaction(async (tx) => {
-    if (!(await consumeAccountLink(tx, token, "invitation", now))) return false;
-    await storePasswordHash(tx, found.user.uid, passwordHash, now);
-    await clearPasswordFailures(tx, found.user.uid, now);
-    await audit(tx, { action: "invitation_accepted", at: now, actorUid: found.user.uid, subjectUid: found.user.uid, origin });
-    return true;
+  const result = await setPasswordThroughLink(ctx, token, "invitation", form, async (tx, user, now) => {
+    await audit(tx, { action: "invitation_accepted", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
   });
-  if (!accepted) return { ok: false, link: "used" };
-  const user = await findUserByUid(ctx.db, found.user.uid);
+  if (!result.ok) return result;
+  const user = await findUserByUid(ctx.db, result.user.uid);
   if (!user) return { ok: false, link: "unknown" };
   return { ok: true, user };
 }

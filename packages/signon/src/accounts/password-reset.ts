@@ -1,13 +1,12 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { sendMailInBackground } from "../mail/send-mail.js";
-import { storePasswordHash } from "../repositories/password-history.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
-import { clearPasswordFailures, findUserByEmail } from "../repositories/users.js";
+import { findUserByEmail } from "../repositories/users.js";
 import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
-import { accountLinkLifetimeSeconds, consumeAccountLink, createAccountLink, inspectAccountLink } from "./account-links.js";
-import { hashPassword } from "./password.js";
-import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
+import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
+import { setPasswordThroughLink } from "./link-password.js";
+import type { FieldErrors } from "./password-policy.js";
 
 /** S15: password reset requests per IP (every request counts, found or not). */
 export const passwordResetPerIpLimit: FailureLimit = { name: "password-reset-ip", maxFailures: 20, windowSeconds: 3600 };
@@ -94,19 +93,9 @@ export async function resetPassword(
   form: { password: string; confirmation: string },
   origin: RequestOrigin,
 ): Promise<PasswordResetResult> {
-  const found = await inspectAccountLink(ctx, token, "password_reset");
-  if (found.state !== "usable") return { ok: false, link: found.state };
-  const errors = await checkNewPasswordForm(ctx, found.user, form.password, form.confirmation);
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
-  const passwordHash = await hashPassword(form.password, ctx.config.passwordHashing);
-  const now = ctx.now();
-  const done = await ctx.db.transaction(async (tx) => {
-    if (!(await consumeAccountLink(tx, token, "password_reset", now))) return false;
-    await storePasswordHash(tx, found.user.uid, passwordHash, now);
-    await clearPasswordFailures(tx, found.user.uid, now);
-    await deleteSessionsOfUser(tx, found.user.uid);
-    await audit(tx, { action: "password_reset", at: now, actorUid: found.user.uid, subjectUid: found.user.uid, origin });
-    return true;
+  const result = await setPasswordThroughLink(ctx, token, "password_reset", form, async (tx, user, now) => {
+    await deleteSessionsOfUser(tx, user.uid);
+    await audit(tx, { action: "password_reset", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
   });
-  return done ? { ok: true } : { ok: false, link: "used" };
+  return result.ok ? { ok: true } : result;
 }

@@ -1,0 +1,43 @@
+import type { SignonContext } from "../context.js";
+import type { SignonDatabase } from "../db/database.js";
+import { storePasswordHash } from "../repositories/password-history.js";
+import { clearPasswordFailures, type User } from "../repositories/users.js";
+import { consumeAccountLink, inspectAccountLink, type AccountLinkPurpose } from "./account-links.js";
+import { hashPassword } from "./password.js";
+import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
+
+/** What setting a password through an e-mailed link gave: the link's user, form errors, or why the link cannot be used. */
+export type LinkPasswordResult =
+  | { ok: true; user: User }
+  | { ok: false; errors: FieldErrors }
+  | { ok: false; link: "unknown" | "expired" | "used" };
+
+/**
+ * Sets the password chosen through an e-mailed link (invitation or password
+ * reset): checks it against the policy, then in one transaction uses up the
+ * link, stores the password (and its history), clears failed attempts and
+ * runs `alsoInTransaction` (what the purpose adds, and its audit event).
+ * A link used meanwhile by another request answers `used`.
+ */
+export async function setPasswordThroughLink(
+  ctx: SignonContext,
+  token: string,
+  purpose: AccountLinkPurpose,
+  form: { password: string; confirmation: string },
+  alsoInTransaction: (tx: SignonDatabase, user: User, now: Date) => Promise<void>,
+): Promise<LinkPasswordResult> {
+  const found = await inspectAccountLink(ctx, token, purpose);
+  if (found.state !== "usable") return { ok: false, link: found.state };
+  const errors = await checkNewPasswordForm(ctx, found.user, form.password, form.confirmation);
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  const passwordHash = await hashPassword(form.password, ctx.config.passwordHashing);
+  const now = ctx.now();
+  const done = await ctx.db.transaction(async (tx) => {
+    if (!(await consumeAccountLink(tx, token, purpose, now))) return false;
+    await storePasswordHash(tx, found.user.uid, passwordHash, now);
+    await clearPasswordFailures(tx, found.user.uid, now);
+    await alsoInTransaction(tx, found.user, now);
+    return true;
+  });
+  return done ? { ok: true, user: found.user } : { ok: false, link: "used" };
+}
