@@ -58,6 +58,9 @@ const running = [];
 /** Commands (bootstrap, import) in flight: stopped before any service. */
 const commands = new Set();
 let stopping = false;
+/** The first start's set-up once made, and whether it has been shown: its password and token must be, whatever fails after it. */
+let created = null;
+let reported = false;
 
 function prefixLines(name, stream, target) {
   let rest = "";
@@ -87,6 +90,8 @@ function exitOf(child) {
 }
 
 function launch(service) {
+  // Once stopping, nothing new starts: it would escape the stop that is under way.
+  if (stopping) throw new Error(`not starting ${service.name}: stopping`);
   const child = spawnTs(service.entry, [], service.env);
   prefixLines(service.name, child.stdout, process.stdout);
   prefixLines(service.name, child.stderr, process.stderr);
@@ -116,7 +121,8 @@ async function waitUntilReady(entry, timeoutMs = 60_000) {
     }
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
   }
-  if (!stopping) throw new Error(`${service.name} did not become ready on port ${service.port}`);
+  // Also when stopping: what waited for this service must not go on to start the next one.
+  throw new Error(stopping ? `${service.name}: stopped before it was ready` : `${service.name} did not become ready on port ${service.port}`);
 }
 
 /** Starts a service and resolves once it answers. */
@@ -131,6 +137,7 @@ async function start(service) {
  * it may hold secrets). Rejects when it fails.
  */
 async function runCommand(name, entry, args) {
+  if (stopping) throw new Error(`not running ${name}: stopping`);
   const child = spawnTs(entry, args, {});
   prefixLines(name, child.stderr, process.stderr);
   let stdout = "";
@@ -164,6 +171,7 @@ async function loadDemoCourse(token) {
   return response.json();
 }
 
+/** What the first start printed: `loaded` is undefined when the demo course could not be loaded. */
 function firstStartReport(created, loaded) {
   return [
     "",
@@ -175,7 +183,9 @@ function firstStartReport(created, loaded) {
     `  API token      ${created.api_client.access_token}`,
     `                 ${created.api_client.name} (${created.api_client.email}) on completion: signin, staff, admin`,
     `  Applications   completion; ${created.example_app.name} (credentials in ${created.example_app.credentials_file}, mode 0600)`,
-    `  Demo course    ${demoCourse.key}: ${loaded.users} learners, ${loaded.enrollments} enrollments, ${loaded.completions} completions`,
+    loaded === undefined
+      ? `  Demo course    ${demoCourse.key}: not known to be loaded (see the errors above)`
+      : `  Demo course    ${demoCourse.key}: ${loaded.users} learners, ${loaded.enrollments} enrollments, ${loaded.completions} completions`,
   ];
 }
 
@@ -198,8 +208,22 @@ async function stopAll(exitCode) {
   process.exit(exitCode === 0 && !clean ? 1 : exitCode);
 }
 
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => void stopAll(0));
+let signals = 0;
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    signals += 1;
+    // A second Ctrl-C while a service is slow to stop: kill what is left (the "exit" handler below) and give up.
+    if (signals > 1) {
+      console.error("stopping at once: services still running are killed");
+      process.exit(1);
+    }
+    void stopAll(0);
+  });
+}
 process.on("exit", () => {
+  // The set-up was committed, so a later start makes none: when what followed it failed, this is the
+  // last chance to show its password and token (writes to a terminal or pipe are synchronous here).
+  if (created !== null && !reported) console.log([...firstStartReport(created, undefined), ""].join("\n"));
   for (const { child } of [...running, ...commands]) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
@@ -219,6 +243,7 @@ try {
   const [setUp] = await Promise.all([bootstrap(), start(services.completion)]);
   const report = [];
   if (setUp.status === "created") {
+    created = setUp;
     // A credentials file left from older data holds another client secret: start again with the new one.
     const editorial = early === null ? start(services.editorial) : early.then(stopOne).then(() => start(services.editorial));
     const [, loaded] = await Promise.all([editorial, loadDemoCourse(setUp.api_client.access_token)]);
@@ -240,6 +265,7 @@ try {
         "",
       ].join("\n"),
     );
+    reported = true;
   }
 } catch (error) {
   if (!stopping) {
