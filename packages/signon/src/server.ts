@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { fitConfigToDatabase } from "@tessera/db";
 import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
+import type { SignonContext } from "./context.js";
 import { openSignonDatabase } from "./database.js";
 import { statementRunner } from "./db/statements.js";
 import { startInactivityJob } from "./accounts/inactivity.js";
@@ -25,21 +26,24 @@ export interface RunningSignon {
  * Starts Sign-on: reads the configuration from `env`, opens and migrates the
  * database, starts the push delivery worker (unless `SIGNON_PUSH_DELIVERY=false`)
  * and the hourly inactivity job, and listens. On a database without accounts it prints how to create the
- * first administrator. `options.fetch` sends the pushes (default: global `fetch`).
+ * first administrator. `options.fetch` sends the pushes (default: global `fetch`);
+ * `options.inactivityFirstRunMs` moves the inactivity job's first run (default a minute after start).
  */
 export async function startSignon(
   env: Record<string, string | undefined> = process.env,
-  options: { logger?: boolean; fetch?: typeof fetch } = {},
+  options: { logger?: boolean; fetch?: typeof fetch; inactivityFirstRunMs?: number } = {},
 ): Promise<RunningSignon> {
   const settings = loadConfig(env);
   const app = Fastify(signonServerOptions(settings, options.logger ?? true));
   const database = await openSignonDatabase(settings, app.log);
   const config = fitConfigToDatabase(settings, database);
   let pushes: PushDeliveryService | null = null;
+  // What the background work of this process (push delivery, the inactivity job) runs with.
+  const ctx: SignonContext = { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: () => new Date() };
   try {
     if (config.pushes.deliver) {
       pushes = new PushDeliveryService(
-        { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: () => new Date() },
+        ctx,
         {
           concurrency: config.pushes.concurrency,
           requestTimeoutMs: config.pushes.requestTimeoutMs,
@@ -64,7 +68,10 @@ export async function startSignon(
     }
     pushes?.start();
     // Suspends people who have not signed in for `inactivityDays`: first shortly after start, then hourly.
-    const inactivity = startInactivityJob(app.signon, { log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) } });
+    const inactivity = startInactivityJob(worker ? { ...ctx, pushesQueued: () => worker.wake() } : ctx, {
+      log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) },
+      ...(options.inactivityFirstRunMs === undefined ? {} : { firstRunMs: options.inactivityFirstRunMs }),
+    });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
