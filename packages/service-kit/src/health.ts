@@ -55,20 +55,29 @@ export function registerHealthChecks(app: FastifyInstance, options: HealthCheckO
 
   app.get("/healthcheck/live", async (_request, reply) => reply.headers(noStore).send({ status: "ok" }));
 
-  app.get("/healthcheck/ready", async (request, reply) => {
+  // Requests that arrive while the checks run share that run, so a burst of probes (or a flood) costs one round of checks.
+  let running: Promise<{ checks: Record<string, CheckResult>; failed: string[] }> | null = null;
+  const runAll = async () => {
     const names = Object.keys(options.checks);
     const results = await Promise.all(
       names.map(async (name): Promise<CheckResult> => {
         try {
           return await runCheck(options.checks[name] as ReadinessCheck, timeoutMs);
         } catch (error) {
-          request.log.warn({ err: error, check: name }, "readiness check failed");
+          app.log.warn({ err: error, check: name }, "readiness check failed");
           return { status: "failed", reason: error instanceof CheckFailure ? error.message : "failed" };
         }
       }),
     );
     const checks = Object.fromEntries(names.map((name, index) => [name, results[index] as CheckResult]));
-    const failed = names.filter((_name, index) => results[index]?.status !== "ok");
+    return { checks, failed: names.filter((_name, index) => results[index]?.status !== "ok") };
+  };
+
+  app.get("/healthcheck/ready", async (_request, reply) => {
+    running ??= runAll().finally(() => {
+      running = null;
+    });
+    const { checks, failed } = await running;
     if (failed.length === 0) return reply.headers(noStore).send({ status: "ok", checks });
     return reply.code(503).headers(noStore).send({ status: "unavailable", failed, checks });
   });

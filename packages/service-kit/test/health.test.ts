@@ -97,4 +97,28 @@ describe("GET /healthcheck/ready", () => {
     expect(response.json()).toEqual({ status: "unavailable", failed: ["queue"], checks: { queue: { status: "failed", reason: "worker stopped" } } });
     await app.close();
   });
+
+  it("runs the checks once for requests that arrive while they run", async () => {
+    let runs = 0;
+    let answer: () => void = () => undefined;
+    const app = await appWith({
+      checks: {
+        slow: () => {
+          runs += 1;
+          return new Promise<void>((resolve) => (answer = resolve));
+        },
+      },
+    });
+    const responses = Array.from({ length: 5 }, () => app.inject({ method: "GET", url: "/healthcheck/ready" }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    answer();
+    expect((await Promise.all(responses)).map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expect(runs).toBe(1);
+    const later = app.inject({ method: "GET", url: "/healthcheck/ready" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    answer();
+    expect((await later).statusCode).toBe(200);
+    expect(runs).toBe(2);
+    await app.close();
+  });
 });
