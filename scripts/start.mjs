@@ -208,12 +208,16 @@ async function stopAll(exitCode) {
   process.exit(exitCode === 0 && !clean ? 1 : exitCode);
 }
 
-let signals = 0;
+let firstSignalAt = null;
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
-    signals += 1;
-    // A second Ctrl-C while a service is slow to stop: kill what is left (the "exit" handler below) and give up.
-    if (signals > 1) {
+    // One Ctrl-C can arrive twice: the terminal signals the whole foreground group (npm and this script), and npm
+    // passes it on. So only a signal more than a second after the first counts as a second Ctrl-C: while a
+    // service is slow to stop, it kills what is left (the "exit" handler below) and gives up.
+    const now = Date.now();
+    if (firstSignalAt === null) firstSignalAt = now;
+    else if (now - firstSignalAt < 1000) return;
+    else {
       console.error("stopping at once: services still running are killed");
       process.exit(1);
     }
