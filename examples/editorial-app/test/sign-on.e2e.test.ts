@@ -3,7 +3,7 @@ import { signonClientMigrations } from "@tessera/signon-client/postgres";
 import { useTestDatabase } from "@tessera/db/testing";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { freePort, listenEditorialApp } from "./support/editorial-app.js";
+import { freePort, listenEditorialApp, registerEditorialApp } from "./support/editorial-app.js";
 import { HttpBrowser } from "./support/http-browser.js";
 import { signInForm, startRealSignon, type RealSignon } from "./support/real-signon.js";
 
@@ -24,11 +24,7 @@ let publisherToken: Record<string, unknown>;
 beforeAll(async () => {
   const [signonPort, appPort] = [await freePort(), await freePort()];
   signon = await startRealSignon(database, signonPort);
-  const redirectUri = `http://127.0.0.1:${appPort}/auth/gds/callback`;
-  const registered = await signon.cli(
-    "apps", "create", "--name", "Editorial", "--redirect-uri", redirectUri,
-    "--push-base", `http://127.0.0.1:${appPort}/auth/gds/api`, "--permissions", "admin",
-  );
+  const registration = await registerEditorialApp(signon, appPort);
   await signon.cli("organisations", "create", "--slug", "cabinet-office", "--name", "Cabinet Office");
   await Promise.all([
     signon.cli("users", "create", "--email", "ed@example.org", "--name", "Ed Itor", "--password", password, "--organisation", "cabinet-office"),
@@ -45,16 +41,7 @@ beforeAll(async () => {
     signon.cli("permissions", "grant", "--email", "publisher@example.org", "--app", "Editorial", "--permissions", "signin"),
   ]);
   publisherToken = await signon.cli("tokens", "issue", "--email", "publisher@example.org", "--app", "Editorial");
-  ({ app, url: appUrl } = await listenEditorialApp(
-    {
-      signonUrl: signon.url,
-      clientId: String(registered["client_id"]),
-      clientSecret: String(registered["client_secret"]),
-      redirectUri,
-      database: { url: database.url },
-    },
-    appPort,
-  ));
+  ({ app, url: appUrl } = await listenEditorialApp({ ...registration, database: { url: database.url } }, appPort));
 }, 60_000);
 
 afterAll(async () => {

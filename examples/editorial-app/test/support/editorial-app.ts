@@ -29,3 +29,23 @@ export async function listenEditorialApp(
   const url = await app.listen({ host: "127.0.0.1", port });
   return { app, url };
 }
+
+/** What registers an application in Sign-on: its origin and its CLI. */
+export interface SignonWithCli {
+  url: string;
+  cli(...args: string[]): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Registers the editorial application in Sign-on as "Editorial" (permission
+ * `admin`), with its callback and push receivers on 127.0.0.1:`appPort`;
+ * returns the configuration it then starts with, less the database.
+ */
+export async function registerEditorialApp(signon: SignonWithCli, appPort: number): Promise<Omit<EditorialAppConfig, "database">> {
+  const redirectUri = `http://127.0.0.1:${appPort}/auth/gds/callback`;
+  const registered = await signon.cli(
+    "apps", "create", "--name", "Editorial", "--redirect-uri", redirectUri,
+    "--push-base", `http://127.0.0.1:${appPort}/auth/gds/api`, "--permissions", "admin",
+  );
+  return { signonUrl: signon.url, clientId: String(registered["client_id"]), clientSecret: String(registered["client_secret"]), redirectUri };
+}
