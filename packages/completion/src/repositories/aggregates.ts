@@ -97,14 +97,17 @@ export interface StatsSums {
   /** Sum of stored possible values, and how many learners had one. */
   readonly storedPossible: number;
   readonly withAggregate: number;
+  /** The course's structure digest as stored now, so a caller holding a cached tree can tell it is current. */
+  readonly courseHash: string | null;
 }
 
-// One scan of the course's enrollments (C14: the course-level figures are copied onto them). $1 course key, then the
-// cohort id and the excluded roles when the variant filters on them.
+// One scan of the course's enrollments (C14: the course-level figures are copied onto them), with the course's stored
+// structure digest. $1 course key, then the cohort id and the excluded roles when the variant filters on them.
 function courseStatsSql(byCohort: boolean, byRoles: boolean): string {
   const rolesParam = byCohort ? 3 : 2;
   return `
-    select count(*), coalesce(sum(e.course_earned), 0), coalesce(sum(e.course_possible), 0), count(e.course_possible)
+    select count(*), coalesce(sum(e.course_earned), 0), coalesce(sum(e.course_possible), 0), count(e.course_possible),
+      (select c.structure_hash from completion.courses c where c.key = $1)
     from completion.enrollments e
     where e.course_key = $1 and e.is_active${
       byCohort
@@ -147,5 +150,6 @@ export async function courseStatsSums(
     earned: Number(row?.[1] ?? 0),
     storedPossible: Number(row?.[2] ?? 0),
     withAggregate: Number(row?.[3] ?? 0),
+    courseHash: (row?.[4] ?? null) as string | null,
   };
 }

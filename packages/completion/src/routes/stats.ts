@@ -6,6 +6,7 @@ import { notFound } from "../http/errors.js";
 import type { FastifyTypeBox } from "../http/fastify-typebox.js";
 import { courseKeyFromPath, parseCohort, parseExcludeRoles } from "../http/read-params.js";
 import { errorResponses, StatsBody } from "../http/schemas.js";
+import { STALE_STRUCTURE } from "../read/course-reads.js";
 import { readCourseStats } from "../read/course-stats.js";
 
 const Query = Type.Object({
@@ -33,9 +34,16 @@ export function registerStats(app: FastifyTypeBox, ctx: CompletionContext): void
       if (!parseCourseKey(text)) throw notFound(`Invalid course key: ${text}`);
       const cohortId = parseCohort(request.query.cohorts);
       const excludeRoles = parseExcludeRoles(request.query.exclude_roles);
-      const structure = await ctx.structures.get(ctx.db, text);
-      if (!structure) throw notFound(`Course not found: ${text}`);
-      const meanCompletion = await readCourseStats(ctx, structure, { cohortId, excludeRoles });
+      const filters = { cohortId, excludeRoles };
+      // The cached tree saves a round trip; the stats query tells whether it is still the stored one (see detail).
+      const cached = ctx.structures.peek(text);
+      let meanCompletion = cached ? await readCourseStats(ctx, cached, filters, false) : STALE_STRUCTURE;
+      if (meanCompletion === STALE_STRUCTURE) {
+        const structure = await ctx.structures.get(ctx.db, text);
+        if (!structure) throw notFound(`Course not found: ${text}`);
+        meanCompletion = await readCourseStats(ctx, structure, filters, true);
+        if (meanCompletion === STALE_STRUCTURE) throw new Error("stats on the current course tree asked to be run again");
+      }
       return {
         results: [{ course_key: text, mean_completion: meanCompletion, filters: { cohorts: cohortId, exclude_roles: excludeRoles } }],
       };

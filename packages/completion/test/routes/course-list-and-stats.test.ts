@@ -1,6 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { BulkBlock, BulkData } from "../../src/ingest/bulk-format.js";
-import { baseData, block, COURSE, COURSE_TREE, load, NO_STRUCTURE_COURSE, OTHER_COURSE } from "../support/data.js";
+import { CourseStructures } from "../../src/domain/course-structures.js";
+import { loadBulkData } from "../../src/ingest/bulk-load.js";
+import { baseData, block, COURSE, COURSE_TREE, load, NO_STRUCTURE_COURSE, OTHER_COURSE, OTHER_TREE } from "../support/data.js";
 import { dict, entry, onePage } from "../support/expect.js";
 import { useHarness } from "../support/harness.js";
 
@@ -205,6 +207,15 @@ describe("GET /api/completion/v1/stats/{course_key}/", () => {
       status: 200,
       body: { results: [{ course_key: NO_STRUCTURE_COURSE, mean_completion: UNKNOWN, filters: none }] },
     });
+  });
+
+  it("sees a structure that another process imported after this one had cached the course", async () => {
+    const url = `/api/completion/v1/stats/${NO_STRUCTURE_COURSE}/`;
+    const token = await tokenFor("anyone@example.com");
+    expect(await get(token, url)).toEqual({ status: 200, body: { results: [{ course_key: NO_STRUCTURE_COURSE, mean_completion: UNKNOWN, filters: none }] } });
+    // Another process has a cache of its own.
+    await loadBulkData(h.ctx.db, new CourseStructures(), h.ctx.settings.aggregatorTypes, { courses: [{ course_key: NO_STRUCTURE_COURSE, structure: OTHER_TREE }] }, h.ctx.now());
+    expect(await get(token, url)).toEqual({ status: 200, body: { results: [{ course_key: NO_STRUCTURE_COURSE, mean_completion: dict(0, 1), filters: none }] } });
   });
 
   it("answers for a course with an org/course/run key", async () => {
