@@ -4,32 +4,27 @@
 // all-users page and stats, each against the bare SQL that fetches the same rows
 // (enrollment, stale record and structure digest included; prepared, as the
 // service prepares its own), the two timed in alternating blocks so that both
-// meet the same load on a shared machine. Reads go over a real keep-alive HTTP
-// connection, as callers make them: app.inject's stand-in request and response
-// objects live long enough for the garbage collector to promote them, which
-// costs a plain one-query route 2-3 ms pauses at p99 that a socket does not
-// have. The fixed cost of HTTP is shown apart at the end, each both ways: the
-// detail read, a bare Fastify route that runs the bare SQL and then sends a
-// body of the same size, and one that only sends that body.
+// meet the same load on a shared machine. The service runs in a process of its
+// own (serve.ts), as in production, and is called over real keep-alive HTTP
+// connections, as callers make them; the bare SQL runs from this process. The
+// fixed cost of HTTP is shown apart at the end: the detail read, a bare Fastify
+// route in the service's process that runs the bare SQL and then sends a body
+// of the same size, and one that only sends that body. The service's garbage
+// collection during the detail reads is printed too.
 //
 //   npm run bench -- completion
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default)
 //   BENCH_LEARNERS=10000 BENCH_BATCH=50 BENCH_CONCURRENCY=8 BENCH_READS=2000 BENCH_ROUNDS=3
+//   BENCH_PRETENURING=on  keeps V8's allocation-site pretenuring on in the service, which it turns off
+import { fork } from "node:child_process";
 import { Agent, request as httpRequest } from "node:http";
 import { performance } from "node:perf_hooks";
 import { createDrizzle, createPool, runMigrations } from "@tessera/db";
-import Fastify from "fastify";
 import pg from "pg";
-import {
-  buildApp,
-  COMPLETION_MIGRATIONS,
-  completionSchema,
-  createContext,
-  DEFAULT_AGGREGATOR_TYPES,
-  loadBulkData,
-  type BulkBlock,
-  type CallerResolver,
-} from "@tessera/completion";
+import { COMPLETION_MIGRATIONS, completionSchema, DEFAULT_AGGREGATOR_TYPES, loadBulkData, type BulkBlock } from "@tessera/completion";
+import { CourseStructures } from "../../packages/completion/src/domain/course-structures.js";
+import { bareDetail } from "./detail-query.js";
+import type { CollectionReport, ServiceRequest, Serving } from "./serve.js";
 
 const SERVER = process.env["BENCH_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const LEARNERS = Number(process.env["BENCH_LEARNERS"] ?? 10_000);
@@ -159,25 +154,55 @@ const url = new URL(SERVER);
 url.pathname = `/${DATABASE}`;
 const pool = createPool({ url: url.toString(), max: CONCURRENCY + 2 });
 
+/** The service in its process (serve.ts), and what the benchmark asks of it. */
+interface Service {
+  serving: Serving;
+  /** Its garbage collections since the last call. */
+  collections(): Promise<CollectionReport>;
+  setFloorBody(body: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts the service in a process of its own (serve.ts) on the bench database. */
+async function startService(): Promise<Service> {
+  const child = fork(new URL("./serve.ts", import.meta.url).pathname, [url.toString(), COURSE, String(LEARNERS)], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const exited = new Promise<never>((_resolve, reject) => child.once("exit", (code) => reject(new Error(`the service exited with ${String(code)}`))));
+  exited.catch(() => undefined);
+  const ask = <T>(request?: ServiceRequest): Promise<T> => {
+    const answer = new Promise<T>((resolve) => child.once("message", (message) => resolve(message as T)));
+    if (request !== undefined) child.send(request);
+    return Promise.race([answer, exited]);
+  };
+  const serving = await ask<Serving>();
+  return {
+    serving,
+    collections: () => ask<CollectionReport>("collections"),
+    setFloorBody: (floorBody) => ask<string>({ floorBody }).then(() => undefined),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.removeAllListeners("exit");
+        child.once("exit", () => resolve());
+        child.send("stop" satisfies ServiceRequest);
+      }),
+  };
+}
+
+let service: Service | undefined;
 try {
   await runMigrations(pool, [COMPLETION_MIGRATIONS]);
   const db = createDrizzle(pool, completionSchema);
-  const staffCaller = { uid: "bench", email: "bench@example.com", name: "Bench", permissions: ["signin", "staff"] };
-  // The benchmark measures this service, not Sign-on: every token is the staff caller.
-  const callers: CallerResolver = { resolveCaller: async () => staffCaller };
-  const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true }, db, callers);
-  const app = await buildApp(ctx);
-  await app.ready();
-
-  const { port } = new URL(await app.listen({ host: "127.0.0.1", port: 0 }));
+  const structures = new CourseStructures();
   const { root, leaves, blockCount } = courseTree();
   console.log(`course: ${blockCount} blocks (${leaves.length} completable); learners: ${LEARNERS}`);
   const users = Array.from({ length: LEARNERS }, (_, i) => ({ id: i + 1, username: `learner${i + 1}`, email: `learner${i + 1}@example.com` }));
   let start = performance.now();
   await loadBulkData(
     db,
-    ctx.structures,
-    ctx.settings.aggregatorTypes,
+    structures,
+    new Set(DEFAULT_AGGREGATOR_TYPES),
     {
       courses: [{ course_key: COURSE, structure: root }],
       users,
@@ -188,6 +213,8 @@ try {
     new Date(),
   );
   console.log(`setup (users, enrollments, roles, cohort): ${((performance.now() - start) / 1000).toFixed(1)} s`);
+  service = await startService();
+  const { port, floorPort } = service.serving;
 
   // Learner i completes the first 100..200 completable blocks (avg 150); every 7th value is fractional.
   const batches: { username: string; blocks: Record<string, number> }[] = [];
@@ -230,34 +257,19 @@ try {
 
   const rows: [string, Figures, Figures][] = [];
   const learnerOf = (i: number): number => 1 + ((i * 7919) % LEARNERS);
-  const structure = await ctx.structures.get(db, COURSE);
+  const structure = await structures.get(db, COURSE);
 
-  const bareDetail = async (i: number): Promise<void> => {
-    // What the read needs: the learner, whether actively enrolled, whether stale, the stored structure digest, and
-    // (these types being every stored type) all the learner's aggregates in the course.
-    await pool.query({
-      name: "bench_detail",
-      text: `with l as materialized (
-               select x.id, x.username,
-                 exists (select 1 from completion.enrollments e where e.course_key = $1 and e.learner_id = x.id and e.is_active) as enrolled,
-                 exists (select 1 from completion.stale_completions s where s.username = x.username and s.course_key = $1 and not s.resolved) as stale,
-                 (select c.structure_hash from completion.courses c where c.key = $1) as course_hash
-               from completion.learners x where x.username = $2)
-             select l.id, l.username, l.enrolled, l.stale, l.course_hash, a.block_key, a.earned, a.possible
-             from l left join completion.aggregates a on a.course_key = $1 and a.learner_id = l.id`,
-      values: [COURSE, `learner${learnerOf(i)}`],
-    });
-  };
+  const detailUrl = (i: number): string =>
+    `/api/completion/v1/course/${COURSE}/?username=learner${learnerOf(i)}&requested_fields=chapter,sequential,vertical`;
+  const detail = (i: number): Promise<void> => bareDetail(pool, COURSE, `learner${learnerOf(i)}`);
 
+  await service.collections();
   rows.push([
     "single-user detail, requested_fields=chapter,sequential,vertical",
-    ...(await compare(
-      READS,
-      (i) => overSocket(port, `/api/completion/v1/course/${COURSE}/?username=learner${learnerOf(i)}&requested_fields=chapter,sequential,vertical`),
-      bareDetail,
-    )),
+    ...(await compare(READS, (i) => overSocket(port, detailUrl(i)), detail)),
   ]);
 
+  const detailCollections = await service.collections();
   const pages = Math.ceil(LEARNERS / 100);
   rows.push([
     "staff all-users page, page_size=100",
@@ -309,42 +321,31 @@ try {
     );
   }
   console.log("targets: ingestion >= 5000 blocks/s; every read <= 2x bare SQL and < 50 ms at p99");
+  const gcLine = (name: string, figures: CollectionReport["minor"]): string =>
+    `${figures.count} ${name} (${figures.totalMs.toFixed(1)} ms in all, longest ${figures.maxMs.toFixed(1)} ms)`;
+  console.log(
+    `the service's garbage collection during the detail reads: ${gcLine("scavenges", detailCollections.minor)}, ` +
+      `${gcLine("full-collection steps", detailCollections.major)}`,
+  );
 
-  // The fixed cost of HTTP, apart from the read: the detail read through app.inject and over a real keep-alive
-  // socket, next to a route that only sends an already-serialised body of the same size.
-  const detailUrl = (i: number): string =>
-    `/api/completion/v1/course/${COURSE}/?username=learner${learnerOf(i)}&requested_fields=chapter,sequential,vertical`;
-  const sample = await app.inject({ method: "GET", url: detailUrl(0), headers: { authorization: "Bearer bench" } });
-  const floor = Fastify();
-  floor.get("/floor", (_request, reply) => reply.header("content-type", "application/json; charset=utf-8").send(sample.body));
-  let floorRead = 0;
-  floor.get("/floor-sql", async (_request, reply) => {
-    await bareDetail(floorRead++);
-    return reply.header("content-type", "application/json; charset=utf-8").send(sample.body);
-  });
-  const floorPort = new URL(await floor.listen({ host: "127.0.0.1", port: 0 })).port;
+  // The fixed cost of HTTP, apart from the read: the detail read next to a route of the service's process that runs
+  // the bare SQL and then sends a body of the same size, and one that only sends that body.
+  const sample = await fetch(`http://127.0.0.1:${port}${detailUrl(0)}`, { headers: { authorization: "Bearer bench" } }).then((response) => response.text());
+  await service.setFloorBody(sample);
   const http = {
-    injectRead: await time(READS, (i) => app.inject({ method: "GET", url: detailUrl(i), headers: { authorization: "Bearer bench" } }).then(() => undefined)),
-    socketRead: await time(READS, (i) => overSocket(port, detailUrl(i))),
-    injectFloor: await time(READS, () => floor.inject({ method: "GET", url: "/floor" }).then(() => undefined)),
-    socketFloor: await time(READS, () => overSocket(floorPort, "/floor")),
-    injectSqlFloor: await time(READS, () => floor.inject({ method: "GET", url: "/floor-sql" }).then(() => undefined)),
-    socketSqlFloor: await time(READS, () => overSocket(floorPort, "/floor-sql")),
+    read: await time(READS, (i) => overSocket(port, detailUrl(i))),
+    sqlFloor: await time(READS, () => overSocket(floorPort, "/floor-sql")),
+    floor: await time(READS, () => overSocket(floorPort, "/floor")),
   };
   agent.destroy();
-  await floor.close();
-  console.log(`\nHTTP cost, single-user detail (${sample.body.length} bytes)                 app.inject p50/p99 ms   socket p50/p99 ms`);
-  const line = (name: string, a: { p50: number; p99: number }, b: { p50: number; p99: number }): string =>
-    `${name.padEnd(60)}${a.p50.toFixed(2).padStart(7)} /${a.p99.toFixed(2).padStart(7)}   ${b.p50.toFixed(2).padStart(8)} /${b.p99.toFixed(2).padStart(7)}`;
-  console.log(line("the detail read", http.injectRead, http.socketRead));
-  console.log(line("a route running the bare SQL, then sending the same body", http.injectSqlFloor, http.socketSqlFloor));
-  console.log(line("a route sending the same body, nothing else (HTTP floor)", http.injectFloor, http.socketFloor));
-  console.log(
-    `the read less the floor: ${(http.injectRead.p50 - http.injectFloor.p50).toFixed(2)} ms (inject), ` +
-      `${(http.socketRead.p50 - http.socketFloor.p50).toFixed(2)} ms (socket) at p50; bare SQL ${rows[0]![2].p50.toFixed(2)} ms`,
-  );
-  await app.close();
+  console.log(`\nHTTP cost, single-user detail (${Buffer.byteLength(sample)} bytes)                  p50/p99 ms`);
+  const line = (name: string, figures: Figures): string => `${name.padEnd(60)}${figures.p50.toFixed(2).padStart(7)} /${figures.p99.toFixed(2).padStart(7)}`;
+  console.log(line("the detail read", http.read));
+  console.log(line("a route running the bare SQL, then sending the same body", http.sqlFloor));
+  console.log(line("a route sending the same body, nothing else (HTTP floor)", http.floor));
+  console.log(`the read less the floor: ${(http.read.p50 - http.floor.p50).toFixed(2)} ms at p50; bare SQL ${rows[0]![2].p50.toFixed(2)} ms`);
 } finally {
+  await service?.stop();
   await pool.end();
   await admin.query(`drop database if exists ${DATABASE}`);
   await admin.end();

@@ -8,3 +8,4 @@ export { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 export { loadBulkData, BulkLoadError, type BulkLoadSummary } from "./ingest/bulk-load.js";
 export { checkBulkData, type BulkData, type BulkBlock } from "./ingest/bulk-format.js";
 export { startStaleWorker } from "./aggregation/stale-worker.js";
+export { turnOffAllocationSitePretenuring } from "./garbage-collection.js";

@@ -3,8 +3,10 @@ import { buildApp } from "./app.js";
 import { startStaleWorker } from "./aggregation/stale-worker.js";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 import { createContext } from "./context.js";
+import { turnOffAllocationSitePretenuring } from "./garbage-collection.js";
 import { openCompletionDatabase, readConfigOrExit } from "./startup.js";
 
+turnOffAllocationSitePretenuring();
 const settings = readConfigOrExit(process.env);
 const database = await openCompletionDatabase(settings, {
   info: (message) => console.log(message),

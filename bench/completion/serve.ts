@@ -1,0 +1,91 @@
+// The Completion service in a process of its own, as it runs in production, so that the benchmark's client, its data
+// and its bare-SQL pool never share a heap or an event loop with it. Started by run.ts through fork() with the bench
+// database's URL; answers with its ports, then takes the requests of ServiceRequest until "stop".
+//
+// Beside the service it serves the floor routes the benchmark compares the detail read with: one that runs the bare
+// SQL and then sends a body of the detail read's size, and one that only sends that body.
+import { PerformanceObserver, type PerformanceEntry } from "node:perf_hooks";
+import { createDrizzle, createPool } from "@tessera/db";
+import Fastify from "fastify";
+import {
+  buildApp,
+  completionSchema,
+  createContext,
+  DEFAULT_AGGREGATOR_TYPES,
+  turnOffAllocationSitePretenuring,
+  type CallerResolver,
+} from "@tessera/completion";
+import { bareDetail } from "./detail-query.js";
+
+/** What the benchmark gets back once the service listens. */
+export interface Serving {
+  port: number;
+  floorPort: number;
+}
+
+/** The service process's garbage collections since the last report. */
+export interface CollectionReport {
+  minor: { count: number; totalMs: number; maxMs: number };
+  major: { count: number; totalMs: number; maxMs: number };
+}
+
+/** What the benchmark asks of the service process; each is answered with one message. */
+export type ServiceRequest = { floorBody: string } | "collections" | "stop";
+
+// As the service's own server does; BENCH_PRETENURING=on keeps V8's default, to compare.
+if (process.env["BENCH_PRETENURING"] !== "on") turnOffAllocationSitePretenuring();
+const url = process.argv[2]!;
+const course = process.argv[3]!;
+const learners = Number(process.argv[4]);
+
+const pool = createPool({ url, max: 10 });
+const db = createDrizzle(pool, completionSchema);
+const staffCaller = { uid: "bench", email: "bench@example.com", name: "Bench", permissions: ["signin", "staff"] };
+// The benchmark measures this service, not Sign-on: every token is the staff caller.
+const callers: CallerResolver = { resolveCaller: async () => staffCaller };
+const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true }, db, callers);
+const app = await buildApp(ctx);
+const port = Number(new URL(await app.listen({ host: "127.0.0.1", port: 0 })).port);
+
+const floor = Fastify();
+let body = "";
+floor.get("/floor", (_request, reply) => reply.header("content-type", "application/json; charset=utf-8").send(body));
+let floorRead = 0;
+floor.get("/floor-sql", async (_request, reply) => {
+  await bareDetail(pool, course, `learner${1 + ((floorRead++ * 7919) % learners)}`);
+  return reply.header("content-type", "application/json; charset=utf-8").send(body);
+});
+const floorPort = Number(new URL(await floor.listen({ host: "127.0.0.1", port: 0 })).port);
+
+const emptyReport = (): CollectionReport => ({ minor: { count: 0, totalMs: 0, maxMs: 0 }, major: { count: 0, totalMs: 0, maxMs: 0 } });
+let collections = emptyReport();
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
+    // Kind 1 is a scavenge (minor); the others are parts of full collections.
+    const figures = entry.detail?.kind === 1 ? collections.minor : collections.major;
+    figures.count += 1;
+    figures.totalMs += entry.duration;
+    figures.maxMs = Math.max(figures.maxMs, entry.duration);
+  }
+}).observe({ entryTypes: ["gc"] });
+
+process.on("message", (message: ServiceRequest) => {
+  if (message === "collections") {
+    process.send?.(collections);
+    collections = emptyReport();
+  } else if (message === "stop") {
+    Promise.all([app.close(), floor.close()])
+      .then(() => pool.end())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
+  } else {
+    body = message.floorBody;
+    process.send?.("floor ready");
+  }
+});
+process.send?.({ port, floorPort } satisfies Serving);
