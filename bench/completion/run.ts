@@ -270,6 +270,13 @@ try {
   ]);
 
   const detailCollections = await service.collections();
+
+  // The same comparison for the floor under the detail read: a bare Fastify route in the service's process that runs
+  // the bare SQL and sends a body of the detail read's size. What it adds to the bare SQL is HTTP alone.
+  const sample = await fetch(`http://127.0.0.1:${port}${detailUrl(0)}`, { headers: { authorization: "Bearer bench" } }).then((response) => response.text());
+  await service.setFloorBody(sample);
+  rows.push(["floor: a bare route running the detail SQL, same body", ...(await compare(READS, () => overSocket(floorPort, "/floor-sql"), detail))]);
+
   const pages = Math.ceil(LEARNERS / 100);
   rows.push([
     "staff all-users page, page_size=100",
@@ -330,8 +337,6 @@ try {
 
   // The fixed cost of HTTP, apart from the read: the detail read next to a route of the service's process that runs
   // the bare SQL and then sends a body of the same size, and one that only sends that body.
-  const sample = await fetch(`http://127.0.0.1:${port}${detailUrl(0)}`, { headers: { authorization: "Bearer bench" } }).then((response) => response.text());
-  await service.setFloorBody(sample);
   const http = {
     read: await time(READS, (i) => overSocket(port, detailUrl(i))),
     sqlFloor: await time(READS, () => overSocket(floorPort, "/floor-sql")),
