@@ -37,6 +37,12 @@ export interface AppOptions {
   readonly metricsToken?: string | null;
   /** Largest accepted body of the admin import, in bytes (default 64 MiB). */
   readonly importBodyLimit?: number;
+  /**
+   * Take the scheme, host and client address from a reverse proxy's `X-Forwarded-Proto`, `X-Forwarded-Host` and
+   * `X-Forwarded-For` (`COMPLETION_TRUST_PROXY`), so that `next` and `previous` links name the public origin. Off by
+   * default: anyone who reaches the port could set those headers.
+   */
+  readonly trustProxy?: boolean;
 }
 
 /**
@@ -48,6 +54,7 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
   const app = Fastify({
     ...requestIdServerOptions(),
     logger: options.logger === undefined || options.logger === false ? false : serviceLoggerOptions(options.logger === true ? {} : options.logger),
+    trustProxy: options.trustProxy ?? false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Validate as written: no coercion ("1" is not an integer) and no silent removal of unknown fields.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },

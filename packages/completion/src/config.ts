@@ -19,6 +19,8 @@ export interface CompletionConfig {
   readonly staleWorkerIntervalMs: number;
   /** Bearer token that `GET /metrics` requires, or `null` to leave it open to whoever reaches the port. */
   readonly metricsToken: string | null;
+  /** Whether to take the scheme, host and client address from a reverse proxy's `X-Forwarded-*` headers. */
+  readonly trustProxy: boolean;
 }
 
 /** Bad configuration: the message names the variable and why. */
@@ -75,6 +77,7 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
  * `HOST` (default 127.0.0.1), `PORT` (default 3001),
  * `COMPLETION_STALE_WORKER_INTERVAL_MS` (default 1000; 0 turns the worker off),
  * `COMPLETION_METRICS_TOKEN` (default unset: `/metrics` open; at least 16 characters without spaces),
+ * `COMPLETION_TRUST_PROXY` (default false: `X-Forwarded-*` headers are ignored),
  * `COMPLETION_PREPARED_STATEMENTS` (default true with `DATABASE_URL`; always false on the embedded database,
  * whose connections share one session).
  */
@@ -100,6 +103,7 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     port: integer(env, "PORT", 3001, 0, 65535),
     staleWorkerIntervalMs: integer(env, "COMPLETION_STALE_WORKER_INTERVAL_MS", 1000, 0, 3_600_000),
     metricsToken: metricsToken(env),
+    trustProxy: flag(env, "COMPLETION_TRUST_PROXY"),
     preparedStatements: databaseUrl !== undefined && flag(env, "COMPLETION_PREPARED_STATEMENTS", true),
   };
 }

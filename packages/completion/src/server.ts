@@ -14,7 +14,7 @@ const database = await openCompletionDatabase(settings, {
 });
 const config = fitConfigToDatabase(settings, database);
 const ctx = createContext(config, database.db, new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds }));
-const app = await buildApp(ctx, { logger: { level: process.env["LOG_LEVEL"] ?? "info" }, metricsToken: config.metricsToken });
+const app = await buildApp(ctx, { logger: { level: process.env["LOG_LEVEL"] ?? "info" }, metricsToken: config.metricsToken, trustProxy: config.trustProxy });
 const worker =
   config.staleWorkerIntervalMs > 0
     ? startStaleWorker(ctx, { intervalMs: config.staleWorkerIntervalMs, onError: (error) => app.log.error({ err: error }, "stale worker round failed") })

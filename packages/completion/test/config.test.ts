@@ -14,6 +14,7 @@ describe("readConfig", () => {
       staleWorkerIntervalMs: 1000,
       preparedStatements: false,
       metricsToken: null,
+      trustProxy: false,
     });
   });
 
@@ -29,6 +30,7 @@ describe("readConfig", () => {
         PORT: "8080",
         COMPLETION_STALE_WORKER_INTERVAL_MS: "0",
         COMPLETION_METRICS_TOKEN: "0123456789abcdef",
+        COMPLETION_TRUST_PROXY: "yes",
       }),
     ).toEqual({
       databaseUrl: "postgres://u@db:5432/tessera",
@@ -41,6 +43,7 @@ describe("readConfig", () => {
       staleWorkerIntervalMs: 0,
       preparedStatements: true,
       metricsToken: "0123456789abcdef",
+      trustProxy: true,
     });
   });
 
@@ -58,6 +61,7 @@ describe("readConfig", () => {
     [{ COMPLETION_AGGREGATOR_TYPES: "chapter" }, /must include course/],
     [{ COMPLETION_AGGREGATOR_TYPES: "course,mean" }, /"mean" is not a block type/],
     [{ COMPLETION_REBUILD_STALE_FROM_SCRATCH: "maybe" }, /COMPLETION_REBUILD_STALE_FROM_SCRATCH must be true or false/],
+    [{ COMPLETION_TRUST_PROXY: "proxy" }, /COMPLETION_TRUST_PROXY must be true or false/],
     [{ COMPLETION_CALLER_CACHE_SECONDS: "61" }, /COMPLETION_CALLER_CACHE_SECONDS must be an integer from 0 to 60/],
     [{ PORT: "http" }, /PORT must be an integer/],
     [{ COMPLETION_METRICS_TOKEN: "short" }, /COMPLETION_METRICS_TOKEN must be at least 16 characters/],

@@ -275,6 +275,21 @@ describe("GET /api/completion/v1/course/{course_key}/ (staff, all users)", () =>
       });
     });
 
+    it("names the proxy's public origin in its links only when told to trust the proxy", async () => {
+      const forwarded = { "x-forwarded-proto": "https", "x-forwarded-host": "completion.example.org", "x-forwarded-for": "203.0.113.9" };
+      const nextLink = async (app: typeof h.app) => {
+        const response = await app.inject({ method: "GET", url: `${DETAIL}?page_size=3`, headers: { authorization: `Bearer ${tokens.staff}`, ...forwarded } });
+        return (response.json() as { next: string }).next;
+      };
+      const behindProxy = await buildApp(h.ctx, { trustProxy: true });
+      try {
+        expect(await nextLink(behindProxy)).toBe(`https://completion.example.org${DETAIL}?page_size=3&page=2`);
+      } finally {
+        await behindProxy.close();
+      }
+      expect(await nextLink(h.app)).toBe(`${HOST}${DETAIL}?page_size=3&page=2`);
+    });
+
     it("gives the last page with a previous link", async () => {
       expect(await get("staff", `${DETAIL}?page=2&page_size=3`)).toEqual({
         status: 200,
