@@ -2,6 +2,8 @@
 export interface CompletionConfig {
   /** PostgreSQL connection string; undefined: the embedded database (PGlite) in ./data/pglite. */
   readonly databaseUrl: string | undefined;
+  /** Most database connections this process opens; null: the pool's default (10 on PostgreSQL, 4 embedded). */
+  readonly databasePoolSize: number | null;
   /** Base URL of the Sign-on service, whose `/user.json` resolves bearer tokens. */
   readonly signonUrl: string;
   /** Block types whose aggregates are stored and may be requested (C8). */
@@ -70,6 +72,7 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
 /**
  * Reads the configuration from environment variables:
  * `DATABASE_URL` (default: none, which means the embedded database),
+ * `DATABASE_POOL_SIZE` (1-1000; default 10 on PostgreSQL, 4 on the embedded database),
  * `SIGNON_URL` (default `http://127.0.0.1:3000`),
  * `COMPLETION_AGGREGATOR_TYPES` (comma-separated; default course,chapter,sequential,vertical),
  * `COMPLETION_REBUILD_STALE_FROM_SCRATCH` (default false),
@@ -95,6 +98,7 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
   const databaseUrl = env["DATABASE_URL"] ? url(env, "DATABASE_URL", "", ["postgres:", "postgresql:"]) : undefined;
   return {
     databaseUrl,
+    databasePoolSize: env["DATABASE_POOL_SIZE"] ? integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000) : null,
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
     aggregatorTypes: [...new Set(types)],
     rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),

@@ -19,5 +19,11 @@ export function openCompletionDatabase(
   config: CompletionConfig,
   log: { info: (message: string) => void; warn: (message: string) => void },
 ): Promise<StartedDatabase<typeof schema>> {
-  return startDatabase({ url: config.databaseUrl, migrations: [COMPLETION_MIGRATIONS], schema, log });
+  return startDatabase({
+    url: config.databaseUrl,
+    ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
+    migrations: [COMPLETION_MIGRATIONS],
+    schema,
+    log,
+  });
 }

@@ -5,6 +5,7 @@ describe("readConfig", () => {
   it("has documented defaults", () => {
     expect(readConfig({})).toEqual({
       databaseUrl: undefined,
+      databasePoolSize: null,
       signonUrl: "http://127.0.0.1:3000",
       aggregatorTypes: ["course", "chapter", "sequential", "vertical"],
       rebuildStaleFromScratch: false,
@@ -22,6 +23,7 @@ describe("readConfig", () => {
     expect(
       readConfig({
         DATABASE_URL: "postgres://u@db:5432/tessera",
+        DATABASE_POOL_SIZE: "25",
         SIGNON_URL: "https://signon.example.com",
         COMPLETION_AGGREGATOR_TYPES: "course, chapter,unit",
         COMPLETION_REBUILD_STALE_FROM_SCRATCH: "TRUE",
@@ -34,6 +36,7 @@ describe("readConfig", () => {
       }),
     ).toEqual({
       databaseUrl: "postgres://u@db:5432/tessera",
+      databasePoolSize: 25,
       signonUrl: "https://signon.example.com",
       aggregatorTypes: ["course", "chapter", "unit"],
       rebuildStaleFromScratch: true,
@@ -62,6 +65,7 @@ describe("readConfig", () => {
     [{ COMPLETION_AGGREGATOR_TYPES: "course,mean" }, /"mean" is not a block type/],
     [{ COMPLETION_REBUILD_STALE_FROM_SCRATCH: "maybe" }, /COMPLETION_REBUILD_STALE_FROM_SCRATCH must be true or false/],
     [{ COMPLETION_TRUST_PROXY: "proxy" }, /COMPLETION_TRUST_PROXY must be true or false/],
+    [{ DATABASE_POOL_SIZE: "0" }, /DATABASE_POOL_SIZE must be an integer from 1 to 1000/],
     [{ COMPLETION_CALLER_CACHE_SECONDS: "61" }, /COMPLETION_CALLER_CACHE_SECONDS must be an integer from 0 to 60/],
     [{ PORT: "http" }, /PORT must be an integer/],
     [{ COMPLETION_METRICS_TOKEN: "short" }, /COMPLETION_METRICS_TOKEN must be at least 16 characters/],

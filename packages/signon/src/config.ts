@@ -11,6 +11,8 @@ export interface SignonConfig {
   publicUrl: string;
   /** PostgreSQL connection string, or `null` to use the embedded database in `dataDir`. */
   databaseUrl: string | null;
+  /** Most database connections this process opens; `null`: the pool's default (10 on PostgreSQL, 4 embedded). */
+  databasePoolSize: number | null;
   dataDir: string;
   /** Certificate and key files to serve HTTPS directly, or `null`. */
   tls: { certFile: string; keyFile: string } | null;
@@ -76,6 +78,7 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_HOST` [127.0.0.1], `SIGNON_PORT` [3000]: where to listen. Development refuses a non-loopback host.
  * - `SIGNON_PUBLIC_URL` [http://localhost:PORT in development; required in production, https]
  * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
+ * - `DATABASE_POOL_SIZE` [10 on PostgreSQL, 4 on the embedded database]: most connections this process opens.
  * - `SIGNON_TLS_CERT`, `SIGNON_TLS_KEY`: PEM files; both or neither.
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
@@ -138,6 +141,7 @@ export function loadConfig(
     port,
     publicUrl,
     databaseUrl,
+    databasePoolSize: env.DATABASE_POOL_SIZE?.trim() ? readInteger(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 1000 }) : null,
     dataDir: env.SIGNON_DATA_DIR?.trim() || "./data",
     tls,
     trustProxy,

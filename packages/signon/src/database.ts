@@ -12,6 +12,7 @@ import * as schema from "./db/schema.js";
 export function openSignonDatabase(config: SignonConfig, log?: Logger): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl ?? undefined,
+    ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
     dataDir: join(config.dataDir, "pglite"),
     migrations: [signonMigrations],
     schema,

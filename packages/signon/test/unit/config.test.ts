@@ -9,6 +9,7 @@ describe("loadConfig", () => {
       port: 3000,
       publicUrl: "http://localhost:3000",
       databaseUrl: null,
+      databasePoolSize: null,
       dataDir: "./data",
       tls: null,
       trustProxy: false,
@@ -22,6 +23,12 @@ describe("loadConfig", () => {
       secretKey: null,
       inactivityDays: 45,
     });
+  });
+
+  it("reads the database pool size, refusing one out of range", () => {
+    expect(loadConfig({ DATABASE_URL: "postgres://db/signon", DATABASE_POOL_SIZE: "40" }).databasePoolSize).toBe(40);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE: expected 1 to 1000, got 0/);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: "ten" })).toThrow(/DATABASE_POOL_SIZE: expected a whole number, got ten/);
   });
 
   it("prepares statements on PostgreSQL, never on the embedded database", () => {
