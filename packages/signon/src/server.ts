@@ -7,6 +7,7 @@ import type { SignonContext } from "./context.js";
 import { openSignonDatabase } from "./database.js";
 import { statementRunner } from "./db/statements.js";
 import { startInactivityJob } from "./accounts/inactivity.js";
+import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
 import { countPeople } from "./repositories/users.js";
 
@@ -25,7 +26,7 @@ export interface RunningSignon {
 /**
  * Starts Sign-on: reads the configuration from `env`, opens and migrates the
  * database, starts the push delivery worker (unless `SIGNON_PUSH_DELIVERY=false`)
- * and the hourly inactivity job, and listens. On a database without accounts it prints how to create the
+ * and the hourly inactivity and expired-records jobs, and listens. On a database without accounts it prints how to create the
  * first administrator. `options.fetch` sends the pushes (default: global `fetch`);
  * `options.inactivityFirstRunMs` moves the inactivity job's first run (default a minute after start).
  */
@@ -72,11 +73,14 @@ export async function startSignon(
       log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) },
       ...(options.inactivityFirstRunMs === undefined ? {} : { firstRunMs: options.inactivityFirstRunMs }),
     });
+    // Deletes sessions, tokens, codes and counters that can no longer be used: first shortly after start, then hourly.
+    const expiredRecords = startExpiredRecordsJob(ctx, { log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) } });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         try {
           await inactivity.stop();
+          await expiredRecords.stop();
           await pushes?.stop();
           await app.close();
         } finally {

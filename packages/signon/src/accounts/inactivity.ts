@@ -1,5 +1,6 @@
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
+import { startHourlyJob, type HourlyJob } from "../maintenance/hourly-job.js";
 import { findInactivePeople } from "../repositories/inactive-users.js";
 import { AccountError, suspendUser } from "./manage-users.js";
 
@@ -30,45 +31,23 @@ export async function suspendInactiveUsers(ctx: SignonContext): Promise<string[]
   return suspended;
 }
 
-/** A running inactivity job. */
-export interface InactivityJob {
-  /** Stops the timers and waits for a run in progress to finish. */
-  stop(): Promise<void>;
-}
-
 /**
- * Runs `suspendInactiveUsers` shortly after start and then every hour, on
- * timers that do not keep the process alive. Failures are logged, and the
- * next run tries again.
+ * Runs `suspendInactiveUsers` shortly after start and then every hour (see
+ * {@link startHourlyJob}). Failures are logged, and the next run tries again.
  */
 export function startInactivityJob(
   ctx: SignonContext,
   options: { log: { info(message: string): void; error(message: string): void }; firstRunMs?: number; intervalMs?: number },
-): InactivityJob {
-  const intervalMs = options.intervalMs ?? 3_600_000;
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const run = () => {
-    if (running || stopped) return;
-    running = suspendInactiveUsers(ctx)
-      .then((emails) => {
-        if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);
-      })
-      .catch((error: unknown) => options.log.error(`Inactivity job failed: ${error instanceof Error ? error.message : String(error)}`))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const first = setTimeout(run, options.firstRunMs ?? 60_000);
-  const every = setInterval(run, intervalMs);
-  first.unref();
-  every.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(first);
-      clearInterval(every);
-      await running;
+): HourlyJob {
+  return startHourlyJob(
+    async () => {
+      const emails = await suspendInactiveUsers(ctx);
+      if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);
     },
-  };
+    {
+      onError: (error) => options.log.error(`Inactivity job failed: ${error instanceof Error ? error.message : String(error)}`),
+      ...(options.firstRunMs === undefined ? {} : { firstRunMs: options.firstRunMs }),
+      ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
+    },
+  );
 }

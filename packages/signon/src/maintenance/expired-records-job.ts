@@ -1,0 +1,27 @@
+import type { SignonContext } from "../context.js";
+import { deleteExpiredRecords } from "../repositories/expired-records.js";
+import { startHourlyJob, type HourlyJob } from "./hourly-job.js";
+
+/**
+ * Deletes expired sessions, remembered browsers, brute-force counters, sign-in
+ * access tokens, unused codes and old account links ({@link deleteExpiredRecords})
+ * shortly after start and then every hour, and logs how many when there were
+ * any. Every instance may run it: the deletes are idempotent.
+ */
+export function startExpiredRecordsJob(
+  ctx: SignonContext,
+  options: { log: { info(message: string): void; error(message: string): void }; firstRunMs?: number; intervalMs?: number },
+): HourlyJob {
+  return startHourlyJob(
+    async () => {
+      const counts = await deleteExpiredRecords(ctx.db, ctx.now(), ctx.config.sessionIdleSeconds);
+      const removed = Object.entries(counts).filter(([, count]) => count > 0);
+      if (removed.length > 0) options.log.info(`Deleted expired records: ${removed.map(([kind, count]) => `${count} ${kind}`).join(", ")}`);
+    },
+    {
+      onError: (error) => options.log.error(`Expired-records job failed: ${error instanceof Error ? error.message : String(error)}`),
+      ...(options.firstRunMs === undefined ? {} : { firstRunMs: options.firstRunMs }),
+      ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
+    },
+  );
+}

@@ -1,0 +1,36 @@
+/** A job that runs on timers; see {@link startHourlyJob}. */
+export interface HourlyJob {
+  /** Stops the timers and waits for a run in progress to finish. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `work` once `firstRunMs` after start (default a minute) and then every
+ * `intervalMs` (default an hour), never two runs at once, on timers that do
+ * not keep the process alive. A failed run goes to `onError`; the next run
+ * tries again.
+ */
+export function startHourlyJob(work: () => Promise<void>, options: { onError(error: unknown): void; firstRunMs?: number; intervalMs?: number }): HourlyJob {
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const run = () => {
+    if (running || stopped) return;
+    running = work()
+      .catch(options.onError)
+      .finally(() => {
+        running = null;
+      });
+  };
+  const first = setTimeout(run, options.firstRunMs ?? 60_000);
+  const every = setInterval(run, options.intervalMs ?? 3_600_000);
+  first.unref();
+  every.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(every);
+      await running;
+    },
+  };
+}
