@@ -71,7 +71,7 @@ export async function startSignon(
     // Suspends people who have not signed in for `inactivityDays`: first shortly after start, then hourly.
     const inactivity = startInactivityJob(worker ? { ...ctx, pushesQueued: () => worker.wake() } : ctx, {
       log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) },
-      ...(options.inactivityFirstRunMs === undefined ? {} : { firstRunMs: options.inactivityFirstRunMs }),
+      firstRunMs: options.inactivityFirstRunMs,
     });
     // Deletes sessions, tokens, codes and counters that can no longer be used: first shortly after start, then hourly.
     const expiredRecords = startExpiredRecordsJob(ctx, { log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) } });

@@ -1,6 +1,6 @@
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
-import { startHourlyJob, type HourlyJob } from "../maintenance/hourly-job.js";
+import { startHourlyJob, type HourlyJob, type JobLog, type JobTiming } from "../maintenance/hourly-job.js";
 import { findInactivePeople } from "../repositories/inactive-users.js";
 import { AccountError, suspendUser } from "./manage-users.js";
 
@@ -37,17 +37,13 @@ export async function suspendInactiveUsers(ctx: SignonContext): Promise<string[]
  */
 export function startInactivityJob(
   ctx: SignonContext,
-  options: { log: { info(message: string): void; error(message: string): void }; firstRunMs?: number; intervalMs?: number },
+  options: JobTiming & { log: JobLog },
 ): HourlyJob {
   return startHourlyJob(
     async () => {
       const emails = await suspendInactiveUsers(ctx);
       if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);
     },
-    {
-      onError: (error) => options.log.error(`Inactivity job failed: ${error instanceof Error ? error.message : String(error)}`),
-      ...(options.firstRunMs === undefined ? {} : { firstRunMs: options.firstRunMs }),
-      ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
-    },
+    { ...options, onError: (error) => options.log.error(`Inactivity job failed: ${error instanceof Error ? error.message : String(error)}`) },
   );
 }

@@ -1,6 +1,6 @@
 import type { SignonContext } from "../context.js";
 import { deleteExpiredRecords } from "../repositories/expired-records.js";
-import { startHourlyJob, type HourlyJob } from "./hourly-job.js";
+import { startHourlyJob, type HourlyJob, type JobLog, type JobTiming } from "./hourly-job.js";
 
 /**
  * Deletes expired sessions, remembered browsers, brute-force counters, sign-in
@@ -10,7 +10,7 @@ import { startHourlyJob, type HourlyJob } from "./hourly-job.js";
  */
 export function startExpiredRecordsJob(
   ctx: SignonContext,
-  options: { log: { info(message: string): void; error(message: string): void }; firstRunMs?: number; intervalMs?: number },
+  options: JobTiming & { log: JobLog },
 ): HourlyJob {
   return startHourlyJob(
     async () => {
@@ -18,10 +18,6 @@ export function startExpiredRecordsJob(
       const removed = Object.entries(counts).filter(([, count]) => count > 0);
       if (removed.length > 0) options.log.info(`Deleted expired records: ${removed.map(([kind, count]) => `${count} ${kind}`).join(", ")}`);
     },
-    {
-      onError: (error) => options.log.error(`Expired-records job failed: ${error instanceof Error ? error.message : String(error)}`),
-      ...(options.firstRunMs === undefined ? {} : { firstRunMs: options.firstRunMs }),
-      ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
-    },
+    { ...options, onError: (error) => options.log.error(`Expired-records job failed: ${error instanceof Error ? error.message : String(error)}`) },
   );
 }

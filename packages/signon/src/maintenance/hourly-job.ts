@@ -1,3 +1,15 @@
+/** Where a background job reports. */
+export interface JobLog {
+  info(message: string): void;
+  error(message: string): void;
+}
+
+/** When a job first runs after start (default a minute) and how often after that (default an hour), in milliseconds. */
+export interface JobTiming {
+  firstRunMs?: number | undefined;
+  intervalMs?: number | undefined;
+}
+
 /** A job that runs on timers; see {@link startHourlyJob}. */
 export interface HourlyJob {
   /** Stops the timers and waits for a run in progress to finish. */
@@ -10,7 +22,7 @@ export interface HourlyJob {
  * not keep the process alive. A failed run goes to `onError`; the next run
  * tries again.
  */
-export function startHourlyJob(work: () => Promise<void>, options: { onError(error: unknown): void; firstRunMs?: number; intervalMs?: number }): HourlyJob {
+export function startHourlyJob(work: () => Promise<void>, options: JobTiming & { onError(error: unknown): void }): HourlyJob {
   let running: Promise<void> | null = null;
   let stopped = false;
   const run = () => {
