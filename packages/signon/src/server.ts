@@ -7,6 +7,7 @@ import type { SignonContext } from "./context.js";
 import { openSignonDatabase } from "./database.js";
 import { statementRunner } from "./db/statements.js";
 import { startInactivityJob } from "./accounts/inactivity.js";
+import { settleBackgroundMails } from "./mail/send-mail.js";
 import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
 import { countPeople } from "./repositories/users.js";
@@ -83,6 +84,8 @@ export async function startSignon(
           await expiredRecords.stop();
           await pushes?.stop();
           await app.close();
+          const unsent = await settleBackgroundMails(10_000);
+          if (unsent > 0) app.log.warn(`Stopped with ${unsent} mail(s) still on their way to the SMTP server`);
         } finally {
           await database.close();
         }

@@ -38,6 +38,28 @@ export async function sendMail(ctx: SignonContext, message: MailMessage): Promis
   }
 }
 
+/** Mails handed to the SMTP server in the background and not yet sent or failed. */
+const mailsInFlight = new Set<Promise<void>>();
+
+/**
+ * Waits until every mail sent in the background has been sent or has failed,
+ * or until `timeoutMs` has passed, and returns how many are still on their
+ * way. A server calls it when it stops, after it has stopped taking requests,
+ * so that a password-reset mail asked for just before is not dropped.
+ */
+export async function settleBackgroundMails(timeoutMs: number): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all([...mailsInFlight]), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+  return mailsInFlight.size;
+}
+
 /**
  * Sends a mail without making the caller wait for the SMTP server, so the
  * answer to a request takes as long whether or not a mail was sent. A
@@ -53,7 +75,10 @@ export async function sendMailInBackground(ctx: SignonContext, message: MailMess
     }
   };
   if (ctx.config.mail.smtpUrl !== null) {
-    sendMail(ctx, message).catch(report);
+    const sending: Promise<void> = sendMail(ctx, message)
+      .catch(report)
+      .finally(() => mailsInFlight.delete(sending));
+    mailsInFlight.add(sending);
     return;
   }
   try {

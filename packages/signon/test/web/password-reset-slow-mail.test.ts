@@ -1,5 +1,6 @@
 import { createServer, type Socket } from "node:net";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { settleBackgroundMails } from "../../src/mail/send-mail.js";
 import { InjectBrowser } from "../support/browser.js";
 import { createUser } from "../support/factories.js";
 import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
@@ -67,5 +68,21 @@ describe("POST /password-reset when the mail server does not answer", () => {
     await logged("password reset mail could not be sent");
     expect(logText()).not.toContain(person.email);
     expect(logText()).not.toMatch(/[0-9a-f]{64}/);
+  });
+
+  it("lets a stopping server wait for the mail on its way, up to a limit", async () => {
+    const person = await createUser(ctx);
+    const before = connections.length;
+    await new InjectBrowser(app).submit("/password-reset", "/password-reset", { email: person.email });
+    await connectionCount(before + 1);
+
+    // The silent server holds the mail: a short wait gives up and says one is still on its way.
+    expect(await settleBackgroundMails(50)).toBe(1);
+
+    lines.length = 0;
+    const settled = settleBackgroundMails(10_000);
+    connections[before]?.destroy();
+    expect(await settled).toBe(0);
+    expect(logText()).toContain("password reset mail could not be sent");
   });
 });
