@@ -40,10 +40,11 @@ export function startInactivityJob(
   options: JobTiming & { log: JobLog },
 ): HourlyJob {
   return startHourlyJob(
+    "Inactivity",
     async () => {
       const emails = await suspendInactiveUsers(ctx);
       if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);
     },
-    { ...options, onError: (error) => options.log.error(`Inactivity job failed: ${error instanceof Error ? error.message : String(error)}`) },
+    options,
   );
 }

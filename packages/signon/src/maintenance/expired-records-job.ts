@@ -13,11 +13,12 @@ export function startExpiredRecordsJob(
   options: JobTiming & { log: JobLog },
 ): HourlyJob {
   return startHourlyJob(
+    "Expired-records",
     async () => {
       const counts = await deleteExpiredRecords(ctx.db, ctx.now(), ctx.config.sessionIdleSeconds);
       const removed = Object.entries(counts).filter(([, count]) => count > 0);
       if (removed.length > 0) options.log.info(`Deleted expired records: ${removed.map(([kind, count]) => `${count} ${kind}`).join(", ")}`);
     },
-    { ...options, onError: (error) => options.log.error(`Expired-records job failed: ${error instanceof Error ? error.message : String(error)}`) },
+    options,
   );
 }

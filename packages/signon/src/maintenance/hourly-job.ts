@@ -19,16 +19,16 @@ export interface HourlyJob {
 /**
  * Runs `work` once `firstRunMs` after start (default a minute) and then every
  * `intervalMs` (default an hour), never two runs at once, on timers that do
- * not keep the process alive. A failed run goes to `onError`; the next run
- * tries again.
+ * not keep the process alive. A failed run is logged as "`name` job failed:
+ * <message>"; the next run tries again.
  */
-export function startHourlyJob(work: () => Promise<void>, options: JobTiming & { onError(error: unknown): void }): HourlyJob {
+export function startHourlyJob(name: string, work: () => Promise<void>, options: JobTiming & { log: JobLog }): HourlyJob {
   let running: Promise<void> | null = null;
   let stopped = false;
   const run = () => {
     if (running || stopped) return;
     running = work()
-      .catch(options.onError)
+      .catch((error: unknown) => options.log.error(`${name} job failed: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
         running = null;
       });
