@@ -8,6 +8,7 @@ import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
 import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
 import { s256ChallengeOf, verifyS256 } from "./pkce.js";
+import { redirectUriBinds, withoutAuthorizationResponseParameters } from "./redirect-uri.js";
 
 /** The `authorization_code` grant's parameters. */
 export interface CodeExchange {
@@ -42,7 +43,7 @@ export async function exchangeAuthorizationCode(
     {
       codeHash,
       applicationId: application.id,
-      redirectUri: request.redirectUri ?? null,
+      redirectUris: redirectUriCandidates(request.redirectUri),
       verifierChallenge: request.codeVerifier === undefined ? null : s256ChallengeOf(request.codeVerifier),
       verifierSent: request.codeVerifier !== undefined,
     },
@@ -69,12 +70,18 @@ export async function exchangeAuthorizationCode(
   return outcome;
 }
 
+/** The stored `redirect_uri` values the one-statement exchange accepts; the fallback applies the whole of `redirectUriBinds`. */
+function redirectUriCandidates(presented: string | undefined): string[] {
+  if (presented === undefined) return [];
+  return [presented, withoutAuthorizationResponseParameters(presented)];
+}
+
 /** Step: what is wrong with a just-used code for this request, if anything. */
 export function codeProblem({ grant, userSuspended, userHoldsSignin }: UsedGrant, request: CodeExchange, now: Date): OAuthError | null {
   if (grant.revokedAt !== null || grant.codeExpiresAt === null || grant.codeExpiresAt <= now) {
     return new InvalidGrantError("The authorization code has expired");
   }
-  if (grant.redirectUri !== null && request.redirectUri !== grant.redirectUri) {
+  if (grant.redirectUri !== null && !redirectUriBinds(request.redirectUri, grant.redirectUri)) {
     return new InvalidGrantError("redirect_uri does not match the authorization request");
   }
   if (grant.codeChallenge !== null) {

@@ -41,9 +41,14 @@ export async function issueAuthorizationCode(
   return redirectWithParameters(request.redirectUri, { code, state: request.state, iss: ctx.config.publicUrl });
 }
 
-/** Adds query parameters to a redirect URI, keeping the ones it has (RFC 6749 §3.1.2). */
+/**
+ * Adds query parameters to a redirect URI, keeping its own query byte for byte
+ * (RFC 6749 §3.1.2), so that a client can take them out again and find the
+ * URI it registered.
+ */
 export function redirectWithParameters(redirectUri: string, parameters: Record<string, string>): string {
-  const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(parameters)) url.searchParams.append(name, value);
-  return url.href;
+  const base = new URL(redirectUri).href; // percent-encodes what a Location header may not carry
+  const added = new URLSearchParams(parameters).toString();
+  if (!base.includes("?")) return `${base}?${added}`;
+  return base.endsWith("?") || base.endsWith("&") ? `${base}${added}` : `${base}&${added}`;
 }

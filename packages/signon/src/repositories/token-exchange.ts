@@ -46,7 +46,7 @@ const exchangeCodeStatement = {
       update signon.grants g set code_used_at = $4::timestamptz
        where g.code_hash = $7 and g.application_id = $8
          and g.code_used_at is null and g.revoked_at is null and g.code_expires_at > $4::timestamptz
-         and (g.redirect_uri is null or g.redirect_uri = $9)
+         and (g.redirect_uri is null or g.redirect_uri = any($9::text[]))
          and ((g.code_challenge is null and not $11::boolean) or g.code_challenge = $10)
          and ${userMaySignIn}
       returning g.id as grant_id, g.user_uid, g.application_id
@@ -57,20 +57,20 @@ const exchangeCodeStatement = {
 /**
  * The whole successful `authorization_code` exchange in one statement (so one
  * round trip, atomic without an explicit transaction): uses the code only if
- * every check passes (unused, unexpired, this application, same redirect
- * URI, matching PKCE challenge, user still allowed in) and stores the new
- * tokens. `null` when any check fails; the caller then finds out why.
+ * every check passes (unused, unexpired, this application, one of the
+ * accepted redirect URIs, matching PKCE challenge, user still allowed in) and
+ * stores the new tokens. `null` when any check fails; the caller then finds out why.
  */
 export async function exchangeCodeInOneStatement(
   statements: StatementRunner,
-  code: { codeHash: string; applicationId: string; redirectUri: string | null; verifierChallenge: string | null; verifierSent: boolean },
+  code: { codeHash: string; applicationId: string; redirectUris: readonly string[]; verifierChallenge: string | null; verifierSent: boolean },
   tokens: NewTokens,
 ): Promise<Issued | null> {
   const [row] = await statements.run<{ grant_id: string; user_uid: string }>(exchangeCodeStatement, [
     ...tokenValues(tokens),
     code.codeHash,
     code.applicationId,
-    code.redirectUri,
+    code.redirectUris,
     code.verifierChallenge,
     code.verifierSent,
   ]);

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createApp, createUser } from "../support/factories.js";
-import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm, refresh } from "../support/flow.js";
+import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm, refresh, type TestClient } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
 
 const { signon } = await useTestSignon();
@@ -91,6 +91,56 @@ describe("POST /token with grant_type=authorization_code", () => {
       error: "invalid_grant",
       error_description: "The user may no longer sign in to this application",
     });
+  });
+});
+
+describe("POST /token redirect_uri binding", () => {
+  /** What omniauth-oauth2 sends as `redirect_uri`: the URL it was called back on, query included. */
+  async function callbackUrl(client: TestClient, email: string): Promise<{ code: string; calledBack: string }> {
+    const { code, location } = await obtainCode(signon.app, client, email);
+    return { code, calledBack: location.href };
+  }
+
+  it("accepts the callback URL with the code, state and iss the authorization response added (omniauth-oauth2)", async () => {
+    const { client, user } = await setup();
+    const { code, calledBack } = await callbackUrl(client, user.email);
+    expect(calledBack).toMatch(/\?code=[0-9a-f]{64}&state=st4te&iss=/);
+    const response = await exchangeCode(signon.app, client, code, { redirect_uri: calledBack });
+    expect(response.statusCode).toBe(200);
+    expect((await getUserJson(signon.app, response.json<{ access_token: string }>().access_token)).statusCode).toBe(200);
+  });
+
+  it("keeps a registered URI's own query byte for byte, and binds it with the added parameters removed", async () => {
+    const client = await createApp(signon.ctx, { name: "Tenanted", redirectUris: ["https://tenant.example/cb?tenant=a%20b&x"] });
+    const user = await createUser(signon.ctx, { permissions: { Tenanted: ["signin"] } });
+    const { code, calledBack } = await callbackUrl(client, user.email);
+    expect(calledBack).toMatch(/^https:\/\/tenant\.example\/cb\?tenant=a%20b&x&code=/);
+    expect((await exchangeCode(signon.app, client, code, { redirect_uri: calledBack })).statusCode).toBe(200);
+  });
+
+  it.each([
+    ["another path", (url: URL) => void (url.pathname += "/other")],
+    ["another host", (url: URL) => void (url.hostname = "evil.example")],
+    ["another port", (url: URL) => void (url.port = "8443")],
+    ["another scheme", (url: URL) => void (url.protocol = "http:")],
+    ["a foreign query parameter", (url: URL) => void (url.search += "&next=%2Fadmin")],
+    ["a foreign parameter instead of the response's", (url: URL) => void (url.search = "?next=1")],
+  ])("refuses the callback URL with %s (invalid_grant)", async (_, change) => {
+    const { client, user } = await setup();
+    const { code, calledBack } = await callbackUrl(client, user.email);
+    const url = new URL(calledBack);
+    change(url);
+    const response = await exchangeCode(signon.app, client, code, { redirect_uri: url.href });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: "invalid_grant", error_description: "redirect_uri does not match the authorization request" });
+  });
+
+  it("refuses a registered URI's own query changed", async () => {
+    const client = await createApp(signon.ctx, { name: "Tenanted 2", redirectUris: ["https://tenant.example/cb?tenant=a"] });
+    const user = await createUser(signon.ctx, { permissions: { "Tenanted 2": ["signin"] } });
+    const { code, calledBack } = await callbackUrl(client, user.email);
+    const response = await exchangeCode(signon.app, client, code, { redirect_uri: calledBack.replace("tenant=a", "tenant=b") });
+    expect(response.json()).toEqual({ error: "invalid_grant", error_description: "redirect_uri does not match the authorization request" });
   });
 });
 

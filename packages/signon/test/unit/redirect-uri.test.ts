@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRegisteredRedirectUri, redirectUriProblem } from "../../src/oauth/redirect-uri.js";
+import { isRegisteredRedirectUri, redirectUriBinds, redirectUriProblem, withoutAuthorizationResponseParameters } from "../../src/oauth/redirect-uri.js";
 
 describe("redirectUriProblem", () => {
   it.each([
@@ -14,6 +14,9 @@ describe("redirectUriProblem", () => {
     ["/relative/path", true, "is not an absolute URI"],
     ["https://app.example/cb#frag", true, "must not contain a fragment"],
     ["https://user:pw@app.example/cb", true, "must not contain credentials"],
+    ["https://app.example/cb?tenant=1", true, null],
+    ["https://app.example/cb?state=1", true, "must not carry the query parameters code, state or iss, which the authorization response adds"],
+    ["https://app.example/cb?a=1&%63ode=1", true, "must not carry the query parameters code, state or iss, which the authorization response adds"],
   ])("%s (loopback http allowed: %s) → %s", (uri, allowLoopbackHttp, problem) => {
     expect(redirectUriProblem(uri, { allowLoopbackHttp })).toBe(problem);
   });
@@ -28,5 +31,35 @@ describe("isRegisteredRedirectUri", () => {
     expect(isRegisteredRedirectUri("https://APP.example/auth/callback", registered)).toBe(false);
     expect(isRegisteredRedirectUri("https://app.example/auth/callback?x=1", registered)).toBe(false);
     expect(isRegisteredRedirectUri("https://app.example:443/auth/callback", registered)).toBe(false);
+  });
+});
+
+describe("withoutAuthorizationResponseParameters", () => {
+  it.each([
+    ["https://app.example/cb", "https://app.example/cb"],
+    ["https://app.example/cb?code=c&state=s&iss=https%3A%2F%2Fsignon", "https://app.example/cb"],
+    ["https://app.example/cb?t=a%20b&code=c&state=s", "https://app.example/cb?t=a%20b"],
+    ["https://app.example/cb?state=s&t=1&iss=i&code=c&u=2", "https://app.example/cb?t=1&u=2"],
+    ["https://app.example/cb?codes=1&code", "https://app.example/cb?codes=1"],
+  ])("%s → %s", (uri, expected) => {
+    expect(withoutAuthorizationResponseParameters(uri)).toBe(expected);
+  });
+});
+
+describe("redirectUriBinds", () => {
+  const authorized = "https://app.example/auth/gds/callback";
+
+  it("binds the same URI, and the callback URL carrying the response's parameters", () => {
+    expect(redirectUriBinds(authorized, authorized)).toBe(true);
+    expect(redirectUriBinds(`${authorized}?code=c&state=s&iss=https%3A%2F%2Fsignon.example`, authorized)).toBe(true);
+    expect(redirectUriBinds("https://app.example/?code=c", "https://app.example")).toBe(true);
+  });
+
+  it("binds nothing else", () => {
+    expect(redirectUriBinds(undefined, authorized)).toBe(false);
+    expect(redirectUriBinds(`${authorized}?code=c&extra=1`, authorized)).toBe(false);
+    expect(redirectUriBinds(`${authorized}/?code=c`, authorized)).toBe(false);
+    expect(redirectUriBinds(`${authorized}#code=c`, authorized)).toBe(false);
+    expect(redirectUriBinds("https://APP.example/auth/gds/callback?code=c", authorized)).toBe(false);
   });
 });
