@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { freePort, useTestDatabase } from "@tessera/db/testing";
+import { signonMigrations, startSignon, type RunningSignon } from "@tessera/signon";
+import { runCli } from "@tessera/signon/cli";
+
+/** The name the Ruby application is registered under in Sign-on. */
+export const appName = "Ruby app";
+
+/** Sign-on and the Ruby application, each on a real port of 127.0.0.1. */
+export interface RubySystem {
+  signonUrl: string;
+  rubyUrl: string;
+  /** Runs a `signon` command in this process against the same database; returns its `--json` output. */
+  signon(...args: string[]): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real Sign-on (push worker included), registers the Ruby
+ * application in it with gds-sso's paths, and starts `app/server.rb` with the
+ * client id and secret it was given.
+ */
+export async function startRubySystem(): Promise<RubySystem> {
+  const database = await useTestDatabase({ migrations: [signonMigrations], label: "ruby" });
+  const [signonPort, rubyPort] = [await freePort(), await freePort()];
+  const env: Record<string, string> = {
+    NODE_ENV: "development",
+    DATABASE_URL: database.url,
+    SIGNON_PORT: String(signonPort),
+    SIGNON_PUBLIC_URL: `http://127.0.0.1:${signonPort}`,
+    SIGNON_ARGON2_MEMORY_KIB: "64",
+    SIGNON_ARGON2_TIME_COST: "1",
+    SIGNON_SECRET_KEY: "5e".repeat(32),
+    SIGNON_MAIL_PRINT: "false",
+    SIGNON_PUSH_RETRY_BASE_MS: "100",
+  };
+  const signon: RunningSignon = await startSignon(env, { logger: false });
+
+  async function signonCommand(...args: string[]): Promise<Record<string, unknown>> {
+    let stdout = "";
+    let stderr = "";
+    const code = await runCli([...args, "--json"], {
+      env,
+      stdout: { write: (chunk: string) => ((stdout += chunk), true) },
+      stderr: { write: (chunk: string) => ((stderr += chunk), true) },
+    });
+    if (code !== 0) throw new Error(`signon ${args.join(" ")} failed (${code}): ${stderr}`);
+    return JSON.parse(stdout) as Record<string, unknown>;
+  }
+
+  const rubyUrl = `http://127.0.0.1:${rubyPort}`;
+  const registered = await signonCommand(
+    "apps", "create", "--name", appName, "--redirect-uri", `${rubyUrl}/auth/gds/callback`,
+    "--push-base", `${rubyUrl}/auth/gds/api`, "--permissions", "editor,admin",
+  );
+  const ruby = await startRuby({
+    SIGNON_URL: signon.url,
+    OAUTH_ID: String(registered["client_id"]),
+    OAUTH_SECRET: String(registered["client_secret"]),
+    PORT: String(rubyPort),
+  });
+
+  return {
+    signonUrl: signon.url,
+    rubyUrl,
+    signon: signonCommand,
+    async close() {
+      ruby.kill("SIGTERM");
+      await signon.close();
+      await database.close();
+    },
+  };
+}
+
+/** Starts the Ruby application and waits until WEBrick says it listens. */
+async function startRuby(env: Record<string, string>): Promise<ChildProcess> {
+  const server = fileURLToPath(new URL("../app/server.rb", import.meta.url));
+  const ruby = spawn("ruby", [server], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  ruby.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const listening = new Promise<void>((resolve) => ruby.stdout?.on("data", (chunk: Buffer) => chunk.toString("utf8").includes("listening") && resolve()));
+  const exited = once(ruby, "exit").then(([code]) => {
+    throw new Error(`the Ruby application exited (${String(code)}): ${stderr}`);
+  });
+  await Promise.race([listening, exited]);
+  exited.catch(() => undefined); // a later exit is the test's end, not a failure
+  return ruby;
+}
