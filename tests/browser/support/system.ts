@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { useTestDatabase } from "@tessera/db/testing";
+import { freePort, useTestDatabase } from "@tessera/db/testing";
 import editorialApp from "@tessera/editorial-app";
 import { signonMigrations, startSignon, type RunningSignon } from "@tessera/signon";
 import { runCli } from "@tessera/signon/cli";
@@ -95,13 +95,4 @@ export async function startTestSystem(label: string): Promise<TestSystem> {
       await database.close();
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const probe = Fastify();
-  await probe.listen({ host: "127.0.0.1", port: 0 });
-  const address = probe.server.address();
-  await probe.close();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
 }

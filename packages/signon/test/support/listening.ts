@@ -1,5 +1,4 @@
-import { createServer } from "node:net";
-import type { TestDatabase } from "@tessera/db/testing";
+import { freePort, type TestDatabase } from "@tessera/db/testing";
 import Fastify, { type FastifyInstance } from "fastify";
 import signonApp, { signonServerOptions } from "../../src/app.js";
 import type { SignonContext } from "../../src/context.js";
@@ -7,17 +6,7 @@ import type * as schema from "../../src/db/schema.js";
 import { statementRunner } from "../../src/db/statements.js";
 import { testConfig } from "./signon.js";
 
-/** A free TCP port on the loopback interface. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
+export { freePort };
 
 /** Sign-on listening on a real port, its issuer equal to its address. */
 export async function listenSignon(database: TestDatabase<typeof schema>): Promise<{ app: FastifyInstance; issuer: string; ctx: SignonContext }> {
