@@ -3,6 +3,8 @@ import { recomputeAggregates } from "../aggregation/recompute.js";
 import type { CourseStructures } from "../domain/course-structures.js";
 import { CourseTreeError } from "../domain/course-tree.js";
 import { parseCourseKey, resolveBlockKey, type CourseKey } from "../domain/keys.js";
+import { findUnstorableInput } from "../domain/storable-input.js";
+import { parseTimestamp } from "../domain/timestamps.js";
 import { findCourse, replaceStructure, upsertCourse, type BlockRow } from "../repositories/courses.js";
 import { upsertCompletions } from "../repositories/completions.js";
 import { upsertEnrollments } from "../repositories/enrollments.js";
@@ -50,6 +52,9 @@ export async function loadBulkData(
   data: BulkData,
   now: Date,
 ): Promise<BulkLoadSummary> {
+  // The HTTP route refuses these before validation; the CLI and the OLX import come here directly.
+  const unstorable = findUnstorableInput(data);
+  if (unstorable) throw new BulkLoadError([`${unstorable.path}: ${unstorable.reason}`]);
   const problems: string[] = [];
   const parsedCourses = new Map<string, CourseKey>();
   const courseStructures = new Map<string, BlockRow[] | null>();
@@ -184,7 +189,11 @@ async function writeBulkData(
         fail(problems, `/completions/${index}: block ${row.block_key} is not in course ${row.course_key}`);
         continue;
       }
-      const modified = row.modified ? new Date(row.modified) : now;
+      const modified = row.modified ? parseTimestamp(row.modified) : now;
+      if (!modified) {
+        fail(problems, `/completions/${index}/modified: ${row.modified} is not a date-time from year 0001 to 9999 (UTC)`);
+        continue;
+      }
       completionRows.set(`${found.learnerId} ${row.course_key} ${blockKey}`, {
         learnerId: found.learnerId,
         courseKey: row.course_key,
