@@ -159,9 +159,15 @@ async function writeBulkData(
     };
 
     const enrollmentRows: { learnerId: number; courseKey: string; isActive: boolean; mode: string }[] = [];
+    const enrolled = new Set<string>();
     for (const [index, row] of (data.enrollments ?? []).entries()) {
       const found = await check(`/enrollments/${index}`, row.username, row.course_key);
-      if (found) enrollmentRows.push({ learnerId: found.learnerId, courseKey: row.course_key, isActive: row.is_active ?? true, mode: row.mode ?? "audit" });
+      if (!found) continue;
+      // One upsert cannot write a row twice: two states for one enrollment are refused, as two users with one name are.
+      const pair = `${found.learnerId} ${row.course_key}`;
+      if (enrolled.has(pair)) fail(problems, `/enrollments/${index}: the enrollment of ${row.username} in ${row.course_key} appears twice`);
+      enrolled.add(pair);
+      enrollmentRows.push({ learnerId: found.learnerId, courseKey: row.course_key, isActive: row.is_active ?? true, mode: row.mode ?? "audit" });
     }
     const roleRows: { learnerId: number; courseKey: string; role: string }[] = [];
     for (const [index, row] of (data.roles ?? []).entries()) {

@@ -161,6 +161,13 @@ describe("PUT /api/completion/v1/admin/import", () => {
       "Import refused: conflicts with stored data: Key (username)=(ada) already exists.",
     ],
     [
+      "one enrollment twice",
+      "admin",
+      { enrollments: [{ username: "ada", course_key: COURSE }, { username: "ada", course_key: COURSE, is_active: false }] },
+      400,
+      `Import refused: /enrollments/1: the enrollment of ada in ${COURSE} appears twice`,
+    ],
+    [
       "a block twice in one tree",
       "admin",
       { courses: [{ course_key: "o/c/r", structure: { type: "course", id: "course", children: [{ type: "html", id: "a" }, { type: "html", id: "a" }] } }] },
