@@ -7,7 +7,7 @@ import { runCli } from "../../src/cli/run-cli.js";
 import { createContext } from "../../src/context.js";
 import { aggregates, staleCompletions } from "../../src/db/schema.js";
 import type { BulkData } from "../../src/ingest/bulk-format.js";
-import { baseData, block, COURSE, COURSE_TREE, load, OTHER_COURSE } from "../support/data.js";
+import { baseData, block, COURSE, COURSE_TREE, load, OTHER_COURSE, OTHER_TREE } from "../support/data.js";
 import { dict, entry, onePage } from "../support/expect.js";
 import { useHarness } from "../support/harness.js";
 
@@ -196,6 +196,21 @@ describe("course structure changes and stale records", () => {
     expect(await resolveStaleRecords(h.ctx.db, h.ctx.structures, h.ctx.settings, 100, h.ctx.now)).toBe(5);
     expect(await allUsers()).toEqual(onePage([{ username: "bob", course_key: COURSE, completion: dict(1, 5) }]));
     expect(await resolveStaleRecords(h.ctx.db, h.ctx.structures, h.ctx.settings, 100, h.ctx.now)).toBe(0);
+  });
+
+  it("marks a learner with completions but no enrollment stale too, so enrolling later shows figures of the current tree", async () => {
+    const page = "i4x://TesseraX/CS102/html/page";
+    await load(h.ctx, { completions: [{ username: "cy", course_key: OTHER_COURSE, block_key: page, completion: 1 }] });
+    const grown = { ...OTHER_TREE, children: [...OTHER_TREE.children!, { type: "html", id: "more" }] };
+    // bob and ada are enrolled in the course (ada inactive); cy only holds a completion there.
+    expect(await load(h.ctx, { courses: [{ course_key: OTHER_COURSE, structure: grown }] })).toMatchObject({ structuresChanged: 1, learnersMarkedStale: 3 });
+    await load(h.ctx, { enrollments: [{ username: "cy", course_key: OTHER_COURSE }] });
+    const response = await h.app.inject({
+      method: "GET",
+      url: `/api/completion/v1/course/${OTHER_COURSE}/?username=cy`,
+      headers: { authorization: `Bearer ${tokens.staff}` },
+    });
+    expect(response.json()).toEqual(onePage([{ course_key: OTHER_COURSE, completion: dict(1, 2) }]));
   });
 
   it("is worked off by the background worker", async () => {
