@@ -8,9 +8,9 @@ import { parseTimestamp } from "../domain/timestamps.js";
 import { findCourse, replaceStructure, upsertCourse, type BlockRow } from "../repositories/courses.js";
 import { upsertCompletions } from "../repositories/completions.js";
 import { upsertEnrollments } from "../repositories/enrollments.js";
-import { findLearnersByUsername, upsertLearners } from "../repositories/learners.js";
+import { findLearnersByUsername, findUsernamesById, upsertLearners } from "../repositories/learners.js";
 import { addCourseRoles, putCohort } from "../repositories/roles-and-cohorts.js";
-import { markCourseStale, resolveStale } from "../repositories/stale.js";
+import { markCourseStale, markLearnerStale, resolveStale } from "../repositories/stale.js";
 import type { BulkData } from "./bulk-format.js";
 import { flattenStructure, structureHash, visibleCompletableCount } from "./bulk-structure.js";
 
@@ -131,11 +131,17 @@ async function writeBulkData(
       }
     }
 
+    const previousUsernames = await findUsernamesById(tx, (data.users ?? []).map((user) => user.id));
     await upsertLearners(
       tx,
       (data.users ?? []).map((user) => ({ id: user.id, username: user.username, email: user.email, signonUid: user.uid ?? null })),
     );
     summary.users = data.users?.length ?? 0;
+    // Stale records go by username: a renamed learner's are written again under the new name.
+    for (const user of data.users ?? []) {
+      const previous = previousUsernames.get(user.id);
+      if (previous !== undefined && previous !== user.username) summary.learnersMarkedStale += await markLearnerStale(tx, user.id);
+    }
 
     const referenced = new Set<string>();
     for (const section of [data.enrollments, data.roles, data.completions]) for (const row of section ?? []) referenced.add(row.username);

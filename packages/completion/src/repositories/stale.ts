@@ -55,6 +55,24 @@ export async function markCourseStale(q: Queryable, courseKey: string, force: bo
 }
 
 /**
+ * Records that a learner needs recomputing in every course where they are
+ * enrolled or hold completions: stale records go by username, so a learner
+ * renamed by a bulk load would otherwise leave theirs behind under the old
+ * name.
+ */
+export async function markLearnerStale(q: Queryable, learnerId: number): Promise<number> {
+  const result = await q.execute(sql`
+    insert into ${staleCompletions} (${sql.identifier("username")}, ${sql.identifier("course_key")}, ${sql.identifier("force")})
+    select ${learners.username}, c.course_key, false
+    from ${learners} cross join (
+      select ${enrollments.courseKey} as course_key from ${enrollments} where ${enrollments.learnerId} = ${learnerId}
+      union
+      select ${blockCompletions.courseKey} from ${blockCompletions} where ${blockCompletions.learnerId} = ${learnerId}) c
+    where ${learners.id} = ${learnerId}`);
+  return result.rowCount ?? 0;
+}
+
+/**
  * Takes up to `limit` (username, course) pairs with unresolved records, locking
  * them so that concurrent workers take different ones.
  */

@@ -213,6 +213,16 @@ describe("course structure changes and stale records", () => {
     expect(response.json()).toEqual(onePage([{ course_key: OTHER_COURSE, completion: dict(1, 2) }]));
   });
 
+  it("keeps a learner stale through a rename, since stale records go by username", async () => {
+    await send("POST", BATCH, "staff", { username: "cy", course_key: COURSE, blocks: { [block("problem", "p1")]: 1 } });
+    await load(h.ctx, { courses: [{ course_key: COURSE, structure: changed }] });
+    expect(await send("PUT", IMPORT, "admin", { users: [{ id: 3, username: "cyrus", email: "cy@example.com" }] })).toMatchObject({
+      status: 200,
+      body: { users: 1, learnersMarkedStale: 1 },
+    });
+    expect(await detail("cyrus")).toEqual(onePage([{ course_key: COURSE, completion: dict(1, 5) }]));
+  });
+
   it("is worked off by the background worker", async () => {
     await load(h.ctx, { courses: [{ course_key: COURSE, structure: changed }] });
     const unresolved = async (): Promise<number> =>
