@@ -15,12 +15,12 @@ import { useHarness } from "../support/harness.js";
  * the run, that every stored aggregate still equals a recomputation from
  * scratch. The state carries over from run to run, as on a live service.
  *
- * `FUZZ_RUNS` (default 600, about 1,500 requests) and `FUZZ_SEED` (default fixed) set the size and
+ * `FUZZ_RUNS` (default 500, about 1,200 requests) and `FUZZ_SEED` (default fixed) set the size and
  * the seed; `FUZZ_REPORT` names a file for the figures as JSON
  * (`scripts/fuzz-completion.mjs` runs a larger one and prints them).
  */
 
-const RUNS = Number(process.env["FUZZ_RUNS"] ?? 600);
+const RUNS = Number(process.env["FUZZ_RUNS"] ?? 500);
 const SEED = Number(process.env["FUZZ_SEED"] ?? 20260601);
 const REPORT = process.env["FUZZ_REPORT"];
 

@@ -291,9 +291,12 @@ export class SchemaValues {
       return fc.dictionary(keys, spoil ? fc.oneof({ arbitrary: values, weight: 8 }, { arbitrary: ANY_JSON, weight: 1 }) : values, { maxKeys: 4 });
     }
     if (name === "users" && !spoil) {
-      // A bulk file's users: mostly the stored ones as they are, else a new one whose id and name are both free.
+      // A bulk file's users: mostly the stored ones as they are, else a new one, or a stored one renamed (and back).
       const known = this.#vocabulary.users;
-      return mostly(known, known.map((user) => ({ id: user.id + 100, username: `${user.username}2`, email: `${user.username}2@example.com` })));
+      return mostly(known, [
+        ...known.map((user) => ({ id: user.id + 100, username: `${user.username}2`, email: `${user.username}2@example.com` })),
+        ...known.map((user) => ({ ...user, username: `${user.username}_renamed` })),
+      ]);
     }
     const shape: Record<string, fc.Arbitrary<unknown>> = {};
     for (const [key, property] of entries) shape[key] = this.of(property, key, spoil, depth + 1);
