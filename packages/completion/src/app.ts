@@ -1,11 +1,13 @@
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
-import Fastify, { type FastifySchema } from "fastify";
+import Fastify, { type FastifyReply, type FastifySchema } from "fastify";
 import type { CompletionContext } from "./context.js";
+import { isTimestamp } from "./domain/timestamps.js";
 import { installErrorHandler } from "./http/errors.js";
 import type { FastifyTypeBox } from "./http/fastify-typebox.js";
 import { SHARED_SCHEMAS } from "./http/schemas.js";
+import { screenEveryRoute } from "./http/screen-input.js";
 import { BulkDataSchema } from "./ingest/bulk-format.js";
 import { registerOperations } from "./operations.js";
 import { registerAdminImport } from "./routes/admin/import.js";
@@ -56,10 +58,20 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
     logger: options.logger === undefined || options.logger === false ? false : serviceLoggerOptions(options.logger === true ? {} : options.logger),
     trustProxy: options.trustProxy ?? false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
-    // Validate as written: no coercion ("1" is not an integer) and no silent removal of unknown fields.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    // Validate as written: no coercion ("1" is not an integer) and no silent removal of unknown fields; `date-time`
+    // is the service's own (RFC 3339 in the years 0001–9999 UTC), as for the bulk-load CLI.
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false },
+      onCreate: (ajv) => void ajv.addFormat("date-time", { type: "string", validate: isTimestamp }),
+    },
+    // A path that does not decode, or a path parameter past maxParamLength: the usual error body.
+    frameworkErrors: (error, _request, reply) => {
+      const detail = error.code === "FST_ERR_BAD_URL" ? "Invalid percent-encoding in the path." : "A path parameter is too long.";
+      void (reply as FastifyReply).code(error.code === "FST_ERR_BAD_URL" ? 400 : 414).send({ detail });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app);
+  screenEveryRoute(app);
   registerOperations(app, ctx, { metricsToken: options.metricsToken ?? null });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.addSchema(BulkDataSchema);

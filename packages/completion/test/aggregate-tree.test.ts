@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { aggregateTree } from "../src/aggregation/aggregate-tree.js";
 import { completionDictionary, percentOf, UNKNOWN_STRUCTURE_COMPLETION } from "../src/aggregation/completion-math.js";
 import { blockMode, type BlockMode } from "../src/domain/block-modes.js";
-import { buildCourseTree, type BlockRecord } from "../src/domain/course-tree.js";
+import { buildCourseTree, subtreeOutline, type BlockRecord } from "../src/domain/course-tree.js";
 
 let position = 0;
 function block(key: string, type: string, parentKey: string | null, extra: { mode?: BlockMode; staffOnly?: boolean } = {}): BlockRecord {
@@ -62,8 +62,36 @@ describe("aggregateTree", () => {
     expect(progress.get("course")).toEqual({ earned: 0, possible: 4 });
   });
 
+  it("counts a completable block's own value, never its children's", () => {
+    const withChildren = buildCourseTree([block("c", "course", null), block("lib", "problem", "c"), block("inner", "html", "lib"), block("inner2", "video", "inner")])!;
+    const progress = aggregateTree(withChildren, new Map([["lib", 0.25], ["inner", 1], ["inner2", 1]]));
+    expect(Object.fromEntries(progress)).toEqual({
+      c: { earned: 0.25, possible: 1 },
+      lib: { earned: 0.25, possible: 1 },
+      inner: { earned: 0, possible: 0 },
+      inner2: { earned: 0, possible: 0 },
+    });
+  });
+
   it("counts blocks without a completion as 0 earned", () => {
     expect(aggregateTree(tree, new Map()).get("course")).toEqual({ earned: 0, possible: 4 });
+  });
+});
+
+describe("aggregateTree on a tree stored deeper than the import limit", () => {
+  it("builds, walks and aggregates 50,000 levels without overflowing the stack", () => {
+    const levels = 50_000;
+    const records: BlockRecord[] = [block("l0", "course", null)];
+    for (let level = 1; level < levels - 1; level += 1) records.push(block(`l${level}`, "vertical", `l${level - 1}`));
+    records.push(block("leaf", "problem", `l${levels - 2}`));
+    const deep = buildCourseTree(records)!;
+    expect(deep.outline.map((node) => node.key)).toEqual(records.map((record) => record.key));
+    expect(subtreeOutline(deep.root)).toHaveLength(levels);
+    const progress = aggregateTree(deep, new Map([["leaf", 0.5]]));
+    expect([progress.get("l0"), progress.get("leaf")]).toEqual([
+      { earned: 0.5, possible: 1 },
+      { earned: 0.5, possible: 1 },
+    ]);
   });
 });
 

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_TREE_DEPTH } from "../src/domain/course-tree.js";
 import { OlxError, readOlxCourse } from "../src/ingest/olx.js";
 
 const SMALL_COURSE = join(import.meta.dirname, "fixtures", "olx-small");
@@ -123,6 +124,29 @@ describe("readOlxCourse", () => {
       await withExport({ "course.xml": '<course url_name="r"/>', "course/r.xml": "<course/>" }, async (directory) => {
         await expect(readOlxCourse(directory)).rejects.toThrow(/do not make a valid course key/);
       });
+    });
+
+    it(`refuses blocks nested more than ${MAX_TREE_DEPTH} levels deep, inline or through pointer files`, async () => {
+      const inline = `<course>${"<vertical>".repeat(MAX_TREE_DEPTH)}${"</vertical>".repeat(MAX_TREE_DEPTH)}</course>`;
+      await withExport({ "course.xml": '<course url_name="r" org="o" course="c"/>', "course/r.xml": inline }, async (directory) => {
+        await expect(readOlxCourse(directory)).rejects.toThrow(new OlxError(`course/r.xml: <vertical> lies more than ${MAX_TREE_DEPTH} levels deep in the course.`));
+      });
+      const files: Record<string, string> = { "course.xml": '<course url_name="r" org="o" course="c"/>', "course/r.xml": '<course><vertical url_name="v1"/></course>' };
+      for (let level = 1; level <= MAX_TREE_DEPTH; level += 1) files[`vertical/v${level}.xml`] = `<vertical><vertical url_name="v${level + 1}"/></vertical>`;
+      await withExport(files, async (directory) => {
+        await expect(readOlxCourse(directory)).rejects.toThrow(new OlxError(`vertical/v${MAX_TREE_DEPTH - 1}.xml: <vertical> lies more than ${MAX_TREE_DEPTH} levels deep in the course.`));
+      });
+    });
+
+    it("refuses a start date outside the years 0001 to 9999", async () => {
+      await withExport(
+        { "course.xml": '<course url_name="r" org="o" course="c"/>', "course/r.xml": '<course start="&quot;+100000-01-01T00:00:00Z&quot;"/>' },
+        async (directory) => {
+          await expect(readOlxCourse(directory)).rejects.toThrow(
+            new OlxError('course/r.xml: start date ""+100000-01-01T00:00:00Z"" lies outside the years 0001 to 9999 (UTC).'),
+          );
+        },
+      );
     });
 
     it("refuses a block defined twice", async () => {

@@ -11,27 +11,32 @@ const NOTHING: Progress = Object.freeze({ earned: 0, possible: 0 });
  * the same inputs always give the same doubles.
  */
 export function aggregateTree(tree: CourseTree, completions: ReadonlyMap<string, number>): Map<string, Progress> {
+  // Without recursion: which blocks count nothing, top-down in outline order (a completable block's subtree never
+  // counts), then progress bottom-up in reverse outline order, where every child comes before its parent.
+  const out = new Set<TreeNode>();
+  for (const node of tree.outline) {
+    const parent = node.parent;
+    const excludedFromAbove = parent !== null && (out.has(parent) || parent.mode === "completable");
+    if (excludedFromAbove || node.mode === "excluded" || node.visibleToStaffOnly) out.add(node);
+  }
   const result = new Map<string, Progress>();
-  const visit = (node: TreeNode, excluded: boolean): Progress => {
-    const out = excluded || node.mode === "excluded" || node.visibleToStaffOnly;
-    let progress: Progress;
-    if (node.mode === "completable" && !out) {
-      progress = { earned: completions.get(node.key) ?? 0, possible: 1 };
-      for (const child of node.children) visit(child, true);
+  for (let index = tree.outline.length - 1; index >= 0; index -= 1) {
+    const node = tree.outline[index]!;
+    if (out.has(node)) {
+      result.set(node.key, NOTHING);
+    } else if (node.mode === "completable") {
+      result.set(node.key, { earned: completions.get(node.key) ?? 0, possible: 1 });
     } else {
       let earned = 0;
       let possible = 0;
       for (const child of node.children) {
-        const childProgress = visit(child, out);
+        const childProgress = result.get(child.key)!;
         earned += childProgress.earned;
         possible += childProgress.possible;
       }
-      progress = out ? NOTHING : { earned, possible };
+      result.set(node.key, { earned, possible });
     }
-    result.set(node.key, progress);
-    return progress;
-  };
-  visit(tree.root, false);
+  }
   return result;
 }
 

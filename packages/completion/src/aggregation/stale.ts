@@ -92,8 +92,9 @@ export async function resolveStaleRecords(
 }
 
 /**
- * Forced re-aggregation (`completion reaggregate`): marks every enrolled
- * learner of the courses stale with `force`, then works the records off.
+ * Forced re-aggregation (`completion reaggregate`): marks every learner of
+ * the courses (see `markCourseStale`) stale with `force`, then works the
+ * records off.
  * Returns how many records were resolved.
  */
 export async function reaggregate(

@@ -24,6 +24,13 @@ export interface CourseTree {
   readonly byKey: ReadonlyMap<string, TreeNode>;
 }
 
+/**
+ * The deepest course tree accepted (the course block is level 1). Real
+ * courses are 4 to 6 levels deep; the limit keeps the recursive walks over a
+ * tree (aggregation, subtrees) far from the stack's limit.
+ */
+export const MAX_TREE_DEPTH = 100;
+
 /** Why a set of block records does not form one tree. */
 export class CourseTreeError extends Error {
   override readonly name = "CourseTreeError";
@@ -55,19 +62,23 @@ export function buildCourseTree(records: readonly BlockRecord[]): CourseTree | n
 
   const outline: TreeNode[] = [];
   const byKey = new Map<string, TreeNode>();
-  const build = (record: BlockRecord, parent: TreeNode | null): TreeNode => {
-    const node: TreeNode = { ...record, parent, children: [] };
+  const root: TreeNode = { ...roots[0]!, parent: null, children: [] };
+  // Pre-order without recursion, so no stored tree can overflow the stack.
+  const pending: TreeNode[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop()!;
     outline.push(node);
     byKey.set(node.key, node);
-    const children = [...nodes.get(record.key)!.children].sort(
-      (a, b) => a.position - b.position || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
-    );
-    for (const child of children) node.children.push(build(child, node));
-    return node;
-  };
-  const root = build(roots[0]!, null);
+    const ordered = [...nodes.get(node.key)!.children].sort(bySiblingOrder);
+    for (const record of ordered) node.children.push({ ...record, parent: node, children: [] });
+    for (let index = node.children.length - 1; index >= 0; index -= 1) pending.push(node.children[index]!);
+  }
   if (outline.length !== records.length) throw new CourseTreeError("The course tree has a cycle.");
   return { root, outline, byKey };
+}
+
+function bySiblingOrder(a: BlockRecord, b: BlockRecord): number {
+  return a.position - b.position || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
 /** The block and every block above it, nearest first. */
@@ -80,10 +91,11 @@ export function selfAndAncestors(node: TreeNode): TreeNode[] {
 /** The blocks of a subtree in outline order, the subtree root first. */
 export function subtreeOutline(node: TreeNode): TreeNode[] {
   const result: TreeNode[] = [];
-  const visit = (current: TreeNode): void => {
+  const pending: TreeNode[] = [node];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
     result.push(current);
-    for (const child of current.children) visit(child);
-  };
-  visit(node);
+    for (let index = current.children.length - 1; index >= 0; index -= 1) pending.push(current.children[index]!);
+  }
   return result;
 }

@@ -9,15 +9,26 @@ export function callerLearner(ctx: CompletionContext, caller: SignonCaller): Pro
 }
 
 /**
- * The username whose data a single-user read returns (C7): `username` when
- * the caller holds `staff` or `masquerade` or it is the caller's own, else
- * 403; without `username`, the caller's own (null when the caller has no
- * learner record).
+ * Whether `username` names the caller's own learner record: compared without
+ * regard to case, as Open edX's completion aggregator compares a request's
+ * username with the caller's, so a client that spells the caller's name in
+ * another case still reads its own data.
+ */
+export function isOwnUsername(own: LearnerRow | null, username: string): own is LearnerRow {
+  return own !== null && own.username.toLowerCase() === username.toLowerCase();
+}
+
+/**
+ * The username whose data a single-user read returns (C7): `username` as
+ * given when the caller holds `staff` or `masquerade`; the caller's own, as
+ * stored, when `username` is absent or names the caller in any case; else
+ * 403. Null when the caller has no learner record and passed no `username`.
  */
 export async function effectiveUsername(ctx: CompletionContext, caller: SignonCaller, username: string | null): Promise<string | null> {
   if (username !== null && (holds(caller, PERMISSIONS.staff) || holds(caller, PERMISSIONS.masquerade))) return username;
   const own = await callerLearner(ctx, caller);
-  if (username === null || username === own?.username) return own?.username ?? null;
+  if (username === null) return own?.username ?? null;
+  if (isOwnUsername(own, username)) return own.username;
   throw forbidden("You do not have permission to read another user's completion data.");
 }
 

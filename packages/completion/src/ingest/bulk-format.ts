@@ -1,5 +1,7 @@
 import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { findUnstorableInput } from "../domain/storable-input.js";
+import { isTimestamp } from "../domain/timestamps.js";
 
 /**
  * The bulk-load JSON format, documented in the package README. One schema
@@ -107,18 +109,20 @@ export const BulkDataSchema = Type.Object(
 export type BulkCourse = Omit<Static<typeof BulkCourseSchema>, "structure"> & { structure?: BulkBlock | null };
 export type BulkData = Omit<Static<typeof BulkDataSchema>, "courses"> & { courses?: BulkCourse[] };
 
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-if (!FormatRegistry.Has("date-time")) {
-  FormatRegistry.Set("date-time", (text) => DATE_TIME.test(text) && !Number.isNaN(Date.parse(text)));
-}
+// The schemas' `date-time`: RFC 3339 within the years 0001–9999 (UTC); the HTTP validator is given the same check.
+if (!FormatRegistry.Has("date-time")) FormatRegistry.Set("date-time", isTimestamp);
 
 const bulkDataChecker = TypeCompiler.Compile(BulkDataSchema);
 
 /**
  * Checks a parsed JSON value against the bulk-load format. Returns the data, or
- * the first few problems as `path: message` lines.
+ * the first few problems as `path: message` lines. Text that cannot be stored
+ * and nesting past `MAX_JSON_DEPTH` are refused first, before the
+ * (recursive) schema check.
  */
 export function checkBulkData(value: unknown): { ok: true; data: BulkData } | { ok: false; errors: string[] } {
+  const unstorable = findUnstorableInput(value);
+  if (unstorable) return { ok: false, errors: [`${unstorable.path}: ${unstorable.reason}`] };
   if (bulkDataChecker.Check(value)) return { ok: true, data: value as BulkData };
   const errors: string[] = [];
   for (const error of bulkDataChecker.Errors(value)) {

@@ -3,12 +3,14 @@ import { recomputeAggregates } from "../aggregation/recompute.js";
 import type { CourseStructures } from "../domain/course-structures.js";
 import { CourseTreeError } from "../domain/course-tree.js";
 import { parseCourseKey, resolveBlockKey, type CourseKey } from "../domain/keys.js";
+import { findUnstorableInput } from "../domain/storable-input.js";
+import { parseTimestamp } from "../domain/timestamps.js";
 import { findCourse, replaceStructure, upsertCourse, type BlockRow } from "../repositories/courses.js";
 import { upsertCompletions } from "../repositories/completions.js";
 import { upsertEnrollments } from "../repositories/enrollments.js";
-import { findLearnersByUsername, upsertLearners } from "../repositories/learners.js";
+import { findLearnersByUsername, findUsernamesById, upsertLearners } from "../repositories/learners.js";
 import { addCourseRoles, putCohort } from "../repositories/roles-and-cohorts.js";
-import { markCourseStale, resolveStale } from "../repositories/stale.js";
+import { markCourseStale, markLearnerStale, resolveStale } from "../repositories/stale.js";
 import type { BulkData } from "./bulk-format.js";
 import { flattenStructure, structureHash, visibleCompletableCount } from "./bulk-structure.js";
 
@@ -50,6 +52,9 @@ export async function loadBulkData(
   data: BulkData,
   now: Date,
 ): Promise<BulkLoadSummary> {
+  // The HTTP route refuses these before validation; the CLI and the OLX import come here directly.
+  const unstorable = findUnstorableInput(data);
+  if (unstorable) throw new BulkLoadError([`${unstorable.path}: ${unstorable.reason}`]);
   const problems: string[] = [];
   const parsedCourses = new Map<string, CourseKey>();
   const courseStructures = new Map<string, BlockRow[] | null>();
@@ -126,11 +131,17 @@ async function writeBulkData(
       }
     }
 
+    const previousUsernames = await findUsernamesById(tx, (data.users ?? []).map((user) => user.id));
     await upsertLearners(
       tx,
       (data.users ?? []).map((user) => ({ id: user.id, username: user.username, email: user.email, signonUid: user.uid ?? null })),
     );
     summary.users = data.users?.length ?? 0;
+    // Stale records go by username: a renamed learner's are written again under the new name.
+    for (const user of data.users ?? []) {
+      const previous = previousUsernames.get(user.id);
+      if (previous !== undefined && previous !== user.username) summary.learnersMarkedStale += await markLearnerStale(tx, user.id);
+    }
 
     const referenced = new Set<string>();
     for (const section of [data.enrollments, data.roles, data.completions]) for (const row of section ?? []) referenced.add(row.username);
@@ -154,9 +165,15 @@ async function writeBulkData(
     };
 
     const enrollmentRows: { learnerId: number; courseKey: string; isActive: boolean; mode: string }[] = [];
+    const enrolled = new Set<string>();
     for (const [index, row] of (data.enrollments ?? []).entries()) {
       const found = await check(`/enrollments/${index}`, row.username, row.course_key);
-      if (found) enrollmentRows.push({ learnerId: found.learnerId, courseKey: row.course_key, isActive: row.is_active ?? true, mode: row.mode ?? "audit" });
+      if (!found) continue;
+      // One upsert cannot write a row twice: two states for one enrollment are refused, as two users with one name are.
+      const pair = `${found.learnerId} ${row.course_key}`;
+      if (enrolled.has(pair)) fail(problems, `/enrollments/${index}: the enrollment of ${row.username} in ${row.course_key} appears twice`);
+      enrolled.add(pair);
+      enrollmentRows.push({ learnerId: found.learnerId, courseKey: row.course_key, isActive: row.is_active ?? true, mode: row.mode ?? "audit" });
     }
     const roleRows: { learnerId: number; courseKey: string; role: string }[] = [];
     for (const [index, row] of (data.roles ?? []).entries()) {
@@ -184,7 +201,11 @@ async function writeBulkData(
         fail(problems, `/completions/${index}: block ${row.block_key} is not in course ${row.course_key}`);
         continue;
       }
-      const modified = row.modified ? new Date(row.modified) : now;
+      const modified = row.modified ? parseTimestamp(row.modified) : now;
+      if (!modified) {
+        fail(problems, `/completions/${index}/modified: ${row.modified} is not a date-time from year 0001 to 9999 (UTC)`);
+        continue;
+      }
       completionRows.set(`${found.learnerId} ${row.course_key} ${blockKey}`, {
         learnerId: found.learnerId,
         courseKey: row.course_key,

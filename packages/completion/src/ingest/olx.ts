@@ -2,7 +2,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { XMLParser } from "fast-xml-parser";
 import { isContainerType } from "../domain/block-modes.js";
+import { MAX_TREE_DEPTH } from "../domain/course-tree.js";
 import { formatCourseKey, isValidBlockPart, parseCourseKey } from "../domain/keys.js";
+import { isStorableInstant } from "../domain/timestamps.js";
 import type { BulkBlock } from "./bulk-format.js";
 
 /** Why an OLX directory could not be imported; the message names the file. */
@@ -30,6 +32,8 @@ const parser = new XMLParser({
   parseTagValue: false,
   trimValues: true,
   processEntities: true,
+  // Room for the deepest course tree accepted and the markup of leaf content inside it.
+  maxNestedTags: MAX_TREE_DEPTH + 100,
 });
 
 function tagOf(node: OrderedNode): string | null {
@@ -106,7 +110,7 @@ export async function readOlxCourse(directory: string, courseKeyOverride?: strin
   }
 
   const seen = new Set<string>();
-  const structure = await readBlock(directory, "course", node, "course.xml", seen, { counter: 0 });
+  const structure = await readBlock(directory, "course", node, "course.xml", seen, { counter: 0 }, 1);
   return { courseKey, structure };
 }
 
@@ -117,7 +121,9 @@ async function readBlock(
   file: string,
   seen: Set<string>,
   anonymous: { counter: number },
+  depth: number,
 ): Promise<BulkBlock> {
+  if (depth > MAX_TREE_DEPTH) throw new OlxError(`${file}: <${tag}> lies more than ${MAX_TREE_DEPTH} levels deep in the course.`);
   const attributes = node[":@"] ?? {};
   let urlName = attributes["url_name"];
   let definition = node;
@@ -151,17 +157,18 @@ async function readBlock(
     for (const child of elementChildren(definition, tag)) {
       const childTag = tagOf(child)!;
       if (tag === "course" && COURSE_SETTING_TAGS.has(childTag)) continue;
-      children.push(await readBlock(directory, childTag, child, definitionFile, seen, anonymous));
+      children.push(await readBlock(directory, childTag, child, definitionFile, seen, anonymous, depth + 1));
     }
     block.children = children;
   }
   return block;
 }
 
-/** OLX writes start dates as quoted ISO strings; stored as ISO 8601 with a zone. */
+/** OLX writes start dates as quoted ISO strings; stored as ISO 8601 with a zone, within the years 0001–9999. */
 function normaliseStart(text: string, file: string): string {
   const unquoted = text.replace(/^"|"$/g, "");
-  const time = Date.parse(unquoted);
-  if (Number.isNaN(time)) throw new OlxError(`${file}: start date "${text}" is not a date.`);
-  return new Date(time).toISOString();
+  const date = new Date(Date.parse(unquoted));
+  if (Number.isNaN(date.getTime())) throw new OlxError(`${file}: start date "${text}" is not a date.`);
+  if (!isStorableInstant(date)) throw new OlxError(`${file}: start date "${text}" lies outside the years 0001 to 9999 (UTC).`);
+  return date.toISOString();
 }

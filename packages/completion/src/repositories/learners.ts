@@ -28,6 +28,16 @@ export async function findLearnersByUsername(q: Queryable, usernames: readonly s
   return found;
 }
 
+/** The usernames of learners by id, for bulk loads. */
+export async function findUsernamesById(q: Queryable, ids: readonly number[]): Promise<Map<number, string>> {
+  const found = new Map<number, string>();
+  for (let at = 0; at < ids.length; at += 5000) {
+    const rows = await q.select({ id: learners.id, username: learners.username }).from(learners).where(inArray(learners.id, ids.slice(at, at + 5000)));
+    for (const row of rows) found.set(row.id, row.username);
+  }
+  return found;
+}
+
 /**
  * The learner of a Sign-on user: the one linked to its uid, or else the one
  * with its e-mail (case-insensitive) and no uid yet, which is linked now.

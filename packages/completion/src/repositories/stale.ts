@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Queryable } from "../db/database.js";
-import { enrollments, learners, staleCompletions } from "../db/schema.js";
+import { blockCompletions, enrollments, learners, staleCompletions } from "../db/schema.js";
 
 /** An unresolved stale record. */
 export interface StaleRow {
@@ -35,13 +35,40 @@ export async function resolveStale(q: Queryable, username: string, courseKey: st
     .where(and(eq(staleCompletions.username, username), eq(staleCompletions.courseKey, courseKey), eq(staleCompletions.resolved, false)));
 }
 
-/** Records that every enrolled learner of a course needs recomputing (its structure changed, or a forced rebuild). */
+/**
+ * Records that every learner of a course needs recomputing (its structure
+ * changed, or a forced rebuild): those enrolled, active or not, and those
+ * holding completions in it without an enrollment (a bulk load may store
+ * them), whose stored aggregates would otherwise outlive the tree they were
+ * computed on and show once the learner enrolls.
+ */
 export async function markCourseStale(q: Queryable, courseKey: string, force: boolean): Promise<number> {
   const result = await q.execute(sql`
     insert into ${staleCompletions} (${sql.identifier("username")}, ${sql.identifier("course_key")}, ${sql.identifier("force")})
-    select ${learners.username}, ${enrollments.courseKey}, ${force}
-    from ${enrollments} inner join ${learners} on ${learners.id} = ${enrollments.learnerId}
-    where ${enrollments.courseKey} = ${courseKey}`);
+    select ${learners.username}, ${courseKey}, ${force}
+    from ${learners}
+    where ${learners.id} in (
+      select ${enrollments.learnerId} from ${enrollments} where ${enrollments.courseKey} = ${courseKey}
+      union
+      select ${blockCompletions.learnerId} from ${blockCompletions} where ${blockCompletions.courseKey} = ${courseKey})`);
+  return result.rowCount ?? 0;
+}
+
+/**
+ * Records that a learner needs recomputing in every course where they are
+ * enrolled or hold completions: stale records go by username, so a learner
+ * renamed by a bulk load would otherwise leave theirs behind under the old
+ * name.
+ */
+export async function markLearnerStale(q: Queryable, learnerId: number): Promise<number> {
+  const result = await q.execute(sql`
+    insert into ${staleCompletions} (${sql.identifier("username")}, ${sql.identifier("course_key")}, ${sql.identifier("force")})
+    select ${learners.username}, c.course_key, false
+    from ${learners} cross join (
+      select ${enrollments.courseKey} as course_key from ${enrollments} where ${enrollments.learnerId} = ${learnerId}
+      union
+      select ${blockCompletions.courseKey} from ${blockCompletions} where ${blockCompletions.learnerId} = ${learnerId}) c
+    where ${learners.id} = ${learnerId}`);
   return result.rowCount ?? 0;
 }
 

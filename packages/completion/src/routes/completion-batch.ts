@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { holds, PERMISSIONS } from "../auth/caller.js";
 import type { CompletionContext } from "../context.js";
-import { callerLearner } from "../http/access.js";
+import { callerLearner, isOwnUsername } from "../http/access.js";
 import { authenticate } from "../http/authenticate.js";
 import { badRequest, forbidden, notFound } from "../http/errors.js";
 import type { FastifyTypeBox } from "../http/fastify-typebox.js";
@@ -32,11 +32,14 @@ export function registerCompletionBatch(app: FastifyTypeBox, ctx: CompletionCont
     },
     async (request) => {
       const caller = await authenticate(request, ctx.callers);
+      let batch = request.body;
       if (!holds(caller, PERMISSIONS.staff)) {
         const own = await callerLearner(ctx, caller);
-        if (own?.username !== request.body.username) throw forbidden("Only the learner or a staff user may submit completions.");
+        if (!isOwnUsername(own, batch.username)) throw forbidden("Only the learner or a staff user may submit completions.");
+        // The learner's own name in another case: the batch is theirs, under the name as stored.
+        batch = { ...batch, username: own.username };
       }
-      const refusal = await submitCompletionBatch(ctx.db, ctx.structures, ctx.settings.aggregatorTypes, request.body, ctx.now());
+      const refusal = await submitCompletionBatch(ctx.db, ctx.structures, ctx.settings.aggregatorTypes, batch, ctx.now());
       if (refusal?.refused === "unknown_user") throw notFound(refusal.detail);
       if (refusal) throw badRequest(refusal.detail);
       return { detail: "ok" };

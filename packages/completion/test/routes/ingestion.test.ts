@@ -7,7 +7,7 @@ import { runCli } from "../../src/cli/run-cli.js";
 import { createContext } from "../../src/context.js";
 import { aggregates, staleCompletions } from "../../src/db/schema.js";
 import type { BulkData } from "../../src/ingest/bulk-format.js";
-import { baseData, block, COURSE, COURSE_TREE, load, OTHER_COURSE } from "../support/data.js";
+import { baseData, block, COURSE, COURSE_TREE, load, OTHER_COURSE, OTHER_TREE } from "../support/data.js";
 import { dict, entry, onePage } from "../support/expect.js";
 import { useHarness } from "../support/harness.js";
 
@@ -161,6 +161,13 @@ describe("PUT /api/completion/v1/admin/import", () => {
       "Import refused: conflicts with stored data: Key (username)=(ada) already exists.",
     ],
     [
+      "one enrollment twice",
+      "admin",
+      { enrollments: [{ username: "ada", course_key: COURSE }, { username: "ada", course_key: COURSE, is_active: false }] },
+      400,
+      `Import refused: /enrollments/1: the enrollment of ada in ${COURSE} appears twice`,
+    ],
+    [
       "a block twice in one tree",
       "admin",
       { courses: [{ course_key: "o/c/r", structure: { type: "course", id: "course", children: [{ type: "html", id: "a" }, { type: "html", id: "a" }] } }] },
@@ -189,6 +196,31 @@ describe("course structure changes and stale records", () => {
     expect(await resolveStaleRecords(h.ctx.db, h.ctx.structures, h.ctx.settings, 100, h.ctx.now)).toBe(5);
     expect(await allUsers()).toEqual(onePage([{ username: "bob", course_key: COURSE, completion: dict(1, 5) }]));
     expect(await resolveStaleRecords(h.ctx.db, h.ctx.structures, h.ctx.settings, 100, h.ctx.now)).toBe(0);
+  });
+
+  it("marks a learner with completions but no enrollment stale too, so enrolling later shows figures of the current tree", async () => {
+    const page = "i4x://TesseraX/CS102/html/page";
+    await load(h.ctx, { completions: [{ username: "cy", course_key: OTHER_COURSE, block_key: page, completion: 1 }] });
+    const grown = { ...OTHER_TREE, children: [...OTHER_TREE.children!, { type: "html", id: "more" }] };
+    // bob and ada are enrolled in the course (ada inactive); cy only holds a completion there.
+    expect(await load(h.ctx, { courses: [{ course_key: OTHER_COURSE, structure: grown }] })).toMatchObject({ structuresChanged: 1, learnersMarkedStale: 3 });
+    await load(h.ctx, { enrollments: [{ username: "cy", course_key: OTHER_COURSE }] });
+    const response = await h.app.inject({
+      method: "GET",
+      url: `/api/completion/v1/course/${OTHER_COURSE}/?username=cy`,
+      headers: { authorization: `Bearer ${tokens.staff}` },
+    });
+    expect(response.json()).toEqual(onePage([{ course_key: OTHER_COURSE, completion: dict(1, 2) }]));
+  });
+
+  it("keeps a learner stale through a rename, since stale records go by username", async () => {
+    await send("POST", BATCH, "staff", { username: "cy", course_key: COURSE, blocks: { [block("problem", "p1")]: 1 } });
+    await load(h.ctx, { courses: [{ course_key: COURSE, structure: changed }] });
+    expect(await send("PUT", IMPORT, "admin", { users: [{ id: 3, username: "cyrus", email: "cy@example.com" }] })).toMatchObject({
+      status: 200,
+      body: { users: 1, learnersMarkedStale: 1 },
+    });
+    expect(await detail("cyrus")).toEqual(onePage([{ course_key: COURSE, completion: dict(1, 5) }]));
   });
 
   it("is worked off by the background worker", async () => {

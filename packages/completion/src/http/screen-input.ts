@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from "fastify";
+import { findUnstorableInput } from "../domain/storable-input.js";
+import { badRequest } from "./errors.js";
+
+/** The parts of a request that carry input, as Fastify names them in validation messages. */
+const PARTS = ["params", "querystring", "body"] as const;
+
+/** A wildcard path parameter of this service is always a course key (see `app.ts`). */
+function fieldName(part: (typeof PARTS)[number], path: string): string {
+  return `${part}${part === "params" && path.startsWith("/*") ? `/course_key${path.slice(2)}` : path === "/" ? "" : path}`;
+}
+
+/**
+ * Refuses, with 400 naming the field, a request whose path parameters, query
+ * or JSON body hold text that PostgreSQL cannot store (NUL, unpaired
+ * surrogates) or nesting past `MAX_JSON_DEPTH`. It runs before the schema
+ * validation, whose recursive checks deep nesting would overflow.
+ */
+export const screenRequestInput: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
+  for (const part of PARTS) {
+    const value = part === "params" ? request.params : part === "querystring" ? request.query : request.body;
+    const problem = findUnstorableInput(value);
+    if (problem) throw badRequest(`Invalid ${part}: ${fieldName(part, problem.path)} ${problem.reason}.`);
+  }
+};
+
+/**
+ * Adds {@link screenRequestInput} to every route registered after this call,
+ * as its last `preValidation` step: a route's own steps (the admin import
+ * checks the caller first) keep their place before it.
+ */
+export function screenEveryRoute(app: FastifyInstance): void {
+  app.addHook("onRoute", (route) => {
+    const own = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    route.preValidation = [...own, screenRequestInput];
+  });
+}
