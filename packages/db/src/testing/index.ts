@@ -7,3 +7,4 @@ export type { SchemaAgreementOptions } from "../schema-agreement.js";
 export { databaseSchemaDrift } from "../database-drift.js";
 export type { DatabaseDriftOptions } from "../database-drift.js";
 export { freePort } from "./free-port.js";
+export { FaultProxy } from "./fault-proxy.js";

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { OutageTracker } from "@tessera/db";
 import type { SignonContext } from "../context.js";
 import {
   claimDuePushes,
@@ -26,7 +27,7 @@ export interface PushDeliveryOptions {
   retryBaseMs?: number;
   /** For jitter; `Math.random` by default. */
   random?: () => number;
-  log?: { warn(message: string): void; error(message: string): void };
+  log?: { warn(message: string): void; error(message: string): void; info?(message: string): void };
 }
 
 /**
@@ -53,6 +54,8 @@ export class PushDeliveryService {
   private loop: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly inFlight = new Set<AbortController>();
+  /** While the database is unreachable: one log line when that starts and one when it ends, and rounds further apart. */
+  private readonly outage: OutageTracker;
 
   constructor(
     private readonly ctx: SignonContext,
@@ -66,6 +69,8 @@ export class PushDeliveryService {
     this.random = options.random ?? Math.random;
     this.retryBaseSeconds = (options.retryBaseMs ?? 5000) / 1000;
     this.log = options.log ?? { warn: () => undefined, error: () => undefined };
+    const log = this.log;
+    this.outage = new OutageTracker("push delivery", { info: (message) => (log.info ?? log.warn)(message), warn: (message) => log.warn(message) });
   }
 
   /** A lease outlives the request timeout, so a row is never sent twice at once by two live workers. */
@@ -92,7 +97,8 @@ export class PushDeliveryService {
    * Delivers until `stop()`: two lanes, each taking up to half of
    * `concurrency` pushes a round (so one lane sends while the other records),
    * going again at once while pushes are due, else waiting `pollIntervalMs`
-   * or a `wake()`.
+   * or a `wake()`. While the database cannot be reached it logs that once,
+   * waits longer between rounds (up to 2 s), and logs when it is back.
    */
   start(): void {
     if (this.running) return;
@@ -120,17 +126,19 @@ export class PushDeliveryService {
       let attempted = 0;
       try {
         attempted = await this.runOnce(limit);
+        this.outage.succeeded();
       } catch (error) {
-        this.log.error(`push delivery round failed: ${(error as Error).message}`);
+        if (!this.outage.failed(error)) this.log.error(`push delivery round failed: ${(error as Error).message}`);
       }
       if (attempted > 0 || !this.running) continue;
+      const delayMs = this.outage.retryDelayMs(this.pollIntervalMs);
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
           this.waiters.delete(done);
           resolve();
         };
-        const timer = setTimeout(done, this.pollIntervalMs);
+        const timer = setTimeout(done, delayMs);
         this.waiters.add(done);
       });
     }
