@@ -6,4 +6,4 @@ export { pendingSchemaChanges } from "../schema-agreement.js";
 export type { SchemaAgreementOptions } from "../schema-agreement.js";
 export { databaseSchemaDrift } from "../database-drift.js";
 export type { DatabaseDriftOptions } from "../database-drift.js";
-export { freePort } from "./free-port.js";
+export { freePort } from "../free-port.js";
