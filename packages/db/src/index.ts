@@ -18,3 +18,7 @@ export { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
 export type { EmbeddedDatabase, OpenEmbeddedOptions } from "./embedded/open-embedded-database.js";
 export { silentLogger } from "./logger.js";
 export type { Logger } from "./logger.js";
+export { startPostgresServer } from "./postgres-server/postgres-server.js";
+export type { PostgresServer, PostgresServerOptions, Transport } from "./postgres-server/postgres-server.js";
+export { PostgresServerError } from "./postgres-server/postgres-server-error.js";
+export type { PostgresServerProblem } from "./postgres-server/postgres-server-error.js";

@@ -6,5 +6,5 @@ export { pendingSchemaChanges } from "../schema-agreement.js";
 export type { SchemaAgreementOptions } from "../schema-agreement.js";
 export { databaseSchemaDrift } from "../database-drift.js";
 export type { DatabaseDriftOptions } from "../database-drift.js";
-export { freePort } from "./free-port.js";
+export { freePort } from "../free-port.js";
 export { FaultProxy } from "./fault-proxy.js";
