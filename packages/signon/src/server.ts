@@ -51,7 +51,11 @@ export async function startSignon(
           requestTimeoutMs: config.pushes.requestTimeoutMs,
           pollIntervalMs: config.pushes.pollIntervalMs,
           retryBaseMs: config.pushes.retryBaseMs,
-          log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+          log: {
+            warn: (message, fields) => app.log.warn({ push: fields }, message),
+            error: (message, fields) => app.log.error({ push: fields }, message),
+            info: (message) => app.log.info(message),
+          },
           ...(options.fetch ? { fetch: options.fetch } : {}),
         },
       );

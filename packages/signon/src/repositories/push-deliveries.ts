@@ -57,6 +57,8 @@ export interface ClaimedPush {
   id: number;
   userUid: string;
   applicationId: string;
+  /** The application's name, for logs. */
+  applicationName: string;
   kind: PushKind;
   seq: number;
   attempts: number;
@@ -74,6 +76,7 @@ type ClaimedRow = {
   attempts: number;
   pending_since: Date | string;
   lease_token: string;
+  application_name: string;
   push_base_url: string | null;
   redirect_uris: string[];
 };
@@ -99,6 +102,7 @@ export async function claimDuePushes(
       id: Number(row.id),
       userUid: row.user_uid,
       applicationId: row.application_id,
+      applicationName: row.application_name,
       kind: row.kind,
       seq: Number(row.seq),
       attempts: row.attempts,
@@ -139,7 +143,7 @@ async function claimAmong(
      where d.id = due.id and a.id = d.application_id
        and d.status = 'pending' and (d.lease_until is null or d.lease_until <= ${now}::timestamptz)
     returning d.id, d.user_uid, d.application_id, d.kind, d.seq, d.attempts, d.pending_since, d.lease_token,
-              a.push_base_url, a.redirect_uris`);
+              a.name as application_name, a.push_base_url, a.redirect_uris`);
   return result.rows;
 }
 
