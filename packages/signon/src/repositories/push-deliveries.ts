@@ -12,7 +12,9 @@ export type PushTargets =
   /** Every application where the user holds a permission or has been issued a token. */
   | "every-application-of-the-user"
   /** Every application where the user has been issued a token (used it). */
-  | "applications-the-user-used";
+  | "applications-the-user-used"
+  /** Every application where the user holds `signin`. */
+  | "applications-where-the-user-holds-signin";
 
 /**
  * Queues pushes of `kinds`, in that order, for a user, inside the caller's
@@ -28,12 +30,16 @@ export async function queuePushes(
   const now = push.now.toISOString();
   const holdsPermission = sql`exists (select 1 from signon.user_permissions p where p.user_uid = ${push.userUid} and p.application_id = a.id)`;
   const hasGrant = sql`exists (select 1 from signon.grants g where g.user_uid = ${push.userUid} and g.application_id = a.id)`;
+  const holdsSignin = sql`exists (select 1 from signon.user_permissions p
+    where p.user_uid = ${push.userUid} and p.application_id = a.id and p.permission = 'signin')`;
   const where =
     push.targets === "every-application-of-the-user"
       ? sql`(${holdsPermission} or ${hasGrant})`
       : push.targets === "applications-the-user-used"
         ? hasGrant
-        : sql`a.id = any(${`{${push.targets.applicationIds.join(",")}}`}::uuid[])`;
+        : push.targets === "applications-where-the-user-holds-signin"
+          ? holdsSignin
+          : sql`a.id = any(${`{${push.targets.applicationIds.join(",")}}`}::uuid[])`;
   let written = 0;
   // One statement per kind, in order, so a reauth queued with an update gets the higher number.
   for (const kind of push.kinds) {

@@ -129,9 +129,12 @@ describe("PUT {push_base}/users/{uid}", () => {
       organisation_slug: "cabinet-office",
       organisation_content_id: organisation.contentId,
     });
+    // A new e-mail address also ends every sign-in (S18): a reauth follows each PUT.
     expect(receivers.summary().sort((a, b) => a.url.localeCompare(b.url))).toEqual([
       { method: "PUT", url: `https://other.example/users/${user.uid}`, body },
+      { method: "POST", url: `https://other.example/users/${user.uid}/reauth`, body: {} },
       { method: "PUT", url: `https://publisher.example/users/${user.uid}`, body },
+      { method: "POST", url: `https://publisher.example/users/${user.uid}/reauth`, body: {} },
     ]);
   });
 
