@@ -50,7 +50,8 @@ export async function signIn(system: FaultSystem, client: HttpClient, email: str
  * Starts the load on every part the issue names, each loop on its own until
  * `stop()` resolves: the OAuth code flow (authorize, code exchange),
  * `/user.json`, permission-grid posts (each one queues a push to the
- * editorial app), completion batches and completion reads.
+ * editorial app), completion batches and completion reads, and sign-ins
+ * started and API calls at the editorial app.
  */
 export async function startLoad(system: FaultSystem, tally: Tally): Promise<{ record: LoadRecord; stop(): Promise<void> }> {
   let stopped = false;
@@ -126,7 +127,14 @@ export async function startLoad(system: FaultSystem, tally: Tally): Promise<{ re
     }),
   );
 
-  const all = Promise.all([oauth, ...userJson, grid, ...batches, ...reads]);
+  // Browsers starting a sign-in at the editorial app (each writes a session row), and an API caller of it.
+  const visitor = new HttpClient(tally);
+  const editorial = loop(isStopped, async () => {
+    await visitor.send("GET editorial /auth/gds", `${system.editorial.url}/auth/gds`, { headers: { accept: "text/html" } });
+    await visitor.send("GET editorial /api/me", `${system.editorial.url}/api/me`, { headers: { authorization: `Bearer ${system.accessToken}` } });
+  });
+
+  const all = Promise.all([oauth, ...userJson, grid, ...batches, ...reads, editorial]);
   return {
     record,
     async stop() {
