@@ -1,5 +1,7 @@
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
+// Transactions that always give their connection back, even when BEGIN fails (see the file).
+import "./drizzle-transactions.js";
 
 /** A drizzle database over a `pg.Pool`. */
 export type Database<TSchema extends Record<string, unknown> = Record<string, never>> = NodePgDatabase<TSchema> & {

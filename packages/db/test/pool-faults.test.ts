@@ -3,6 +3,7 @@
 // uncaught 'error' event), each one reaches the caller as an error that
 // isDatabaseUnavailable recognises, and the pool works again by itself.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
 import type pg from "pg";
 import { createDrizzle, createPool, isDatabaseUnavailable } from "../src/index.js";
 import { FaultProxy, useTestDatabase } from "../src/testing/index.js";
@@ -74,6 +75,41 @@ describe("createPool when connections fail", () => {
     expect(await t.db.select().from(schema.notes)).toEqual([]);
     await db.insert(schema.notes).values({ title: "after" });
     expect((await t.db.select({ title: schema.notes.title }).from(schema.notes))).toEqual([{ title: "after" }]);
+  });
+
+  it("gives the connection back when a drizzle transaction's BEGIN fails, so the pool does not shrink", async () => {
+    const db = createDrizzle(pool, schema);
+    for (let attempt = 0; attempt < pool.options.max + 2; attempt++) {
+      await pool.query("select 1");
+      pool.once("acquire", () => proxy.cutAll());
+      const error = await rejection(db.transaction(async (tx) => tx.insert(schema.notes).values({ title: "never" })));
+      expect(isDatabaseUnavailable(error)).toBe(true);
+    }
+    await until(() => pool.totalCount === 0);
+    expect(pool.totalCount).toBe(0);
+    await db.transaction(async (tx) => tx.insert(schema.notes).values({ title: "after" }));
+    expect(await t.db.select({ title: schema.notes.title }).from(schema.notes)).toEqual([{ title: "after" }]);
+  });
+
+  it("keeps drizzle's transaction behaviour: configuration, nested savepoints, rollback of the body's error", async () => {
+    const db = createDrizzle(pool, schema);
+    const level = await db.transaction(async (tx) => (await tx.execute<{ transaction_isolation: string }>(sql`show transaction_isolation`)).rows[0]?.transaction_isolation, {
+      isolationLevel: "serializable",
+    });
+    expect(level).toBe("serializable");
+    const failure = await rejection(
+      db.transaction(async (tx) => {
+        await tx.insert(schema.notes).values({ title: "outer" });
+        await tx.transaction(async (inner) => {
+          await inner.insert(schema.notes).values({ title: "inner" });
+          inner.rollback();
+        }).catch(() => undefined);
+        throw new Error("the body failed");
+      }),
+    );
+    expect((failure as Error).message).toBe("the body failed");
+    expect(await t.db.select().from(schema.notes)).toEqual([]);
+    expect(pool.totalCount - pool.idleCount).toBe(0);
   });
 
   it("survives a cut while a statement runs", async () => {

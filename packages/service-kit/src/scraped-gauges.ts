@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from "@tessera/db/faults";
 import { Gauge, type Registry } from "prom-client";
 
 /** One gauge whose values come from a row read at scrape time. */
@@ -14,6 +15,8 @@ export interface ScrapedGauge<Row> {
  * one cheap SQL query): however many gauges, a scrape runs `read` once. When
  * the read fails, `onError` is told and, for that scrape, labelled gauges
  * show no series and unlabelled ones show `NaN`, rather than an old value.
+ * While the database cannot be reached, `onError` is told once, not on every
+ * scrape, until a read succeeds again.
  */
 export function registerScrapedGauges<Row>(
   registry: Registry,
@@ -28,6 +31,7 @@ export function registerScrapedGauges<Row>(
       inFlight = null;
     }));
   let reported: Promise<Row> | null = null;
+  let databaseDown = false;
   for (const spec of gauges) {
     new Gauge({
       name: spec.name,
@@ -40,8 +44,10 @@ export function registerScrapedGauges<Row>(
         let row: Row;
         try {
           row = await reading;
+          databaseDown = false;
         } catch (error) {
-          if (reported !== reading) onError(error);
+          if (reported !== reading && !(databaseDown && isDatabaseUnavailable(error))) onError(error);
+          if (isDatabaseUnavailable(error)) databaseDown = true;
           reported = reading;
           // An unlabelled gauge cannot be absent: NaN says "unknown" where 0 would say "empty queue".
           if ((spec.labelNames ?? []).length === 0) this.set(Number.NaN);

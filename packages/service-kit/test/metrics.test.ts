@@ -140,4 +140,28 @@ describe("registerScrapedGauges", () => {
     expect(errors).toHaveLength(1);
     await app.close();
   });
+
+  it("reports a database outage once, however many scrapes fail, and again after the database was back", async () => {
+    const { app, registry } = await appWithMetrics();
+    const errors: unknown[] = [];
+    let down = false;
+    registerScrapedGauges(
+      registry,
+      async () => {
+        if (down) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+        return 5;
+      },
+      [{ name: "lag_records", help: "Records waiting", values: (row) => row }],
+      (error) => errors.push(error),
+    );
+    down = true;
+    for (let n = 0; n < 3; n++) expect(sample((await scrape(app)).body, "lag_records")).toBeNaN();
+    expect(errors).toHaveLength(1);
+    down = false;
+    expect(sample((await scrape(app)).body, "lag_records")).toBe(5);
+    down = true;
+    await scrape(app);
+    expect(errors).toHaveLength(2);
+    await app.close();
+  });
 });

@@ -1,0 +1,204 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPool } from "@tessera/db";
+import { dropDatabase, FaultProxy, recreateDatabase } from "@tessera/db/testing";
+import type pg from "pg";
+import { freePort, startServiceProcess, type ServiceProcess } from "./service-process.js";
+import { signonCli } from "./signon-cli.js";
+
+/** The course the Completion load writes to: one chapter, sequential and vertical over six problems. */
+export const COURSE_KEY = "course-v1:FaultX+DB101+2026";
+export const PROBLEMS = Array.from({ length: 6 }, (_, n) => `block-v1:FaultX+DB101+2026+type@problem+block@p${n}`);
+export const LEARNERS = ["learner-0", "learner-1", "learner-2"];
+export const PASSWORD = "faults correct horse battery";
+
+/** Everything the fault test runs against. */
+export interface FaultSystem {
+  /** The database of this run, reached directly (not through the proxy). */
+  databaseUrl: string;
+  /** Between every service and PostgreSQL. */
+  proxy: FaultProxy;
+  /** A pool of the test's own, directly on the database. */
+  pool: pg.Pool;
+  signon: ServiceProcess;
+  completion: ServiceProcess;
+  editorial: ServiceProcess;
+  services: ServiceProcess[];
+  /** The environment of Sign-on's CLI and Completion's (direct connection). */
+  cliEnv: Record<string, string>;
+  oauthClient: { clientId: string; clientSecret: string; redirectUri: string };
+  editorialAppId: string;
+  /** A person whose `admin` permission on the editorial app the grid posts toggle. */
+  gridUser: { uid: string };
+  adminEmail: string;
+  userEmail: string;
+  /** An access token of `userEmail` for the OAuth client, for `/user.json`. */
+  accessToken: string;
+  /** A staff and admin token on Completion. */
+  completionToken: string;
+  close(): Promise<void>;
+}
+
+/** A push receiver for the OAuth client: answers every request 200. */
+async function pushSink(): Promise<{ server: Server; url: string }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return { server, url: `http://127.0.0.1:${address.port}` };
+}
+
+/**
+ * Creates a database of its own on `serverUrl`'s server, puts a `FaultProxy`
+ * in front of it, and starts Sign-on, Completion and the editorial app as
+ * processes that reach the database only through the proxy, with the
+ * accounts, applications, tokens and course the load needs.
+ */
+export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> {
+  const name = `faults_${randomBytes(6).toString("hex")}`;
+  const databaseUrl = await recreateDatabase(serverUrl, name);
+  const proxy = await FaultProxy.start(databaseUrl);
+  const proxiedUrl = proxy.urlFor(databaseUrl);
+  const pool = createPool({ url: databaseUrl, max: 4 });
+  const dataDir = mkdtempSync(join(tmpdir(), "tessera-faults-"));
+  const sink = await pushSink();
+  const services: ServiceProcess[] = [];
+  const close = async () => {
+    await Promise.all(services.map((service) => service.stop()));
+    sink.server.closeAllConnections();
+    await new Promise<void>((resolve) => sink.server.close(() => resolve()));
+    await proxy.close();
+    await pool.end();
+    await dropDatabase(serverUrl, name);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const cliEnv = {
+      NODE_ENV: "development",
+      DATABASE_URL: databaseUrl,
+      SIGNON_ARGON2_MEMORY_KIB: "64",
+      SIGNON_ARGON2_TIME_COST: "1",
+      SIGNON_SECRET_KEY: "fa".repeat(32),
+      SIGNON_DATA_DIR: dataDir,
+      SIGNON_MAIL_PRINT: "false",
+    };
+    const [signonPort, completionPort, editorialPort] = (await Promise.all([freePort(), freePort(), freePort()])) as [number, number, number];
+    const signonUrl = `http://127.0.0.1:${signonPort}`;
+    const signon = await startServiceProcess({
+      name: "signon",
+      entry: "packages/signon/src/server.ts",
+      port: signonPort,
+      readyPath: "/healthcheck/ready",
+      env: {
+        ...cliEnv,
+        DATABASE_URL: proxiedUrl,
+        SIGNON_HOST: "127.0.0.1",
+        SIGNON_PORT: String(signonPort),
+        SIGNON_PUBLIC_URL: signonUrl,
+        SIGNON_PUSH_POLL_MS: "50",
+        SIGNON_PUSH_RETRY_BASE_MS: "200",
+        SIGNON_PUSH_TIMEOUT_SECONDS: "2",
+      },
+    });
+    services.push(signon);
+
+    // Accounts and applications, through the CLI on the direct connection.
+    const adminEmail = "admin@example.org";
+    const userEmail = "ada@example.org";
+    await signonCli(cliEnv, "users", "create", "--email", adminEmail, "--name", "Admin", "--password", PASSWORD, "--role", "superadmin");
+    await signonCli(cliEnv, "users", "create", "--email", userEmail, "--name", "Ada", "--password", PASSWORD);
+    const redirectUri = `${sink.url}/auth/gds/callback`;
+    const client = await signonCli(cliEnv, "apps", "create", "--name", "Fault client", "--redirect-uri", redirectUri, "--push-base", sink.url);
+    await signonCli(cliEnv, "permissions", "grant", "--email", userEmail, "--app", "Fault client", "--permissions", "signin");
+    const oauthClient = { clientId: String(client["client_id"]), clientSecret: String(client["client_secret"]), redirectUri };
+    const editorialUrl = `http://127.0.0.1:${editorialPort}`;
+    const editorialApp = await signonCli(
+      cliEnv, "apps", "create", "--name", "Editorial", "--redirect-uri", `${editorialUrl}/auth/gds/callback`,
+      "--push-base", `${editorialUrl}/auth/gds/api`, "--permissions", "admin",
+    );
+    const gridUser = await signonCli(cliEnv, "users", "create", "--email", "grid@example.org", "--name", "Grid", "--password", PASSWORD);
+    await signonCli(cliEnv, "permissions", "grant", "--email", "grid@example.org", "--app", "Editorial", "--permissions", "signin");
+    await signonCli(cliEnv, "apps", "create", "--name", "completion", "--redirect-uri", `${sink.url}/completion/callback`, "--push-base", sink.url, "--permissions", "staff,admin");
+    await signonCli(cliEnv, "api-users", "create", "--email", "loader@example.org", "--name", "Loader");
+    await signonCli(cliEnv, "permissions", "grant", "--email", "loader@example.org", "--app", "completion", "--permissions", "signin,staff,admin");
+    const completionToken = String((await signonCli(cliEnv, "tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"]);
+    await signonCli(cliEnv, "api-users", "create", "--email", "reader@example.org", "--name", "Reader");
+    await signonCli(cliEnv, "permissions", "grant", "--email", "reader@example.org", "--app", "Fault client", "--permissions", "signin");
+    const accessToken = String((await signonCli(cliEnv, "tokens", "issue", "--email", "reader@example.org", "--app", "Fault client"))["access_token"]);
+    const { rows } = await pool.query<{ id: string }>("select id from signon.applications where name = 'Editorial'");
+
+    const [completion, editorial] = await Promise.all([
+      startServiceProcess({
+        name: "completion",
+        entry: "packages/completion/src/server.ts",
+        port: completionPort,
+        readyPath: "/healthcheck/ready",
+        env: { DATABASE_URL: proxiedUrl, HOST: "127.0.0.1", PORT: String(completionPort), SIGNON_URL: signonUrl, LOG_LEVEL: "info", COMPLETION_STALE_WORKER_INTERVAL_MS: "200" },
+      }),
+      startServiceProcess({
+        name: "editorial-app",
+        entry: "examples/editorial-app/src/server.ts",
+        port: editorialPort,
+        readyPath: "/healthcheck/ready",
+        env: {
+          DATABASE_URL: proxiedUrl,
+          HOST: "127.0.0.1",
+          PORT: String(editorialPort),
+          SIGNON_URL: signonUrl,
+          EDITORIAL_APP_URL: editorialUrl,
+          EDITORIAL_APP_CLIENT_ID: String(editorialApp["client_id"]),
+          EDITORIAL_APP_CLIENT_SECRET: String(editorialApp["client_secret"]),
+        },
+      }),
+    ]);
+    services.push(completion, editorial);
+
+    const imported = await fetch(`${completion.url}/api/completion/v1/admin/import`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${completionToken}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        courses: [
+          {
+            course_key: COURSE_KEY,
+            structure: {
+              type: "course",
+              id: "course",
+              children: [{ type: "chapter", id: "ch", children: [{ type: "sequential", id: "seq", children: [{ type: "vertical", id: "v", children: PROBLEMS.map((_, n) => ({ type: "problem", id: `p${n}` })) }] }] }],
+            },
+          },
+        ],
+        users: LEARNERS.map((username, n) => ({ id: n + 1, username, email: `${username}@example.org` })),
+        enrollments: LEARNERS.map((username) => ({ username, course_key: COURSE_KEY })),
+      }),
+    });
+    if (imported.status !== 200) throw new Error(`import failed: ${imported.status} ${await imported.text()}`);
+
+    return {
+      databaseUrl,
+      proxy,
+      pool,
+      signon,
+      completion,
+      editorial,
+      services,
+      cliEnv,
+      oauthClient,
+      editorialAppId: (rows[0] as { id: string }).id,
+      gridUser: { uid: String(gridUser["uid"]) },
+      adminEmail,
+      userEmail,
+      accessToken,
+      completionToken,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+import type { Tally } from "./tally.js";
+
+/** A response as the load loops look at it. */
+export interface Answer {
+  status: number;
+  location: string | null;
+  body: string;
+}
+
+/**
+ * HTTP over `fetch` with a cookie jar, recording every answer's status in a
+ * tally under a kind (`POST /token`); a request that gets no answer at all
+ * (the service is down) is recorded as status 0. Redirects are not followed.
+ */
+export class HttpClient {
+  readonly #jar = new Map<string, string>();
+
+  constructor(private readonly tally: Tally) {}
+
+  async send(kind: string, url: string, init: RequestInit & { form?: URLSearchParams } = {}): Promise<Answer> {
+    const headers = new Headers(init.headers);
+    if (this.#jar.size > 0) headers.set("cookie", [...this.#jar].map(([name, value]) => `${name}=${value}`).join("; "));
+    let body: RequestInit["body"] = init.body;
+    if (init.form) {
+      headers.set("content-type", "application/x-www-form-urlencoded");
+      body = init.form.toString();
+    }
+    let response: Response;
+    try {
+      response = await fetch(url, { ...init, headers, body: body ?? null, redirect: "manual", signal: AbortSignal.timeout(30_000) });
+    } catch {
+      this.tally.record(kind, 0);
+      return { status: 0, location: null, body: "" };
+    }
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ""] = line.split(";");
+      const equals = pair.indexOf("=");
+      const name = pair.slice(0, equals).trim();
+      const value = pair.slice(equals + 1).trim();
+      if (value === "" || /max-age=0/i.test(line)) this.#jar.delete(name);
+      else this.#jar.set(name, value);
+    }
+    const text = await response.text().catch(() => "");
+    this.tally.record(kind, response.status);
+    return { status: response.status, location: response.headers.get("location"), body: text };
+  }
+}
+
+/** The value of the hidden `_csrf` field of a Sign-on form page. */
+export function csrfTokenOf(html: string): string | undefined {
+  const token = /name="_csrf" value="([^"]*)"/.exec(html)?.[1];
+  return token?.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}

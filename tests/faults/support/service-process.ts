@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/** The repository root: services start from there, as `npm start` starts them. */
+export const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** A service running as its own Node process, so that a crash shows as an exit. */
+export interface ServiceProcess {
+  name: string;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** The exit code or signal once it has exited, else `null`. */
+  exit(): string | null;
+  /** What it printed so far (the last 200 kB of stdout and stderr). */
+  output(): string;
+  /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** A port nobody listens on right now, from the kernel. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/**
+ * Starts `node --import tsx <entry>` from the repository root with `env` added
+ * to this process's environment, and waits until `readyPath` answers 2xx.
+ */
+export async function startServiceProcess(options: { name: string; entry: string; port: number; env: Record<string, string>; readyPath: string }): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", options.entry], {
+    cwd: repositoryRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let printed = "";
+  const keep = (chunk: Buffer) => {
+    printed = (printed + chunk.toString("utf8")).slice(-200_000);
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exit = () => (child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode);
+  const service: ServiceProcess = {
+    name: options.name,
+    url: `http://127.0.0.1:${options.port}`,
+    exit,
+    output: () => printed,
+    stop: (graceMs = 10_000) => stopChild(child, exited, graceMs),
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exit() !== null) throw new Error(`${options.name} exited before it was ready (${exit()}):\n${printed}`);
+    try {
+      const response = await fetch(`${service.url}${options.readyPath}`);
+      await response.arrayBuffer();
+      if (response.ok) return service;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await service.stop(1000);
+      throw new Error(`${options.name} was not ready on ${service.url} in time:\n${printed}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Runs `node --import tsx <entry> <args>` from the repository root to its end; returns the exit code and output. */
+export function runToExit(options: { entry: string; args: readonly string[]; env: Record<string, string> }): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", options.entry, ...options.args], {
+    cwd: repositoryRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, output }));
+  });
+}
