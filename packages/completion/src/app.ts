@@ -1,6 +1,7 @@
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
+import type { BearerTokenVerifier } from "@tessera/signon-client";
 import Fastify, { type FastifyReply, type FastifySchema } from "fastify";
 import type { CompletionContext } from "./context.js";
 import { isTimestamp } from "./domain/timestamps.js";
@@ -10,6 +11,7 @@ import { SHARED_SCHEMAS } from "./http/schemas.js";
 import { screenEveryRoute } from "./http/screen-input.js";
 import { BulkDataSchema } from "./ingest/bulk-format.js";
 import { registerOperations } from "./operations.js";
+import { registerSignonPushes } from "./routes/auth/signon-pushes.js";
 import { registerAdminImport } from "./routes/admin/import.js";
 import { registerCompletionBatch } from "./routes/completion-batch.js";
 import { registerCourseDetail } from "./routes/course/detail.js";
@@ -45,12 +47,19 @@ export interface AppOptions {
    * default: anyone who reaches the port could set those headers.
    */
   readonly trustProxy?: boolean;
+  /**
+   * The bearer-token verifier that resolves callers (`SignonCallerResolver.verifier`): with it, Sign-on's push
+   * receivers are served under `/auth/gds/api` and each push drops the remembered answers about its user.
+   * Absent: no receivers.
+   */
+  readonly signonPushes?: BearerTokenVerifier;
 }
 
 /**
  * Builds the completion API as a Fastify application: every route of
  * `/api/completion/v1/`, with or without trailing slash (C1), and its OpenAPI
- * document. It does not listen; `server.ts` does.
+ * document; and, given `signonPushes`, Sign-on's push receivers. It does not
+ * listen; `server.ts` does.
  */
 export async function buildApp(ctx: CompletionContext, options: AppOptions = {}): Promise<FastifyTypeBox> {
   const app = Fastify({
@@ -73,6 +82,8 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
   installErrorHandler(app);
   screenEveryRoute(app);
   registerOperations(app, ctx, { metricsToken: options.metricsToken ?? null });
+  // Before the OpenAPI plugin, like the operations routes: they are Sign-on's interface, not this API's.
+  if (options.signonPushes) await registerSignonPushes(app, options.signonPushes);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.addSchema(BulkDataSchema);
   await app.register(swagger, {

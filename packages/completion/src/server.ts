@@ -13,8 +13,14 @@ const database = await openCompletionDatabase(settings, {
   warn: (message) => console.warn(message),
 });
 const config = fitConfigToDatabase(settings, database);
-const ctx = createContext(config, database.db, new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds }));
-const app = await buildApp(ctx, { logger: { level: process.env["LOG_LEVEL"] ?? "info" }, metricsToken: config.metricsToken, trustProxy: config.trustProxy });
+const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds });
+const ctx = createContext(config, database.db, callers);
+const app = await buildApp(ctx, {
+  logger: { level: process.env["LOG_LEVEL"] ?? "info" },
+  metricsToken: config.metricsToken,
+  trustProxy: config.trustProxy,
+  signonPushes: callers.verifier,
+});
 const worker =
   config.staleWorkerIntervalMs > 0
     ? startStaleWorker(ctx, {

@@ -46,13 +46,15 @@ export class SignonClient {
     return this.#bearer.verify(token);
   }
 
-  /** Applies a permissions-changed push. */
+  /** Applies a permissions-changed push; the user's remembered bearer-token answers are dropped at once. */
   receiveUserUpdate(user: SignonUserJson): Promise<SignonUser> {
+    this.#bearer.forgetUser(user.uid);
     return receiveUserUpdate(this.config.userStore, user);
   }
 
-  /** Applies a reauth push; returns how many sessions ended. */
+  /** Applies a reauth push; returns how many sessions ended. The user's remembered bearer-token answers are dropped at once. */
   receiveReauth(uid: string): Promise<number> {
+    this.#bearer.forgetUser(uid);
     return receiveReauth(this.config.userStore, this.config.sessionStore, uid);
   }
 

@@ -283,3 +283,46 @@ describe("mount prefix", () => {
     expect(await custom.users.findByUid(user.uid)).toEqual(expect.objectContaining({ uid: user.uid }));
   });
 });
+
+describe("pushes and remembered bearer-token answers", () => {
+  function whoami(token: string) {
+    return h.app.inject({ method: "GET", url: "/api/whoami", headers: { authorization: `Bearer ${token}` } });
+  }
+
+  it("a PUT about a user drops their remembered answers: a suspension holds from the next request", async () => {
+    const user = h.signon.addUser(createUser());
+    const token = h.signon.issueApiToken(user.uid);
+    expect((await whoami(token)).statusCode).toBe(200);
+    h.signon.revokeTokensOf(user.uid);
+    expect((await whoami(token)).statusCode).toBe(200);
+
+    await putUser(user.uid, { user: { ...user, disabled: true } }, pushToken());
+
+    expect((await whoami(token)).statusCode).toBe(401);
+  });
+
+  it("a reauth about a user drops their remembered answers", async () => {
+    const user = h.signon.addUser(createUser({ permissions: ["editor"] }));
+    const token = h.signon.issueApiToken(user.uid);
+    await whoami(token);
+    h.signon.addUser({ ...user, permissions: ["signin"] });
+
+    await reauth(user.uid, pushToken());
+
+    expect((await whoami(token)).json()).toMatchObject({ user: { permissions: ["signin"] } });
+  });
+
+  it("keeps the answers about other users", async () => {
+    const user = h.signon.addUser(createUser());
+    const other = h.signon.addUser(createUser());
+    const otherToken = h.signon.issueApiToken(other.uid);
+    await whoami(otherToken);
+    const asked = h.signon.userInfoRequests;
+
+    await putUser(user.uid, { user: { ...user, disabled: true } }, pushToken());
+    await whoami(otherToken);
+
+    // One more request: the push token's own check.
+    expect(h.signon.userInfoRequests).toBe(asked + 1);
+  });
+});

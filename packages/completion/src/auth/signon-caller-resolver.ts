@@ -34,6 +34,11 @@ export function callerFromSignonUser(user: SignonUserDetails): SignonCaller {
 export class SignonCallerResolver implements CallerResolver {
   readonly #verifier: BearerTokenVerifier;
 
+  /** The verifier behind this resolver: Sign-on's push receivers drop remembered answers from it. */
+  get verifier(): BearerTokenVerifier {
+    return this.#verifier;
+  }
+
   constructor(options: SignonCallerResolverOptions) {
     if (!Number.isInteger(options.cacheSeconds) || options.cacheSeconds < 0 || options.cacheSeconds > 60) {
       throw new RangeError("cacheSeconds must be a whole number from 0 to 60.");

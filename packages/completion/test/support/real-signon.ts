@@ -39,8 +39,12 @@ export interface RealSignon {
   close(): Promise<void>;
 }
 
-/** Starts the real Sign-on on `database` (already migrated with `signonMigrations`) and registers `completion`. */
-export async function startRealSignon(database: TestDatabase<Record<string, unknown>>): Promise<RealSignon> {
+/**
+ * Starts the real Sign-on on `database` (already migrated with `signonMigrations`) and registers `completion`.
+ * With `pushBase`, `completion` is registered with that push address and Sign-on delivers its pushes there;
+ * without, Sign-on delivers no pushes (they only queue).
+ */
+export async function startRealSignon(database: TestDatabase<Record<string, unknown>>, options: { pushBase?: string } = {}): Promise<RealSignon> {
   const env: Record<string, string> = {
     NODE_ENV: "development",
     DATABASE_URL: database.url,
@@ -48,6 +52,7 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
     SIGNON_PORT: "0",
     SIGNON_ARGON2_MEMORY_KIB: "64",
     SIGNON_ARGON2_TIME_COST: "1",
+    SIGNON_PUSH_DELIVERY: options.pushBase === undefined ? "false" : "true",
   };
   const running: RunningSignon = await startSignon(env, { logger: false });
 
@@ -64,7 +69,8 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
   }
 
   try {
-    await cli("apps", "create", "--name", COMPLETION_APP, "--redirect-uri", "http://127.0.0.1:3001/auth/gds/callback", "--permissions", "staff,masquerade,admin");
+    const pushBase = options.pushBase === undefined ? [] : ["--push-base", options.pushBase];
+    await cli("apps", "create", "--name", COMPLETION_APP, "--redirect-uri", "http://127.0.0.1:3001/auth/gds/callback", ...pushBase, "--permissions", "staff,masquerade,admin");
   } catch (error) {
     await running.close();
     throw error;

@@ -10,12 +10,15 @@ import { BoundedTtlCache } from "./bounded-ttl-cache.js";
  * The cache is keyed by the SHA-256 of the token, bounded in size, and a
  * token being checked is checked once however many requests carry it.
  * Sign-on being unreachable is not remembered: the error goes to the caller.
+ * `forgetUser(uid)` drops a user's answers at once (a push said they changed).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6750#section-2.1
  */
 export class BearerTokenVerifier {
   readonly #cache: BoundedTtlCache<SignonUserDetails | null>;
   readonly #inFlight = new Map<string, Promise<SignonUserDetails | null>>();
+  /** Counts `forgetUser` calls: a check that saw one happen while it ran does not remember its answer. */
+  #forgets = 0;
 
   constructor(private readonly config: BearerVerifierConfig) {
     this.#cache = new BoundedTtlCache(config.bearerCacheTtlSeconds * 1000, config.bearerCacheMaxEntries);
@@ -28,9 +31,24 @@ export class BearerTokenVerifier {
     if (cached !== undefined) return cached;
     const running = this.#inFlight.get(key);
     if (running) return running;
-    const check = this.#check(key, token).finally(() => this.#inFlight.delete(key));
+    const check: Promise<SignonUserDetails | null> = this.#check(key, token).finally(() => {
+      if (this.#inFlight.get(key) === check) this.#inFlight.delete(key);
+    });
     this.#inFlight.set(key, check);
     return check;
+  }
+
+  /**
+   * Forgets every remembered answer about the user `uid`, so the next request
+   * with one of their tokens asks Sign-on again: a push said the user changed
+   * (suspended, a permission revoked, signed out). Checks running now are not
+   * shared with later requests nor remembered, since Sign-on may have answered
+   * them before the change. Returns how many answers were dropped.
+   */
+  forgetUser(uid: string): number {
+    this.#forgets += 1;
+    this.#inFlight.clear();
+    return this.#cache.deleteWhere((user) => user?.uid === uid);
   }
 
   /** How many answers are remembered now. */
@@ -39,9 +57,10 @@ export class BearerTokenVerifier {
   }
 
   async #check(key: string, token: string): Promise<SignonUserDetails | null> {
+    const forgetsBefore = this.#forgets;
     const json = await fetchSignonUser(this.config, token);
     const user = json === null || json.disabled === true ? null : userDetailsFromJson(json);
-    this.#cache.set(key, user, this.config.clock.now());
+    if (this.#forgets === forgetsBefore) this.#cache.set(key, user, this.config.clock.now());
     return user;
   }
 }

@@ -37,6 +37,18 @@ export class BoundedTtlCache<V> {
     this.#entries.set(key, { value, expiresAt: now + this.ttlMs });
   }
 
+  /** Removes every entry whose value satisfies `drop`; returns how many went. */
+  deleteWhere(drop: (value: V) => boolean): number {
+    let deleted = 0;
+    for (const [key, entry] of this.#entries) {
+      if (drop(entry.value)) {
+        this.#entries.delete(key);
+        deleted += 1;
+      }
+    }
+    return deleted;
+  }
+
   get size(): number {
     return this.#entries.size;
   }

@@ -7,7 +7,7 @@ import type { SignonUser, SignonUserDetails } from "../user.js";
 import { browserRoutes } from "./browser-routes.js";
 import { createGuards, type ForbiddenHandler, type SignonGuards } from "./guards.js";
 import { escapeHtml, sendPage } from "./pages.js";
-import { receiverRoutes } from "./receiver-routes.js";
+import { receiverRoutes, USER_UPDATE_PERMISSION } from "./receiver-routes.js";
 import { SessionCookie } from "./session-cookie.js";
 import { isTemporarilyUnavailable, sendTemporarilyUnavailable } from "./unavailable.js";
 
@@ -83,7 +83,14 @@ async function signonPlugin(app: FastifyInstance, options: SignonPluginOptions):
   });
 
   await app.register(browserRoutes(client, paths, cookie));
-  await app.register(receiverRoutes(client, guards), { prefix: paths.api });
+  await app.register(
+    receiverRoutes({
+      guard: guards.requireBearerToken([USER_UPDATE_PERMISSION]),
+      receiveUserUpdate: (user) => client.receiveUserUpdate(user),
+      receiveReauth: (uid) => client.receiveReauth(uid),
+    }),
+    { prefix: paths.api },
+  );
 }
 
 function trimSlash(path: string): string {

@@ -1,9 +1,7 @@
-import type { FastifyError, FastifyInstance } from "fastify";
+import type { FastifyError, FastifyInstance, onRequestAsyncHookHandler } from "fastify";
 import { Type, TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { SignonUserEnvelope } from "../user.js";
-import type { SignonClient } from "../signon-client.js";
+import { SignonUserEnvelope, type SignonUserJson } from "../user.js";
 import { StoreUnavailableError } from "../errors.js";
-import type { SignonGuards } from "./guards.js";
 import { RETRY_AFTER_SECONDS } from "./unavailable.js";
 
 /** The permission Sign-on's push credential holds on each application (S13). */
@@ -14,19 +12,31 @@ const ApiError = Type.Object({ error: Type.String(), error_description: Type.Str
 const Empty = Type.Object({});
 
 /**
- * The push receivers Sign-on calls (DECISIONS S13), under the plugin's API
- * prefix: `PUT /users/:uid` and `POST /users/:uid/reauth`. Both need a Sign-on
- * bearer token whose user holds `user_update_permission`; both answer `200 {}`.
- * Bad input is a 400 `invalid_request`, never a 500.
+ * What the receivers do with a push, once its token and body have been checked.
+ */
+export interface PushHandlers {
+  /** The `onRequest` guard: a Sign-on bearer token whose user holds `user_update_permission`. */
+  guard: onRequestAsyncHookHandler;
+  /** Applies `PUT /users/:uid`. */
+  receiveUserUpdate(user: SignonUserJson): Promise<unknown>;
+  /** Applies `POST /users/:uid/reauth`. */
+  receiveReauth(uid: string): Promise<unknown>;
+}
+
+/**
+ * The push receivers Sign-on calls (DECISIONS S13), under the prefix they are
+ * registered with: `PUT /users/:uid` and `POST /users/:uid/reauth`. Both need a
+ * Sign-on bearer token whose user holds `user_update_permission`; both answer
+ * `200 {}`. Bad input is a 400 `invalid_request`, never a 500.
  *
  * @see /work/shared/spec/signon.md "Called by the service on each client application"
  */
-export function receiverRoutes(client: SignonClient, guards: SignonGuards) {
+export function receiverRoutes(handlers: PushHandlers) {
   return async function receivers(app: FastifyInstance): Promise<void> {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     // TypeBox's own checker: no type coercion, so `"permissions": "admin"` is a 400, not `["admin"]`.
     api.setValidatorCompiler(TypeBoxValidatorCompiler);
-    api.addHook("onRequest", guards.requireBearerToken([USER_UPDATE_PERMISSION]));
+    api.addHook("onRequest", handlers.guard);
     api.setErrorHandler((error: FastifyError, request, reply) => {
       const status = error.statusCode ?? 500;
       if (status >= 400 && status < 500) {
@@ -60,7 +70,7 @@ export function receiverRoutes(client: SignonClient, guards: SignonGuards) {
             error_description: "The uid in the path and in the body differ.",
           });
         }
-        await client.receiveUserUpdate(request.body.user);
+        await handlers.receiveUserUpdate(request.body.user);
         return {};
       },
     );
@@ -74,7 +84,7 @@ export function receiverRoutes(client: SignonClient, guards: SignonGuards) {
         },
       },
       async (request) => {
-        await client.receiveReauth(request.params.uid);
+        await handlers.receiveReauth(request.params.uid);
         return {};
       },
     );

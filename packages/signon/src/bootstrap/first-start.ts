@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { createApiUser, createUser } from "../accounts/manage-users.js";
-import { grantPermissions } from "../applications/permissions.js";
 import { registerApplication } from "../applications/register-application.js";
+import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
+import { addPermissions } from "../repositories/permissions.js";
 import { writeCredentialsFile } from "./credentials-file.js";
 import { claimFirstStart, readFirstStart } from "./marker.js";
 
@@ -34,7 +35,7 @@ export interface FirstStartOptions {
   adminEmail?: string | undefined;
   /** The superadmin's name (default `Administrator`). */
   adminName?: string | undefined;
-  /** Origin of the Completion service (default `http://127.0.0.1:3001`). */
+  /** Origin of the Completion service (default `http://127.0.0.1:3001`); it receives pushes under `/auth/gds/api`. */
   completionUrl?: string | undefined;
   /** Origin of the example application (default `http://127.0.0.1:3002`). */
   exampleAppUrl?: string | undefined;
@@ -68,12 +69,25 @@ function origin(value: string | undefined, fallback: string): string {
 }
 
 /**
+ * A grant of the set-up itself, audited like any other but without a push
+ * (S13): the people it is made for are new, no application has heard of them
+ * yet, and each learns of them at their first sign-in or token check. So a
+ * first start queues no pushes at all.
+ */
+async function grantAtSetUp(ctx: SignonContext, userUid: string, applicationId: string, permissions: readonly string[]): Promise<void> {
+  const now = ctx.now();
+  const added = await addPermissions(ctx.db, userUid, applicationId, permissions, now);
+  await audit(ctx.db, { action: "permissions_granted", at: now, actorUid: null, subjectUid: userUid, applicationId, origin: null, details: { permissions: added } });
+}
+
+/**
  * The first-start set-up of a new installation, run once: creates a
  * superadmin with a random password; registers the `completion` application
- * and the example application (callback, home page, push receivers); grants
- * the superadmin `signin` and `admin` on both; creates the API user "Demo API
- * client" holding `signin`, `staff` and `admin` on `completion` and issues
- * it a token; writes the example application's credentials file. All of it
+ * and the example application (callback, home page, push receivers at
+ * `/auth/gds/api` of each); grants the superadmin `signin` and `admin` on
+ * both; creates the API user "Demo API client" holding `signin`, `staff` and
+ * `admin` on `completion` and issues it a token; writes the example
+ * application's credentials file. It queues no pushes. All of it
  * happens in one transaction that also inserts the `first_start` row of
  * `signon.settings`, so it happens entirely or not at all, and a later run
  * (or a concurrent one) finds the row and changes nothing.
@@ -93,13 +107,14 @@ export async function runFirstStart(ctx: SignonContext, options: FirstStartOptio
         const marker = await readFirstStart(tx);
         return { status: "done-before", completedAt: marker?.completedAt ?? "", adminEmail: marker?.adminEmail ?? "" };
       }
-      // Every step below runs in this transaction (theirs become savepoints); pushes are woken after it commits.
+      // Every step below runs in this transaction (theirs become savepoints); none of them queues a push.
       const inTx: SignonContext = { ...ctx, db: tx, pushesQueued: undefined };
       const admin = await createUser(inTx, { email: adminEmail, name: options.adminName ?? "Administrator", role: "superadmin", password });
       const completion = await registerApplication(inTx, {
         name: FIRST_START_NAMES.completionApp,
         redirectUris: [`${completionUrl}/`],
         homeUri: `${completionUrl}/api/completion/v1/openapi.json`,
+        pushBaseUrl: `${completionUrl}/auth/gds/api`,
         permissions: FIRST_START_PERMISSIONS.completionApp,
       });
       const example = await registerApplication(inTx, {
@@ -109,11 +124,11 @@ export async function runFirstStart(ctx: SignonContext, options: FirstStartOptio
         pushBaseUrl: `${exampleUrl}/auth/gds/api`,
         permissions: FIRST_START_PERMISSIONS.exampleApp,
       });
-      for (const application of [FIRST_START_NAMES.completionApp, FIRST_START_NAMES.exampleApp]) {
-        await grantPermissions(inTx, { email: admin.email, application, permissions: FIRST_START_PERMISSIONS.admin });
+      for (const application of [completion.application, example.application]) {
+        await grantAtSetUp(inTx, admin.uid, application.id, FIRST_START_PERMISSIONS.admin);
       }
       const apiUser = await createApiUser(inTx, { email: FIRST_START_NAMES.apiClientEmail, name: FIRST_START_NAMES.apiClientName });
-      await grantPermissions(inTx, { email: apiUser.email, application: FIRST_START_NAMES.completionApp, permissions: FIRST_START_PERMISSIONS.apiClient });
+      await grantAtSetUp(inTx, apiUser.uid, completion.application.id, FIRST_START_PERMISSIONS.apiClient);
       const token = await issueOperatorToken(inTx, { email: apiUser.email, application: FIRST_START_NAMES.completionApp });
 
       await writeCredentialsFile(options.credentialsFile, {
@@ -132,7 +147,6 @@ export async function runFirstStart(ctx: SignonContext, options: FirstStartOptio
         apiClient: { name: apiUser.name, email: apiUser.email, uid: apiUser.uid, token: token.accessToken, expiresAt: token.expiresAt.toISOString() },
       };
     });
-    if (result.status === "created") ctx.pushesQueued?.();
     return result;
   } catch (error) {
     // Nothing was kept in the database, so the credentials written for it are worthless.

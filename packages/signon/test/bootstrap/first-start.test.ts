@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { runFirstStart } from "../../src/bootstrap/first-start.js";
 import { FIRST_START_KEY } from "../../src/bootstrap/marker.js";
-import { applications, settings, users } from "../../src/db/schema.js";
+import { applications, auditEvents, pushDeliveries, settings, users } from "../../src/db/schema.js";
 import { InjectBrowser } from "../support/browser.js";
 import { runSignonCli } from "../support/cli.js";
 import { getUserJson } from "../support/flow.js";
@@ -74,6 +74,21 @@ describe("signon bootstrap first-start", () => {
     const signedIn = await browser.signIn("/sign-in", "admin@example.com", output.admin.password);
     expect(signedIn.statusCode).toBe(303);
     expect(browser.cookie("signon_session")).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("registers completion with the push address of its receivers, and queues no pushes", async () => {
+    await signonCli("bootstrap", "first-start", "--credentials-file", credentialsFile, "--completion-url", "http://127.0.0.1:3101/");
+
+    const [completion] = await database.db.select().from(applications).where(eq(applications.name, "completion"));
+    expect(completion).toMatchObject({
+      redirectUris: ["http://127.0.0.1:3101/"],
+      homeUri: "http://127.0.0.1:3101/api/completion/v1/openapi.json",
+      pushBaseUrl: "http://127.0.0.1:3101/auth/gds/api",
+    });
+    expect(await database.db.select().from(pushDeliveries)).toEqual([]);
+    // The grants are audited all the same.
+    const grants = (await database.db.select().from(auditEvents)).filter((event) => event.action === "permissions_granted");
+    expect(grants).toHaveLength(3);
   });
 
   it("grants the superadmin signin and admin on both applications", async () => {
