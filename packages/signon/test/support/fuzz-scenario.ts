@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { issueApiUserToken } from "../../src/accounts/api-users.js";
-import { createApiUser } from "../../src/accounts/manage-users.js";
+import { createApiUser, unlockUser } from "../../src/accounts/manage-users.js";
 import type { SignonContext } from "../../src/context.js";
 import { decodeEntities, InjectBrowser, signedInBrowser } from "./browser.js";
+import type { TestClock } from "./clock.js";
 import { createApp, createUser, defaultPassword } from "./factories.js";
 import { percentEncode, type FieldValue, type FuzzAuthorization, type FuzzCaller, type FuzzRequest, type QueryPiece, type RefName } from "./fuzz-requests.js";
 import { createTestOrganisation } from "../web/users-support.js";
@@ -45,6 +46,7 @@ export class FuzzScenario {
   private constructor(
     readonly app: FastifyInstance,
     readonly ctx: SignonContext,
+    readonly clock: TestClock,
     readonly keeper: { uid: string; email: string },
     readonly client: { id: string; clientId: string; clientSecret: string; redirectUri: string },
     protectedUsers: string[],
@@ -52,7 +54,7 @@ export class FuzzScenario {
     this.#protectedUsers = protectedUsers;
   }
 
-  static async create(app: FastifyInstance, ctx: SignonContext): Promise<FuzzScenario> {
+  static async create(app: FastifyInstance, ctx: SignonContext, clock: TestClock): Promise<FuzzScenario> {
     const keeper = await createUser(ctx, { role: "superadmin", password: PROTECTED_PASSWORD });
     const first = await createTestOrganisation(ctx);
     const second = await createTestOrganisation(ctx);
@@ -71,6 +73,7 @@ export class FuzzScenario {
     const scenario = new FuzzScenario(
       app,
       ctx,
+      clock,
       { uid: keeper.uid, email: keeper.email },
       { id: client.application.id, clientId: client.clientId, clientSecret: client.clientSecret, redirectUri: client.redirectUri },
       [keeper.uid, fuzzer.uid, normal.uid],
@@ -82,9 +85,22 @@ export class FuzzScenario {
     return scenario;
   }
 
+  /**
+   * Signs a protected account in. The run's failed sign-ins can hold up its
+   * address (30 failures per IP in 10 minutes) and, once a request gave the
+   * account a new e-mail address, lock it: then the operator unlocks it and
+   * waits out the window, as one would.
+   */
   async #signIn(uid: string): Promise<SessionCaller> {
     const [user] = (await this.ctx.db.execute(sql`select email from signon.users where uid = ${uid}`)).rows as { email: string }[];
-    const browser = await signedInBrowser(this.app, user!.email, PROTECTED_PASSWORD);
+    let browser: InjectBrowser;
+    try {
+      browser = await signedInBrowser(this.app, user!.email, PROTECTED_PASSWORD);
+    } catch {
+      await unlockUser(this.ctx, user!.email);
+      this.clock.advance(11 * 60);
+      browser = await signedInBrowser(this.app, user!.email, PROTECTED_PASSWORD);
+    }
     return { uid, browser, csrf: csrfOf(await browser.get("/account")) };
   }
 
@@ -99,6 +115,8 @@ export class FuzzScenario {
 
   /** Whether the keeper, whom no request targets, can still sign in through the form. */
   async keeperSignsIn(): Promise<boolean> {
+    // Past the run's own failed sign-ins from this address (30 per IP in 10 minutes).
+    this.clock.advance(11 * 60);
     const browser = new InjectBrowser(this.app);
     const response = await browser.signIn("/sign-in", this.keeper.email, PROTECTED_PASSWORD);
     return response.statusCode === 303 && (await browser.get("/account")).statusCode === 200;
@@ -137,11 +155,11 @@ export class FuzzScenario {
       case "redirectUri":
         return [this.client.redirectUri];
       case "code":
-        return this.codes.slice(-5);
+        return newestFirst(this.codes);
       case "accessToken":
-        return this.accessTokens.slice(-5);
+        return newestFirst(this.accessTokens);
       case "refreshToken":
-        return this.refreshTokens.slice(-5);
+        return newestFirst(this.refreshTokens);
       case "csrf":
         return [];
     }
@@ -244,6 +262,12 @@ export class FuzzScenario {
     }
     return response;
   }
+}
+
+/** The newest of `issued` half of the time (it is most likely still good), else one of the four before it (used, rotated or revoked). */
+function newestFirst(issued: readonly string[]): string[] {
+  const newest = issued.at(-1);
+  return newest === undefined ? [] : [newest, newest, newest, newest, ...issued.slice(-5, -1)];
 }
 
 function csrfOf(page: LightMyRequestResponse): string {
