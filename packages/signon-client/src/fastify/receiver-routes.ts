@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { Type, TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { SignonUserEnvelope } from "../user.js";
+import { holdsUnstorableText, SignonUserEnvelope, unstorableField } from "../user.js";
 import type { SignonClient } from "../signon-client.js";
 import type { SignonGuards } from "./guards.js";
 
@@ -44,6 +44,13 @@ export function receiverRoutes(client: SignonClient, guards: SignonGuards) {
         },
       },
       async (request, reply) => {
+        const unstorable = unstorableField(request.params.uid, request.body.user);
+        if (unstorable !== null) {
+          return reply.code(400).send({
+            error: "invalid_request",
+            error_description: `${unstorable} holds a NUL character or an unpaired surrogate.`,
+          });
+        }
         if (request.body.user.uid !== request.params.uid) {
           return reply.code(400).send({
             error: "invalid_request",
@@ -63,7 +70,10 @@ export function receiverRoutes(client: SignonClient, guards: SignonGuards) {
           response: { 200: Empty, 400: ApiError, 401: ApiError, 403: ApiError, 503: ApiError },
         },
       },
-      async (request) => {
+      async (request, reply) => {
+        if (holdsUnstorableText(request.params.uid)) {
+          return reply.code(400).send({ error: "invalid_request", error_description: "uid holds a NUL character or an unpaired surrogate." });
+        }
         await client.receiveReauth(request.params.uid);
         return {};
       },
