@@ -72,12 +72,13 @@ export function fuzzRoutes(registered: readonly RouteOptions[]): FuzzRoute[] {
 
 const LONE_SURROGATES = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code));
 
-/** Strings that have broken services: NUL, unpaired surrogates, sizes, look-alike values. */
+/** Strings that have broken services: NUL (which no text column holds), unpaired surrogates, sizes, look-alike values. */
 const HOSTILE_TEXT: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("\u0000", "a\u0000b", "\uD800", "x\uDBFF", "\uDC00", "", " ", "null", "-1", "1e400", "__proto__", "'; drop table signon_client.users; --", "\u202Eevil", "😀", "\r\n", "x".repeat(300), "é".repeat(1100)),
-  LONE_SURROGATES,
-  fc.string({ unit: "binary", maxLength: 10 }),
-  fc.string({ unit: fc.oneof(LONE_SURROGATES, fc.constantFrom("\u0000", "a", "%", "\uD83D\uDE00")), maxLength: 6 }),
+  { arbitrary: fc.constantFrom("\u0000", "a\u0000b", "editor\u0000@example.org", "\u0000\u0000", "admin\u0000"), weight: 2 },
+  { arbitrary: fc.constantFrom("\uD800", "x\uDBFF", "\uDC00", "", " ", "null", "-1", "1e400", "__proto__", "'; drop table signon_client.users; --", "\u202Eevil", "😀", "\r\n", "x".repeat(300), "é".repeat(1100)), weight: 2 },
+  { arbitrary: LONE_SURROGATES, weight: 1 },
+  { arbitrary: fc.string({ unit: "binary", maxLength: 10 }), weight: 1 },
+  { arbitrary: fc.string({ unit: fc.oneof(LONE_SURROGATES, fc.constantFrom("\u0000", "a", "%", "\uD83D\uDE00")), maxLength: 6 }), weight: 1 },
 );
 
 /** Percent-encodes text as a browser would, and an unpaired surrogate as the (invalid) UTF-8 of its code unit. */
@@ -110,26 +111,30 @@ function plausibleQuery(name: string): fc.Arbitrary<string> {
   }
 }
 
-/** A pushed user: plausible for the uid in the path (`{uid}`), now and then spoiled in one field or in its types. */
+/** A pushed user: plausible for the uid in the path (`{uid}`), or spoiled: one field hostile text or of a wrong type, or no user at all. */
 function userBody(spoil: boolean): fc.Arbitrary<unknown> {
-  const text = (usual: fc.Arbitrary<string>) => (spoil ? fc.oneof({ arbitrary: usual, weight: 4 }, { arbitrary: HOSTILE_TEXT, weight: 1 }) : usual);
   const wrong = fc.oneof(fc.jsonValue({ maxDepth: 2 }), HOSTILE_TEXT, fc.constantFrom(1e308, -1, true, null));
   const user = fc.record(
     {
-      uid: spoil ? fc.oneof({ arbitrary: fc.constant("{uid}"), weight: 6 }, { arbitrary: HOSTILE_TEXT, weight: 1 }) : fc.constant("{uid}"),
-      name: text(fc.constantFrom("Editor", "Zoë Ünïcode", "<script>alert(1)</script>")),
-      email: text(fc.constantFrom("editor@example.org", "x@y")),
-      permissions: fc.array(text(fc.constantFrom("signin", "admin", "editor")), { maxLength: 3 }),
-      organisation_slug: fc.oneof(text(fc.constantFrom("cabinet-office")), fc.constant(null)),
-      organisation_content_id: fc.oneof(text(fc.constantFrom("96ae61d6-c2a1-48cb-8e67-da9d105ae381")), fc.constant(null)),
+      uid: fc.constant("{uid}"),
+      name: fc.constantFrom("Editor", "Zoë Ünïcode", "<script>alert(1)</script>"),
+      email: fc.constantFrom("editor@example.org", "x@y"),
+      permissions: fc.array(fc.constantFrom("signin", "admin", "editor"), { maxLength: 3 }),
+      organisation_slug: fc.constantFrom("cabinet-office", null),
+      organisation_content_id: fc.constantFrom("96ae61d6-c2a1-48cb-8e67-da9d105ae381", null),
       disabled: fc.boolean(),
     },
-    { requiredKeys: spoil ? [] : ["uid", "name", "email", "permissions"] },
+    { requiredKeys: ["uid", "name", "email", "permissions"] },
   );
   if (!spoil) return user.map((value) => ({ user: value }));
+  const field = fc.constantFrom("uid", "name", "email", "permissions", "organisation_slug", "organisation_content_id", "disabled");
   return fc.oneof(
-    { arbitrary: user.map((value) => ({ user: value })), weight: 6 },
-    { arbitrary: fc.tuple(user, fc.constantFrom("uid", "name", "email", "permissions", "disabled", "organisation_slug"), wrong).map(([value, key, odd]) => ({ user: { ...value, [key]: odd } })), weight: 2 },
+    {
+      arbitrary: fc.tuple(user, field, HOSTILE_TEXT).map(([value, key, text]) => ({ user: { ...value, [key]: key === "permissions" ? ["signin", text] : text } })),
+      weight: 6,
+    },
+    { arbitrary: fc.tuple(user, field, wrong).map(([value, key, odd]) => ({ user: { ...value, [key]: odd } })), weight: 2 },
+    { arbitrary: user.map(({ uid: _uid, ...value }) => ({ user: value })), weight: 1 },
     { arbitrary: wrong, weight: 1 },
   );
 }
@@ -143,6 +148,11 @@ const RAW_BODIES: fc.Arbitrary<string | Buffer> = fc.oneof(
 );
 
 const CONTENT_TYPES = fc.constantFrom("application/json", "application/json; charset=latin1", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "");
+
+/** Requests for every route; a route that takes a body gets three times the share of one that does not, as it has more to spoil. */
+export function requestsForAll(routes: readonly FuzzRoute[]): fc.Arbitrary<FuzzRequest> {
+  return fc.oneof(...routes.map((route) => ({ arbitrary: requestsFor(route), weight: route.userBody ? 3 : 1 })));
+}
 
 /** Requests for one route: three in five plausible, two in five spoiled anywhere. */
 export function requestsFor(route: FuzzRoute): fc.Arbitrary<FuzzRequest> {
@@ -174,14 +184,13 @@ export function requestsFor(route: FuzzRoute): fc.Arbitrary<FuzzRequest> {
         ? fc.oneof({ arbitrary: fc.constant({ contentType: null, payload: null }), weight: 3 }, { arbitrary: fc.tuple(CONTENT_TYPES, RAW_BODIES).map(([contentType, payload]) => ({ contentType: contentType === "" ? null : contentType, payload })), weight: 1 })
         : fc.constant({ contentType: null as string | null, payload: null as string | Buffer | null });
     const push = route.url.includes("/api/users/");
-    const caller = spoil ? fc.constantFrom<FuzzCaller>("editor", "admin", "none", "stale-cookie", "junk-cookie") : push ? fc.constant<FuzzCaller>("none") : fc.constantFrom<FuzzCaller>("editor", "admin", "admin");
+    const usualCaller = push ? fc.constant<FuzzCaller>("none") : fc.constantFrom<FuzzCaller>("editor", "admin", "admin");
+    const usualAuthorization = push ? fc.constant<FuzzAuthorization>("push") : route.url === "/api/me" ? fc.constant<FuzzAuthorization>("editor-token") : fc.constant<FuzzAuthorization>("none");
+    // A spoiled request mostly keeps the caller it is for, so the spoiled parts get past the guards.
+    const caller = spoil ? fc.oneof({ arbitrary: usualCaller, weight: 2 }, { arbitrary: fc.constantFrom<FuzzCaller>("editor", "admin", "none", "stale-cookie", "junk-cookie"), weight: 1 }) : usualCaller;
     const authorization = spoil
-      ? fc.constantFrom<FuzzAuthorization>("push", "editor-token", "none", "unknown-token", "malformed")
-      : push
-        ? fc.constant<FuzzAuthorization>("push")
-        : route.url === "/api/me"
-          ? fc.constant<FuzzAuthorization>("editor-token")
-          : fc.constant<FuzzAuthorization>("none");
+      ? fc.oneof({ arbitrary: usualAuthorization, weight: 2 }, { arbitrary: fc.constantFrom<FuzzAuthorization>("push", "editor-token", "none", "unknown-token", "malformed"), weight: 1 })
+      : usualAuthorization;
     const method = spoil && route.method === "GET" ? fc.constantFrom<"GET" | "HEAD">("GET", "GET", "HEAD") : fc.constant(route.method);
     return fc.tuple(method, uid, pieces, raw, body, caller, authorization).map(([verb, who, query, rawPieces, { contentType, payload }, from, auth]) => ({
       route: route.name,

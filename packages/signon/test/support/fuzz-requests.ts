@@ -474,8 +474,9 @@ export function requestsFor(route: FuzzRoute, defaultPassword: string): fc.Arbit
               },
             )
           : form;
-    const caller = spoil ? ANY_CALLER : plausibleCaller(route);
-    const authorization = spoil ? ANY_AUTHORIZATION : plausibleAuthorization(route);
+    // A spoiled request mostly keeps the caller it is for (session, CSRF token, credentials), so the spoiled parts get past the guards.
+    const caller = spoil ? fc.oneof({ arbitrary: plausibleCaller(route), weight: 2 }, { arbitrary: ANY_CALLER, weight: 1 }) : plausibleCaller(route);
+    const authorization = spoil ? fc.oneof({ arbitrary: plausibleAuthorization(route), weight: 2 }, { arbitrary: ANY_AUTHORIZATION, weight: 1 }) : plausibleAuthorization(route);
     const method = route.method === "GET" && spoil ? fc.constantFrom<"GET" | "HEAD">("GET", "GET", "GET", "HEAD") : fc.constant(route.method);
     return fc.tuple(method, path, query, body, caller, authorization).map(([verb, parts, pieces, payload, who, auth]) => ({
       route: route.name,
