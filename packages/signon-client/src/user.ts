@@ -25,6 +25,33 @@ export type SignonUserJson = Static<typeof SignonUserJson>;
 export const SignonUserEnvelope = Type.Object({ user: SignonUserJson }, { additionalProperties: true });
 export type SignonUserEnvelope = Static<typeof SignonUserEnvelope>;
 
+/** A NUL character (no text column holds one) or a surrogate not in a pair (it would be stored as U+FFFD). */
+// eslint-disable-next-line no-control-regex -- finding NUL is the point
+const UNSTORABLE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether `text` holds something the user store cannot keep as it was sent. */
+export function holdsUnstorableText(text: string): boolean {
+  return UNSTORABLE_TEXT.test(text);
+}
+
+/**
+ * The first field of a pushed user (or its uid in the path) that the user
+ * store cannot keep as it was sent, or null when all can be: a push carrying
+ * one is refused with 400 instead of failing the write.
+ */
+export function unstorableField(uid: string, user: SignonUserJson): string | null {
+  const texts: [string, string | null | undefined][] = [
+    ["uid", uid],
+    ["user.uid", user.uid],
+    ["user.name", user.name],
+    ["user.email", user.email],
+    ["user.organisation_slug", user.organisation_slug],
+    ["user.organisation_content_id", user.organisation_content_id],
+    ...user.permissions.map((permission, index): [string, string] => [`user.permissions.${index}`, permission]),
+  ];
+  return texts.find(([, text]) => typeof text === "string" && holdsUnstorableText(text))?.[0] ?? null;
+}
+
 /** A user as this application keeps it. */
 export interface SignonUser {
   uid: string;

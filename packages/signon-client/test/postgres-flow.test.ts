@@ -55,3 +55,50 @@ describe("the client on PostgreSQL stores", () => {
     expect(await h.users.findByUid(user.uid)).toEqual(expect.objectContaining({ permissions: ["admin", "signin"] }));
   });
 });
+
+describe("push receivers on PostgreSQL with text it cannot store", () => {
+  it.each([
+    ["a NUL in the name", "name", "user.name", "Ada\u0000Lovelace"],
+    ["a NUL in a permission", "permissions", "user.permissions.1", ["signin", "ad\u0000min"]],
+    ["an unpaired surrogate in the e-mail address", "email", "user.email", "ada\uD800@example.org"],
+    ["a lone low surrogate in the organisation slug", "organisation_slug", "user.organisation_slug", "\uDC00cabinet-office"],
+  ])("PUT /auth/gds/api/users/:uid answers %s with 400 and stores nothing", async (_name, field, path, value) => {
+    const user = { ...createUser(), [field]: value };
+
+    const response = await h.app.inject({
+      method: "PUT",
+      url: `/auth/gds/api/users/${user.uid}`,
+      headers: { authorization: `Bearer ${pushToken()}` },
+      payload: { user },
+    });
+
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: "invalid_request", error_description: `${path} holds a NUL character or an unpaired surrogate.` });
+    expect(await h.users.findByUid(user.uid)).toBeNull();
+  });
+
+  it("PUT /auth/gds/api/users/:uid answers a NUL in the uid with 400", async () => {
+    const user = { ...createUser(), uid: "a\u0000b" };
+
+    const response = await h.app.inject({ method: "PUT", url: "/auth/gds/api/users/a%00b", headers: { authorization: `Bearer ${pushToken()}` }, payload: { user } });
+
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: "invalid_request", error_description: "uid holds a NUL character or an unpaired surrogate." });
+  });
+
+  it("POST /auth/gds/api/users/:uid/reauth answers a NUL in the uid with 400", async () => {
+    const response = await h.app.inject({ method: "POST", url: "/auth/gds/api/users/a%00b/reauth", headers: { authorization: `Bearer ${pushToken()}` }, payload: {} });
+
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: "invalid_request", error_description: "uid holds a NUL character or an unpaired surrogate." });
+  });
+
+  it("keeps a surrogate pair (an emoji) as it was sent", async () => {
+    const user = { ...createUser(), name: "Ada 😀" };
+
+    const response = await h.app.inject({ method: "PUT", url: `/auth/gds/api/users/${user.uid}`, headers: { authorization: `Bearer ${pushToken()}` }, payload: { user } });
+
+    expect(response.statusCode).toBe(200);
+    expect(await h.users.findByUid(user.uid)).toEqual(expect.objectContaining({ name: "Ada 😀" }));
+  });
+});

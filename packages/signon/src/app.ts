@@ -13,6 +13,7 @@ import type { SignonContext } from "./context.js";
 import type { SignonDatabase } from "./db/database.js";
 import { statementRunner } from "./db/statements.js";
 import { handleError } from "./http/error-handler.js";
+import { answerFrameworkError } from "./http/framework-errors.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
 import { InvalidRequestError } from "./oauth/errors.js";
 import { registerOperations } from "./operations.js";
@@ -62,6 +63,7 @@ export function signonServerOptions(
     // Parameters are strings; coercing a string into a one-element array would let schemas accept what they should not.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
+    frameworkErrors: answerFrameworkError,
     ...requestIdServerOptions(),
     logger: logger === false ? false : serviceLoggerOptions(logger === true ? {} : logger),
     ...(config.tls ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } } : {}),
@@ -97,6 +99,14 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     }
   });
 
+  // Before any route: a route keeps the error handler set when it was added (health checks and metrics included).
+  // While the database cannot be reached: 503 with Retry-After, as OAuth's `temporarily_unavailable` or a plain page.
+  app.setErrorHandler(
+    answeringDatabaseOutages(handleError, {
+      json: () => ({ error: "temporarily_unavailable", error_description: "Sign-on cannot reach its database; try again shortly" }),
+      html: (request) => request.routeOptions.config.errorFormat === "html",
+    }),
+  );
   registerOperations(app, { config, db: options.db, pool: options.pool, now: app.signon.now });
   app.addHook("onRequest", rejectMalformedQuery);
   if (production) {
@@ -141,13 +151,6 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   });
 
   app.decorateRequest("webSession", null);
-  // While the database cannot be reached: 503 with Retry-After, as OAuth's `temporarily_unavailable` or a plain page.
-  app.setErrorHandler(
-    answeringDatabaseOutages(handleError, {
-      json: () => ({ error: "temporarily_unavailable", error_description: "Sign-on cannot reach its database; try again shortly" }),
-      html: (request) => request.routeOptions.config.errorFormat === "html",
-    }),
-  );
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: "not_found" }));
 
   await app.register(homeRoutes);

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, onRequestAsyncHookHandler } from "fastify";
 import { Type, TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { SignonUserEnvelope, type SignonUserJson } from "../user.js";
+import { holdsUnstorableText, SignonUserEnvelope, unstorableField, type SignonUserJson } from "../user.js";
 import { StoreUnavailableError } from "../errors.js";
 import { RETRY_AFTER_SECONDS } from "./unavailable.js";
 
@@ -64,6 +64,13 @@ export function receiverRoutes(handlers: PushHandlers) {
         },
       },
       async (request, reply) => {
+        const unstorable = unstorableField(request.params.uid, request.body.user);
+        if (unstorable !== null) {
+          return reply.code(400).send({
+            error: "invalid_request",
+            error_description: `${unstorable} holds a NUL character or an unpaired surrogate.`,
+          });
+        }
         if (request.body.user.uid !== request.params.uid) {
           return reply.code(400).send({
             error: "invalid_request",
@@ -83,7 +90,10 @@ export function receiverRoutes(handlers: PushHandlers) {
           response: { 200: Empty, 400: ApiError, 401: ApiError, 403: ApiError, 503: ApiError },
         },
       },
-      async (request) => {
+      async (request, reply) => {
+        if (holdsUnstorableText(request.params.uid)) {
+          return reply.code(400).send({ error: "invalid_request", error_description: "uid holds a NUL character or an unpaired surrogate." });
+        }
         await handlers.receiveReauth(request.params.uid);
         return {};
       },

@@ -130,3 +130,26 @@ describe("unknown paths", () => {
     expect(response.json()).toEqual({ error: "not_found" });
   });
 });
+
+describe("addresses the router cannot read", () => {
+  it.each([
+    ["a broken percent-escape in the path", "/users/%ZZ/suspend", 400, "The address has a malformed percent-escape or invalid UTF-8"],
+    ["a truncated escape in the path", "/invitations/%E0%A4%A", 400, "The address has a malformed percent-escape or invalid UTF-8"],
+    ["a lone % in the path", "/applications/%", 400, "The address has a malformed percent-escape or invalid UTF-8"],
+    ["a path parameter over 200 characters", `/users/${"a".repeat(250)}`, 414, "A part of the address is too long"],
+  ])("answer %s with invalid_request, not Fastify's default body", async (_name, url, status, description) => {
+    const response = await signon.app.inject({ method: "GET", url: `${url}?access_token=secret-in-the-query` });
+    expect(response.statusCode).toBe(status);
+    expect(response.json()).toEqual(invalidRequest(description));
+    expect(response.headers["cache-control"]).toBe("no-store");
+    expect(response.body).not.toContain("secret-in-the-query");
+  });
+});
+
+describe("GET /healthcheck/live and /metrics with bad input", () => {
+  it.each(["/healthcheck/live", "/healthcheck/ready", "/metrics"])("%s answers a malformed query with invalid_request, not Fastify's default body", async (path) => {
+    const response = await signon.app.inject({ method: "GET", url: `${path}?a=%00&b=%ZZ` });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual(invalidRequest("The query string has a malformed percent-escape or invalid UTF-8"));
+  });
+});
