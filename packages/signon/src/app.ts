@@ -59,7 +59,9 @@ export function signonServerOptions(
 ): FastifyServerOptions & { https?: { cert: Buffer; key: Buffer } } {
   return {
     bodyLimit: bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // Only the proxy that connects to Sign-on is trusted: the client address is the one it adds last to
+    // X-Forwarded-For, never one a client put in the header before it (S15).
+    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     // Parameters are strings; coercing a string into a one-element array would let schemas accept what they should not.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },

@@ -44,7 +44,8 @@ export type AuditAction =
   | "api_token_revoked"
   | "push_retried"
   | "suspended_for_inactivity"
-  | "sign_in_tokens_revoked";
+  | "sign_in_tokens_revoked"
+  | "client_authentication_flood";
 
 export interface AuditEntry {
   action: AuditAction;

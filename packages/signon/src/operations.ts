@@ -8,6 +8,7 @@ import {
 } from "@tessera/service-kit";
 import type { FastifyInstance } from "fastify";
 import type pg from "pg";
+import { floodedClientCount } from "./applications/client-authentication-pressure.js";
 import type { SignonConfig } from "./config.js";
 import type { SignonDatabase } from "./db/database.js";
 import { signonMigrations } from "./db/migrations.js";
@@ -24,10 +25,19 @@ const pushGauges: readonly ScrapedGauge<PushQueueFigures>[] = [
   { name: "signon_push_oldest_pending_seconds", help: "Seconds since the oldest pending push was queued (0 when none)", values: (figures) => figures.oldestPendingSeconds },
 ];
 
+const floodGauges: readonly ScrapedGauge<number>[] = [
+  {
+    name: "signon_client_authentication_floods",
+    help: "Client ids with over 100 failed authentications from any addresses in the current 10-minute window (S15); they slow nothing for the real client",
+    values: (flooded) => flooded,
+  },
+];
+
 /**
  * What operators use: the request id header, `/healthcheck/live` and
  * `/healthcheck/ready` (database answers, migrations applied) and `/metrics`
- * (requests, latency, the push outbox read at scrape time).
+ * (requests, latency, the push outbox and flooded client ids read at scrape
+ * time).
  */
 export function registerOperations(
   app: FastifyInstance,
@@ -39,5 +49,8 @@ export function registerOperations(
   const registry = registerMetrics(app, { token: options.config.metricsToken });
   registerScrapedGauges(registry, () => readPushQueueFigures(options.db, options.now()), pushGauges, (error) => {
     app.log.warn({ err: error }, "metrics: could not read the push outbox");
+  });
+  registerScrapedGauges(registry, () => floodedClientCount(options.db, options.now()), floodGauges, (error) => {
+    app.log.warn({ err: error }, "metrics: could not read the failure counters");
   });
 }

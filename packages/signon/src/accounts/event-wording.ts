@@ -44,6 +44,7 @@ const actionWords: Record<AuditAction, string> = {
   push_retried: "Push delivery retried",
   suspended_for_inactivity: "Suspended for inactivity",
   sign_in_tokens_revoked: "Signed out of every application",
+  client_authentication_flood: "Over 100 failed application authentications from many addresses in 10 minutes",
 };
 
 /** Why every sign-in of a person ended (`sign_in_tokens_revoked`). */

@@ -3,15 +3,35 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
 import { findClientForAuthentication } from "../repositories/client-authentication.js";
 import { constantTimeEqual } from "../security/constant-time.js";
-import { clientAuthenticationLimit, recordFailure } from "../security/failure-limit.js";
+import { clientAuthenticationFlood, clientAuthenticationLimit, recordFailure, recordFailureCrossingLimit } from "../security/failure-limit.js";
 import { sha256Hex } from "../security/random.js";
 import type { ClientCredentials } from "./client-credentials.js";
 import { InvalidClientError, TooManyAttemptsError } from "./errors.js";
 
+/** A flood of failed authentications for one client from many addresses (S15), reported once per window. */
+export interface ClientAuthenticationFlood {
+  applicationId: string;
+  applicationName: string;
+  clientId: string;
+  failures: number;
+  windowSeconds: number;
+}
+
+/** The keys a failed authentication counts under: the (client id, source address) pair and the source address. */
+function limitKeys(clientId: string, origin: RequestOrigin): string[] {
+  const source = origin.ip ?? "unknown";
+  return [`pair:${clientId.slice(0, 128)}:${source}`, `ip:${source}`];
+}
+
 /**
- * Authenticates a client by id and secret (S3), under the brute-force limit
- * of S15: after 10 failures for a client id or an IP in 10 minutes, every
- * attempt gets 429 until the window ends, whatever the secret.
+ * Authenticates a client by id and secret (S3), under the brute-force limits
+ * of S15: after 10 failures in 10 minutes for a client id from one source
+ * address, or for any client ids from one source address, that address gets
+ * 429 (for that client, or for all) until the window ends, whatever the
+ * secret. A client with the right secret from an address without recent
+ * failures is never refused. Over 100 failures for one client id from any
+ * addresses in 10 minutes is a flood: audited and passed to `onFlood` once
+ * per window, and it refuses nobody.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.10
@@ -20,9 +40,10 @@ export async function authenticateClient(
   ctx: SignonContext,
   credentials: ClientCredentials,
   origin: RequestOrigin,
+  onFlood?: (flood: ClientAuthenticationFlood) => void,
 ): Promise<Application> {
   const now = ctx.now();
-  const keys = [`client:${credentials.clientId}`, ...(origin.ip ? [`ip:${origin.ip}`] : [])];
+  const keys = limitKeys(credentials.clientId, origin);
   const { application, blockedUntil } = await findClientForAuthentication(
     ctx.statements,
     credentials.clientId,
@@ -44,6 +65,23 @@ export async function authenticateClient(
     origin,
     details: { client_id: credentials.clientId.slice(0, 128), method: credentials.method },
   });
+  if (application && (await recordFailureCrossingLimit(ctx.db, clientAuthenticationFlood, application.clientId, now))) {
+    const flood: ClientAuthenticationFlood = {
+      applicationId: application.id,
+      applicationName: application.name,
+      clientId: application.clientId,
+      failures: clientAuthenticationFlood.maxFailures + 1,
+      windowSeconds: clientAuthenticationFlood.windowSeconds,
+    };
+    await audit(ctx.db, {
+      action: "client_authentication_flood",
+      at: now,
+      applicationId: application.id,
+      origin,
+      details: { failures: flood.failures, window_seconds: flood.windowSeconds },
+    });
+    onFlood?.(flood);
+  }
   // Failures past the limit that passed the check above at the same moment as others are refused like later ones.
   if (overLimit !== null) throw new TooManyAttemptsError(overLimit);
   throw new InvalidClientError("Client authentication failed", { usedBasic: credentials.method === "client_secret_basic" });

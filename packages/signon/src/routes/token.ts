@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { requireFormBody } from "../http/form-content-type.js";
 import { requestOrigin } from "../http/request-origin.js";
 import { authenticateClient } from "../oauth/authenticate-client.js";
+import { logClientAuthenticationFlood } from "./oauth/flood-log.js";
 import { readClientCredentials } from "../oauth/client-credentials.js";
 import { InvalidRequestError, UnsupportedGrantTypeError } from "../oauth/errors.js";
 import { exchangeAuthorizationCode } from "../oauth/exchange-code.js";
@@ -54,7 +55,7 @@ const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const credentials = readClientCredentials({ authorization: request.headers.authorization, body });
     const grantType = checkGrantType(body.grant_type);
     const origin = requestOrigin(request);
-    const application = await authenticateClient(app.signon, credentials, origin);
+    const application = await authenticateClient(app.signon, credentials, origin, logClientAuthenticationFlood(request.log));
     const tokens =
       grantType === "authorization_code"
         ? await exchangeAuthorizationCode(

@@ -8,8 +8,15 @@ export interface FailureLimit {
   windowSeconds: number;
 }
 
-/** S15: client password authentication, per client id and per IP. */
+/** S15: client password authentication, per (client id, source address) and per source address. */
 export const clientAuthenticationLimit: FailureLimit = { name: "client-auth", maxFailures: 10, windowSeconds: 600 };
+/**
+ * S15: more failures than this for one client id, from any addresses, in the
+ * window is a flood. It is logged once, counted and shown, and refuses nobody:
+ * the client id is public, so a limit on it would let anyone switch the
+ * client off.
+ */
+export const clientAuthenticationFlood: FailureLimit = { name: "client-auth-flood", maxFailures: 100, windowSeconds: 600 };
 /** S15: sign-in attempts per IP. */
 export const signInPerIpLimit: FailureLimit = { name: "sign-in-ip", maxFailures: 30, windowSeconds: 600 };
 
@@ -43,4 +50,14 @@ export async function recordFailure(db: SignonDatabase, limit: FailureLimit, key
     if (count.failures > limit.maxFailures) wait = Math.max(wait ?? 0, (count.windowEndsAt.getTime() - now.getTime()) / 1000);
   }
   return wait;
+}
+
+/**
+ * Counts one failure under `key` and says whether this one took the count
+ * past the limit: `true` for exactly one failure per window, across every
+ * instance, so what follows (a log line, an audit event) happens once.
+ */
+export async function recordFailureCrossingLimit(db: SignonDatabase, limit: FailureLimit, key: string, now: Date): Promise<boolean> {
+  const count = await countFailure(db, `${limit.name}:${key}`, limit.windowSeconds, now);
+  return count.failures === limit.maxFailures + 1;
 }

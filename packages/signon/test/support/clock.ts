@@ -11,4 +11,9 @@ export class TestClock {
   advance(seconds: number): void {
     this.current += seconds * 1000;
   }
+
+  /** Sets the time, for example to keep two instances' clocks together. */
+  set(time: Date): void {
+    this.current = time.getTime();
+  }
 }

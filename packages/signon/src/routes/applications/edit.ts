@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { applicationFormValues, checkApplicationForm } from "../../applications/application-fields.js";
+import { clientAuthenticationPressure } from "../../applications/client-authentication-pressure.js";
 import { updateApplication } from "../../applications/update-application.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
@@ -23,6 +24,7 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return renderPage(request, reply, "applications/edit.eta", {
       title: application.name,
       application,
+      pressure: await clientAuthenticationPressure(app.signon, application),
       values: applicationFormValues(application),
       errors: {},
     });
@@ -46,7 +48,11 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
           request,
           reply,
           "applications/edit.eta",
-          { title: `${application.name}: there is a problem`, application, values: { ...values, require_pkce: values.require_pkce ?? "" }, errors: checked.errors },
+          {
+            title: `${application.name}: there is a problem`,
+            application,
+            pressure: await clientAuthenticationPressure(app.signon, application),
+            values: { ...values, require_pkce: values.require_pkce ?? "" }, errors: checked.errors },
           400,
         );
       }

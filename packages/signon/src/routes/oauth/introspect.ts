@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { authenticateClient } from "../../oauth/authenticate-client.js";
+import { logClientAuthenticationFlood } from "./flood-log.js";
 import { readClientCredentials } from "../../oauth/client-credentials.js";
 import { InvalidRequestError } from "../../oauth/errors.js";
 import { introspectToken } from "../../oauth/introspect-token.js";
@@ -34,7 +35,7 @@ const introspectRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.header("cache-control", "no-store");
       const credentials = readClientCredentials({ authorization: request.headers.authorization, body: request.body });
       if (!request.body.token) throw new InvalidRequestError("token is required");
-      const application = await authenticateClient(app.signon, credentials, requestOrigin(request));
+      const application = await authenticateClient(app.signon, credentials, requestOrigin(request), logClientAuthenticationFlood(request.log));
       return introspectToken(app.signon, application, request.body.token);
     },
   );

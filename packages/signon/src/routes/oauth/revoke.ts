@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { authenticateClient } from "../../oauth/authenticate-client.js";
+import { logClientAuthenticationFlood } from "./flood-log.js";
 import { readClientCredentials } from "../../oauth/client-credentials.js";
 import { InvalidRequestError } from "../../oauth/errors.js";
 import { revokeToken } from "../../oauth/revoke-token.js";
@@ -22,7 +23,7 @@ const revokeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const credentials = readClientCredentials({ authorization: request.headers.authorization, body: request.body });
       if (!request.body.token) throw new InvalidRequestError("token is required");
       const origin = requestOrigin(request);
-      const application = await authenticateClient(app.signon, credentials, origin);
+      const application = await authenticateClient(app.signon, credentials, origin, logClientAuthenticationFlood(request.log));
       await revokeToken(app.signon, application, request.body.token, origin);
       return reply.code(200).send("");
     },
