@@ -1,7 +1,7 @@
 import { startDatabase } from "@tessera/db";
 import { signonClientPlugin } from "@tessera/signon-client/fastify";
 import { PostgresSessionStore, PostgresUserStore, signonClientMigrations } from "@tessera/signon-client/postgres";
-import { databaseReadinessChecks, registerHealthChecks } from "@tessera/service-kit";
+import { answeringDatabaseOutages, databaseReadinessChecks, registerHealthChecks } from "@tessera/service-kit";
 import type { FastifyInstance } from "fastify";
 import type { EditorialAppConfig } from "./config.js";
 import { adminRoutes } from "./routes/admin.js";
@@ -44,6 +44,13 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     await database.close();
   });
 
+  // While its database cannot be reached: 503 with Retry-After, a plain page for browsers, JSON for the API; everything else as before.
+  app.setErrorHandler(
+    answeringDatabaseOutages(app.errorHandler, {
+      json: () => ({ error: "temporarily_unavailable", error_description: "The editorial app cannot reach its database; try again shortly." }),
+      html: (request) => (request.headers.accept ?? "").includes("text/html"),
+    }),
+  );
   await app.register(signonClientPlugin, {
     signonUrl: config.signonUrl,
     clientId: config.clientId,

@@ -17,7 +17,11 @@ const ctx = createContext(config, database.db, new SignonCallerResolver({ signon
 const app = await buildApp(ctx, { logger: { level: process.env["LOG_LEVEL"] ?? "info" }, metricsToken: config.metricsToken, trustProxy: config.trustProxy });
 const worker =
   config.staleWorkerIntervalMs > 0
-    ? startStaleWorker(ctx, { intervalMs: config.staleWorkerIntervalMs, onError: (error) => app.log.error({ err: error }, "stale worker round failed") })
+    ? startStaleWorker(ctx, {
+        intervalMs: config.staleWorkerIntervalMs,
+        onError: (error) => app.log.error({ err: error }, "stale worker round failed"),
+        log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message) },
+      })
     : null;
 
 let closing = false;

@@ -1,6 +1,9 @@
 export { startDatabase, DEFAULT_DATA_DIR, EMBEDDED_POOL_MAX } from "./start-database.js";
 export type { StartDatabaseOptions, StartedDatabase } from "./start-database.js";
-export { createPool } from "./pool.js";
+export { createPool, DEFAULT_CONNECTION_TIMEOUT_MS } from "./pool.js";
+export { isDatabaseUnavailable, describeDatabaseError } from "./faults.js";
+export { OutageTracker } from "./outage-tracker.js";
+export type { OutageTrackerOptions } from "./outage-tracker.js";
 export type { PoolOptions } from "./pool.js";
 export { createDrizzle } from "./drizzle.js";
 export type { Database } from "./drizzle.js";

@@ -11,9 +11,10 @@ import type { MergedOptions, RequestOptions } from "./types.js";
  * amends `accept` from `mediaType`, and sends the parameters the URL did not
  * take to the query string (GET, HEAD) or the body (other methods): `data` as
  * it is, else a JSON object of the parameters.
+ * `fallbackVendor` names GraphQL previews when `accept` names no vendor.
  * @see https://www.rfc-editor.org/rfc/rfc6570
  */
-export function parse(options: MergedOptions): RequestOptions {
+export function parse(options: MergedOptions, fallbackVendor?: string): RequestOptions {
   const method = options.method.toUpperCase();
   const template = routeTemplate(options.url || "/");
   let url = template.expand(options);
@@ -21,7 +22,7 @@ export function parse(options: MergedOptions): RequestOptions {
   if (!url.startsWith("http")) url = options.baseUrl + url;
 
   const headers = addLowercaseHeaders({}, options.headers) as Record<string, string | number>;
-  if (typeof headers["accept"] === "string") headers["accept"] = amendAccept(headers["accept"], options.mediaType ?? {}, url);
+  if (typeof headers["accept"] === "string") headers["accept"] = amendAccept(headers["accept"], options.mediaType ?? {}, url, fallbackVendor);
 
   const sendsQuery = method === "GET" || method === "HEAD";
   let query = "";

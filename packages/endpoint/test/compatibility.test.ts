@@ -53,7 +53,7 @@ const CALLS: Record<string, Call> = {
   "an options object instead of a route": ["", { method: "POST", url: "/token", grant_type: "refresh_token", refresh_token: "r" }],
 };
 
-function call(library: typeof endpoint | typeof theirs, [route, options]: Call): unknown {
+function call(library: typeof endpoint | typeof theirs | typeof octokitEndpoint, [route, options]: Call): unknown {
   const loose = library as AnyEndpoint;
   return route === "" ? loose(options ?? {}) : loose(route, options);
 }
@@ -86,6 +86,55 @@ describe("compatibility with @octokit/endpoint 11.0.5", () => {
     const settings = { request: { timeout: 1000 }, filter: { state: "open" }, mediaType: { previews: ["a"] } };
     const call: EndpointOptions = { request: { retries: 2 }, filter: { label: "bug" }, mediaType: { format: "raw" } };
     expect(endpoint.defaults(settings)("POST /issues", call)).toEqual(theirs.defaults(settings)("POST /issues", call as never));
+  });
+});
+
+/** Calls made with GitHub's defaults (`@octokit/endpoint`'s own), as code written for GitHub makes them. */
+const GITHUB_CALLS: Record<string, Call> = {
+  "GraphQL previews": ["POST /graphql", { query: "{ viewer { login } }", mediaType: { previews: ["jean-grey", "symmetra"] } }],
+  "GraphQL previews with a format": ["POST /graphql", { mediaType: { format: "raw", previews: ["symmetra"] } }],
+  "GraphQL previews with a format and previews in the accept header": [
+    "POST /graphql",
+    { headers: { accept: "application/vnd.foo-preview,application/vnd.bar-preview" }, mediaType: { format: "raw", previews: ["symmetra"] } },
+  ],
+  "GraphQL previews with previews of a vendor in the accept header": [
+    "POST /graphql",
+    { headers: { accept: "application/vnd.github.foo-preview+json" }, mediaType: { previews: ["symmetra"] } },
+  ],
+  "GraphQL previews with a binary accept header": ["POST /graphql", { headers: { accept: "application/octet-stream" }, mediaType: { previews: ["symmetra"] } }],
+  "previews outside GraphQL with a format and an accept header": [
+    "GET /repos/{owner}/{repo}/issues/{number}",
+    {
+      owner: "octokit",
+      repo: "endpoint.js",
+      number: 123,
+      headers: { accept: "application/vnd.foo-preview,application/vnd.bar-preview" },
+      mediaType: { format: "raw", previews: ["symmetra"] },
+    },
+  ],
+};
+
+describe("compatibility with @octokit/endpoint 11.0.5 on GitHub's defaults", () => {
+  const github = endpoint.defaults(octokitEndpoint.DEFAULTS as EndpointOptions);
+
+  it.each(Object.entries(GITHUB_CALLS))("gives the same result for %s", (_name, args) => {
+    expect(call(github, args)).toEqual(call(octokitEndpoint, args));
+  });
+
+  it("names previews in an accept header without a vendor after the vendor of the defaults", () => {
+    const args: Call = [
+      "POST /graphql",
+      { headers: { accept: "application/vnd.foo-preview,application/vnd.bar-preview" }, mediaType: { format: "raw", previews: ["symmetra"] } },
+    ];
+    const accept = "application/vnd.github.foo-preview.raw,application/vnd.github.bar-preview.raw,application/vnd.github.symmetra-preview.raw";
+    expect(call(github, args)).toMatchObject({ headers: { accept } });
+    expect(call(octokitEndpoint, args)).toMatchObject({ headers: { accept } });
+    expect(call(github.defaults({ headers: { "x-app": "a" } }), args)).toMatchObject({ headers: { accept } });
+  });
+
+  it("parses merged options the same way through endpoint.parse", () => {
+    const [route, options] = GITHUB_CALLS["GraphQL previews with a format and previews in the accept header"]!;
+    expect(github.parse(github.merge(route, options))).toEqual(octokitEndpoint.parse(octokitEndpoint.merge(route, options as never)));
   });
 });
 
@@ -125,6 +174,12 @@ describe("deliberate differences from @octokit/endpoint", () => {
     const args: Call = ["POST /graphql", { query: "{ viewer }", mediaType: { previews: ["jean-grey"] } }];
     expect(call(endpoint, args)).toMatchObject({ headers: { accept: "application/vnd.tessera.jean-grey-preview+json" } });
     expect(call(theirs, args)).toMatchObject({ headers: { accept: "application/vnd.github.jean-grey-preview+json" } });
+  });
+
+  it("names previews in an accept header without a vendor after the vendor of its own defaults", () => {
+    const args: Call = ["POST /graphql", { headers: { accept: "application/vnd.foo-preview" }, mediaType: { format: "raw", previews: ["symmetra"] } }];
+    expect(call(endpoint, args)).toMatchObject({ headers: { accept: "application/vnd.tessera.foo-preview.raw,application/vnd.tessera.symmetra-preview.raw" } });
+    expect(call(theirs, args)).toMatchObject({ headers: { accept: "application/vnd.github.foo-preview.raw,application/vnd.github.symmetra-preview.raw" } });
   });
 
   it("leaves the defaults alone on GraphQL calls", () => {

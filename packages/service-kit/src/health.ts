@@ -48,6 +48,9 @@ async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<Check
  * - `GET /healthcheck/ready`: runs every check; `200 {"status":"ok","checks":{…}}`
  *   when all pass, else `503 {"status":"unavailable","failed":[names],"checks":{…}}`
  *   (for load balancers: send no traffic until ready).
+ *
+ * A check is logged when it starts failing (warning) and when it passes
+ * again (with how long it failed), not on every probe.
  */
 export function registerHealthChecks(app: FastifyInstance, options: HealthCheckOptions): void {
   const timeoutMs = options.timeoutMs ?? 2000;
@@ -57,15 +60,27 @@ export function registerHealthChecks(app: FastifyInstance, options: HealthCheckO
 
   // Requests that arrive while the checks run share that run, so a burst of probes (or a flood) costs one round of checks.
   let running: Promise<{ checks: Record<string, CheckResult>; failed: string[] }> | null = null;
+  // Since when each failing check has failed: a check is logged when it starts failing and when it passes again, not on every probe.
+  const failingSince = new Map<string, number>();
   const runAll = async () => {
     const names = Object.keys(options.checks);
     const results = await Promise.all(
       names.map(async (name): Promise<CheckResult> => {
         try {
-          return await runCheck(options.checks[name] as ReadinessCheck, timeoutMs);
+          const result = await runCheck(options.checks[name] as ReadinessCheck, timeoutMs);
+          const since = failingSince.get(name);
+          if (since !== undefined) {
+            failingSince.delete(name);
+            app.log.info({ check: name }, `readiness check ${name} passes again after ${((Date.now() - since) / 1000).toFixed(1)} s`);
+          }
+          return result;
         } catch (error) {
-          app.log.warn({ err: error, check: name }, "readiness check failed");
-          return { status: "failed", reason: error instanceof CheckFailure ? error.message : "failed" };
+          const reason = error instanceof CheckFailure ? error.message : "failed";
+          if (!failingSince.has(name)) {
+            failingSince.set(name, Date.now());
+            app.log.warn(error instanceof CheckFailure ? { check: name, reason } : { err: error, check: name }, `readiness check ${name} failed`);
+          }
+          return { status: "failed", reason };
         }
       }),
     );

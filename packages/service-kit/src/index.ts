@@ -5,3 +5,11 @@ export { databaseReadinessChecks } from "./database-checks.js";
 export { registerMetrics, UNMATCHED_ROUTE, type MetricsOptions } from "./metrics.js";
 export { registerScrapedGauges, type ScrapedGauge } from "./scraped-gauges.js";
 export { bearerTokenMatches } from "./bearer-token.js";
+export {
+  answeringDatabaseOutages,
+  sendDatabaseUnavailable,
+  temporarilyUnavailablePage,
+  DATABASE_RETRY_AFTER_SECONDS,
+  type DatabaseOutageAnswers,
+  type ErrorHandler,
+} from "./database-outage.js";

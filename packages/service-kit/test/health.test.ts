@@ -67,7 +67,7 @@ describe("GET /healthcheck/ready", () => {
       expect(response.json()).toEqual({
         status: "unavailable",
         failed: ["database", "migrations"],
-        checks: { database: { status: "failed", reason: "failed" }, migrations: { status: "failed", reason: "failed" } },
+        checks: { database: { status: "failed", reason: "database unavailable" }, migrations: { status: "failed", reason: "database unavailable" } },
       });
       await app.close();
     });

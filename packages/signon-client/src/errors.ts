@@ -28,3 +28,13 @@ export class SignInRejectedError extends Error {
     super(`Sign-in rejected: ${reason}`);
   }
 }
+
+/**
+ * The session or user store cannot reach its storage right now (the
+ * PostgreSQL stores throw it while their database is unreachable; a store of
+ * your own may too). The plugin answers it with 503 and `Retry-After`, as it
+ * does `SignonUnavailableError`. Worth trying again later.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+}

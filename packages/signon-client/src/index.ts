@@ -9,7 +9,7 @@ export type {
 } from "./config.js";
 export { systemClock, type Clock } from "./clock.js";
 export type { Fetch } from "./http/send.js";
-export { SignonRefusedError, SignonUnavailableError, SignInRejectedError } from "./errors.js";
+export { SignonRefusedError, SignonUnavailableError, SignInRejectedError, StoreUnavailableError } from "./errors.js";
 export { SignonUserJson, SignonUserEnvelope, userDetailsFromJson } from "./user.js";
 export type { SignonUser, SignonUserDetails } from "./user.js";
 export { hasPermission, hasAnyPermission, hasAllPermissions, type HasPermissions } from "./permissions.js";

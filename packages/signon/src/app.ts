@@ -4,7 +4,7 @@ import cookie from "@fastify/cookie";
 import csrf from "@fastify/csrf-protection";
 import helmet from "@fastify/helmet";
 import view from "@fastify/view";
-import { HEALTH_CHECK_PATHS, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
+import { answeringDatabaseOutages, HEALTH_CHECK_PATHS, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
 import { Eta } from "eta";
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type pg from "pg";
@@ -141,7 +141,13 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   });
 
   app.decorateRequest("webSession", null);
-  app.setErrorHandler(handleError);
+  // While the database cannot be reached: 503 with Retry-After, as OAuth's `temporarily_unavailable` or a plain page.
+  app.setErrorHandler(
+    answeringDatabaseOutages(handleError, {
+      json: () => ({ error: "temporarily_unavailable", error_description: "Sign-on cannot reach its database; try again shortly" }),
+      html: (request) => request.routeOptions.config.errorFormat === "html",
+    }),
+  );
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: "not_found" }));
 
   await app.register(homeRoutes);

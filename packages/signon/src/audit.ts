@@ -43,7 +43,8 @@ export type AuditAction =
   | "organisation_updated"
   | "api_token_revoked"
   | "push_retried"
-  | "suspended_for_inactivity";
+  | "suspended_for_inactivity"
+  | "sign_in_tokens_revoked";
 
 export interface AuditEntry {
   action: AuditAction;

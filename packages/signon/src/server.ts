@@ -51,7 +51,11 @@ export async function startSignon(
           requestTimeoutMs: config.pushes.requestTimeoutMs,
           pollIntervalMs: config.pushes.pollIntervalMs,
           retryBaseMs: config.pushes.retryBaseMs,
-          log: { warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+          log: {
+            warn: (message, fields) => app.log.warn({ push: fields }, message),
+            error: (message, fields) => app.log.error({ push: fields }, message),
+            info: (message) => app.log.info(message),
+          },
           ...(options.fetch ? { fetch: options.fetch } : {}),
         },
       );
@@ -71,11 +75,13 @@ export async function startSignon(
     pushes?.start();
     // Suspends people who have not signed in for `inactivityDays`: first shortly after start, then hourly.
     const inactivity = startInactivityJob(worker ? { ...ctx, pushesQueued: () => worker.wake() } : ctx, {
-      log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) },
+      log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
       firstRunMs: options.inactivityFirstRunMs,
     });
     // Deletes sessions, tokens, codes and counters that can no longer be used: first shortly after start, then hourly.
-    const expiredRecords = startExpiredRecordsJob(ctx, { log: { info: (message) => app.log.info(message), error: (message) => app.log.error(message) } });
+    const expiredRecords = startExpiredRecordsJob(ctx, {
+      log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+    });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {

@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance } from "fastify";
+import { answeringDatabaseOutages } from "@tessera/service-kit";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { SignonUnavailableError } from "../auth/signon-caller-resolver.js";
 
 /** An API refusal: an HTTP status and the `detail` text of its `{"detail": …}` body. */
@@ -21,28 +22,35 @@ export const forbidden = (detail = "You do not have permission to perform this a
 /** 404 with a detail. */
 export const notFound = (detail = "Not found."): ApiError => new ApiError(404, detail);
 
+/** The body of a 503 while the database cannot be reached. */
+export const DATABASE_UNAVAILABLE_DETAIL = "The database is unavailable; try again later.";
+
 /**
  * Writes every error as `{"detail": …}`: API refusals with their status,
- * request validation failures as 400, a body that is not JSON as 400, and
- * anything unexpected as a 500 that says nothing about the inside.
+ * request validation failures as 400, a body that is not JSON as 400, a
+ * database that cannot be reached as 503 with `Retry-After`, and anything
+ * unexpected as a 500 that says nothing about the inside.
  */
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof ApiError) {
-      if (error.challenge !== undefined) void reply.header("www-authenticate", error.challenge);
-      return reply.code(error.statusCode).send({ detail: error.detail });
-    }
-    if (error instanceof SignonUnavailableError) {
-      request.log.warn({ err: error }, "sign-on unavailable");
-      return reply.code(503).send({ detail: "The sign-on service is unavailable; try again later." });
-    }
-    if (error.validation) {
-      return reply.code(400).send({ detail: `Invalid ${error.validationContext ?? "request"}: ${error.message}` });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) return reply.code(status).send({ detail: error.message });
-    request.log.error({ err: error }, "unexpected error");
-    return reply.code(500).send({ detail: "Internal server error." });
-  });
+  app.setErrorHandler(answeringDatabaseOutages(handleError, { json: () => ({ detail: DATABASE_UNAVAILABLE_DETAIL }) }));
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: "Not found." }));
+}
+
+function handleError(thrown: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const error = thrown as FastifyError;
+  if (error instanceof ApiError) {
+    if (error.challenge !== undefined) void reply.header("www-authenticate", error.challenge);
+    return reply.code(error.statusCode).send({ detail: error.detail });
+  }
+  if (error instanceof SignonUnavailableError) {
+    request.log.warn({ err: error }, "sign-on unavailable");
+    return reply.code(503).header("retry-after", "5").send({ detail: "The sign-on service is unavailable; try again later." });
+  }
+  if (error.validation) {
+    return reply.code(400).send({ detail: `Invalid ${error.validationContext ?? "request"}: ${error.message}` });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return reply.code(status).send({ detail: error.message });
+  request.log.error({ err: error }, "unexpected error");
+  return reply.code(500).send({ detail: "Internal server error." });
 }

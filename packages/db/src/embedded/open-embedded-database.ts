@@ -162,6 +162,8 @@ async function serve(dataDir: string, lockPath: string, log: Logger | undefined)
 
 async function answers(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000, query_timeout: 5000 });
+  // A failing connection rejects connect() or the query below; the event must not end the process as well.
+  client.on("error", () => {});
   try {
     await client.connect();
     await client.query("SELECT 1");

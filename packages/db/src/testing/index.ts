@@ -10,3 +10,4 @@ export { freePort } from "../free-port.js";
 export { testServerUrl } from "./test-server-url.js";
 export { startTestServer } from "./test-server.js";
 export type { TestServer } from "./test-server.js";
+export { FaultProxy } from "./fault-proxy.js";

@@ -35,6 +35,7 @@ export type ApiErrorCode = keyof typeof apiErrors;
 export function sendApiError(reply: FastifyReply, code: ApiErrorCode, description?: string): FastifyReply {
   const error = apiErrors[code];
   if (error.challenge !== null) reply.header("www-authenticate", error.challenge);
+  if (error.status === 503) reply.header("retry-after", "5");
   return reply
     .code(error.status)
     .header("cache-control", "no-store")

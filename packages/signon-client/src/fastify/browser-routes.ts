@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { SignInRejectedError, SignonRefusedError, SignonUnavailableError } from "../errors.js";
+import { SignInRejectedError, SignonRefusedError, SignonUnavailableError, StoreUnavailableError } from "../errors.js";
 import type { SignonClient } from "../signon-client.js";
 import { escapeHtml, sendPage } from "./pages.js";
 import type { SessionCookie } from "./session-cookie.js";
+import { isTemporarilyUnavailable, RETRY_AFTER_SECONDS, sendTemporarilyUnavailable } from "./unavailable.js";
 
 /** Where the browser routes live. */
 export interface BrowserRoutePaths {
@@ -31,6 +32,11 @@ const logSerializers = {
 export function browserRoutes(client: SignonClient, paths: BrowserRoutePaths, cookie: SessionCookie) {
   return async function signInRoutes(app: FastifyInstance): Promise<void> {
     const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+    // The session store or Sign-on out of reach while signing in or out: 503, not 500. Anything else goes to the application's handler.
+    app.setErrorHandler((error, request, reply) => {
+      if (isTemporarilyUnavailable(error)) return sendTemporarilyUnavailable(request, reply, error);
+      throw error;
+    });
 
     routes.get(paths.signIn, { schema: { querystring: SignInQuery } }, async (request, reply) => {
       // The new cookie replaces the old one, so the session it named could never be used again.
@@ -72,7 +78,13 @@ function signInFailed(reply: FastifyReply, error: unknown, signInPath: string): 
   }
   if (error instanceof SignonUnavailableError) {
     reply.log.error({ err: error }, "sign-in failed: Sign-on unavailable");
+    void reply.header("retry-after", String(RETRY_AFTER_SECONDS));
     return sendPage(reply, 503, "Sign-on is unavailable", `<p>Please try again in a moment.</p>${tryAgain}`);
+  }
+  if (error instanceof StoreUnavailableError) {
+    reply.log.warn({ reason: error.message }, "sign-in failed: session store unavailable");
+    void reply.header("retry-after", String(RETRY_AFTER_SECONDS));
+    return sendPage(reply, 503, "Temporarily unavailable", `<p>Please try again in a moment.</p>${tryAgain}`);
   }
   throw error;
 }

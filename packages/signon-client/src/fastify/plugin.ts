@@ -9,6 +9,7 @@ import { createGuards, type ForbiddenHandler, type SignonGuards } from "./guards
 import { escapeHtml, sendPage } from "./pages.js";
 import { receiverRoutes } from "./receiver-routes.js";
 import { SessionCookie } from "./session-cookie.js";
+import { isTemporarilyUnavailable, sendTemporarilyUnavailable } from "./unavailable.js";
 
 /** Options of the Fastify plugin: the client's options plus where things are mounted. */
 export interface SignonPluginOptions extends SignonClientOptions {
@@ -69,11 +70,16 @@ async function signonPlugin(app: FastifyInstance, options: SignonPluginOptions):
   app.decorate("signonClient", { client, paths, ...guards });
   app.decorateRequest("signonUser", null);
   if (!app.hasRequestDecorator("signonApiUser")) app.decorateRequest("signonApiUser", null);
-  app.addHook("onRequest", async (request: FastifyRequest, _reply: FastifyReply) => {
+  app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
     const sessionId = cookie.read(request);
     if (sessionId === undefined || request.url.startsWith(`${paths.api}/`)) return;
-    const signedIn = await client.resolveSession(sessionId, request.log);
-    request.signonUser = signedIn?.user ?? null;
+    try {
+      const signedIn = await client.resolveSession(sessionId, request.log);
+      request.signonUser = signedIn?.user ?? null;
+    } catch (error) {
+      if (!isTemporarilyUnavailable(error)) throw error;
+      await sendTemporarilyUnavailable(request, reply, error);
+    }
   });
 
   await app.register(browserRoutes(client, paths, cookie));

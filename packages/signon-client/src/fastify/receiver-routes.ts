@@ -2,7 +2,9 @@ import type { FastifyError, FastifyInstance } from "fastify";
 import { Type, TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { SignonUserEnvelope } from "../user.js";
 import type { SignonClient } from "../signon-client.js";
+import { StoreUnavailableError } from "../errors.js";
 import type { SignonGuards } from "./guards.js";
+import { RETRY_AFTER_SECONDS } from "./unavailable.js";
 
 /** The permission Sign-on's push credential holds on each application (S13). */
 export const USER_UPDATE_PERMISSION = "user_update_permission";
@@ -29,6 +31,14 @@ export function receiverRoutes(client: SignonClient, guards: SignonGuards) {
       const status = error.statusCode ?? 500;
       if (status >= 400 && status < 500) {
         return reply.code(status).send({ error: "invalid_request", error_description: error.message });
+      }
+      if (error instanceof StoreUnavailableError) {
+        // Sign-on retries a 503 later (S14), by when the database is likely back.
+        request.log.warn({ reason: error.message }, "push receiver: session store unavailable");
+        return reply
+          .code(503)
+          .header("retry-after", String(RETRY_AFTER_SECONDS))
+          .send({ error: "temporarily_unavailable", error_description: "The update could not be stored now; try again shortly." });
       }
       request.log.error({ err: error }, "push receiver failed");
       return reply.code(500).send({ error: "server_error", error_description: "The update could not be stored." });

@@ -1,6 +1,7 @@
 import { and, eq, gt, isNull, lte, or } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
+import { storeCall } from "./store-call.js";
 import type { SessionRecord, SessionStore, SessionTokens } from "../storage/session-store.js";
 import { sessions } from "./schema.js";
 
@@ -13,66 +14,80 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async create(session: SessionRecord): Promise<void> {
-    await this.#db.insert(sessions).values({
-      idDigest: session.idDigest,
-      uid: session.uid,
-      signInState: session.signIn?.state ?? null,
-      signInCodeVerifier: session.signIn?.codeVerifier ?? null,
-      signInReturnTo: session.signIn?.returnTo ?? null,
-      ...tokenColumns(session.tokens),
-      createdAt: new Date(session.createdAt),
-      expiresAt: new Date(session.expiresAt),
+    return storeCall(async () => {
+      await this.#db.insert(sessions).values({
+        idDigest: session.idDigest,
+        uid: session.uid,
+        signInState: session.signIn?.state ?? null,
+        signInCodeVerifier: session.signIn?.codeVerifier ?? null,
+        signInReturnTo: session.signIn?.returnTo ?? null,
+        ...tokenColumns(session.tokens),
+        createdAt: new Date(session.createdAt),
+        expiresAt: new Date(session.expiresAt),
+      });
     });
   }
 
   async find(idDigest: string, now: number): Promise<SessionRecord | null> {
-    const [row] = await this.#db
-      .select()
-      .from(sessions)
-      .where(and(eq(sessions.idDigest, idDigest), gt(sessions.expiresAt, new Date(now))));
-    return row ? toSession(row) : null;
+    return storeCall(async () => {
+      const [row] = await this.#db
+        .select()
+        .from(sessions)
+        .where(and(eq(sessions.idDigest, idDigest), gt(sessions.expiresAt, new Date(now))));
+      return row ? toSession(row) : null;
+    });
   }
 
   async delete(idDigest: string): Promise<void> {
-    await this.#db.delete(sessions).where(eq(sessions.idDigest, idDigest));
+    return storeCall(async () => {
+      await this.#db.delete(sessions).where(eq(sessions.idDigest, idDigest));
+    });
   }
 
   async deleteForUser(uid: string): Promise<number> {
-    const rows = await this.#db
-      .delete(sessions)
-      .where(eq(sessions.uid, uid))
-      .returning({ idDigest: sessions.idDigest });
-    return rows.length;
+    return storeCall(async () => {
+      const rows = await this.#db
+        .delete(sessions)
+        .where(eq(sessions.uid, uid))
+        .returning({ idDigest: sessions.idDigest });
+      return rows.length;
+    });
   }
 
   async claimRefresh(idDigest: string, now: number, until: number): Promise<boolean> {
-    const rows = await this.#db
-      .update(sessions)
-      .set({ refreshClaimedUntil: new Date(until) })
-      .where(
-        and(
-          eq(sessions.idDigest, idDigest),
-          lte(sessions.refreshAt, new Date(now)),
-          or(isNull(sessions.refreshClaimedUntil), lte(sessions.refreshClaimedUntil, new Date(now))),
-        ),
-      )
-      .returning({ idDigest: sessions.idDigest });
-    return rows.length > 0;
+    return storeCall(async () => {
+      const rows = await this.#db
+        .update(sessions)
+        .set({ refreshClaimedUntil: new Date(until) })
+        .where(
+          and(
+            eq(sessions.idDigest, idDigest),
+            lte(sessions.refreshAt, new Date(now)),
+            or(isNull(sessions.refreshClaimedUntil), lte(sessions.refreshClaimedUntil, new Date(now))),
+          ),
+        )
+        .returning({ idDigest: sessions.idDigest });
+      return rows.length > 0;
+    });
   }
 
   async saveTokens(idDigest: string, tokens: SessionTokens): Promise<void> {
-    await this.#db
-      .update(sessions)
-      .set({ ...tokenColumns(tokens), refreshClaimedUntil: null })
-      .where(eq(sessions.idDigest, idDigest));
+    return storeCall(async () => {
+      await this.#db
+        .update(sessions)
+        .set({ ...tokenColumns(tokens), refreshClaimedUntil: null })
+        .where(eq(sessions.idDigest, idDigest));
+    });
   }
 
   async deleteExpired(now: number): Promise<number> {
-    const rows = await this.#db
-      .delete(sessions)
-      .where(lte(sessions.expiresAt, new Date(now)))
-      .returning({ idDigest: sessions.idDigest });
-    return rows.length;
+    return storeCall(async () => {
+      const rows = await this.#db
+        .delete(sessions)
+        .where(lte(sessions.expiresAt, new Date(now)))
+        .returning({ idDigest: sessions.idDigest });
+      return rows.length;
+    });
   }
 }
 

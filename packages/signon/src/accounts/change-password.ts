@@ -1,8 +1,9 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { storePasswordHash } from "../repositories/password-history.js";
-import { deleteOtherSessionsOfUser } from "../repositories/sessions.js";
 import { recordWrongPassword, type User } from "../repositories/users.js";
+import { pushesCommitted } from "../pushes/queue.js";
+import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { hashPassword, verifyPassword } from "./password.js";
 import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
 import { wrongPasswordsBeforeLock } from "./sign-in.js";
@@ -17,8 +18,10 @@ export interface PasswordChange {
 /**
  * Changes a signed-in person's password: the current one must be right (a
  * wrong one counts towards the account lock, S15), the new one must pass the
- * policy. Stores it with its history, ends the user's other sessions and
- * writes `password_changed`. Returns messages per field when refused.
+ * policy. Stores it with its history, writes `password_changed` and ends
+ * every sign-in of the user but this browser's session (S18): tokens of
+ * every application revoked, reauth pushed. Returns messages per field when
+ * refused.
  */
 export async function changePassword(
   ctx: SignonContext,
@@ -40,8 +43,9 @@ export async function changePassword(
   const passwordHash = await hashPassword(form.password, ctx.config.passwordHashing);
   await ctx.db.transaction(async (tx) => {
     await storePasswordHash(tx, user.uid, passwordHash, now);
-    await deleteOtherSessionsOfUser(tx, user.uid, sessionIdHash);
     await audit(tx, { action: "password_changed", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+    await endSignInsEverywhere(tx, { user, cause: "password_changed", now, keepSessionIdHash: sessionIdHash, actorUid: user.uid, origin });
   });
+  pushesCommitted(ctx);
   return { ok: true };
 }

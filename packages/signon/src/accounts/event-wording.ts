@@ -43,6 +43,15 @@ const actionWords: Record<AuditAction, string> = {
   api_token_revoked: "API token revoked",
   push_retried: "Push delivery retried",
   suspended_for_inactivity: "Suspended for inactivity",
+  sign_in_tokens_revoked: "Signed out of every application",
+};
+
+/** Why every sign-in of a person ended (`sign_in_tokens_revoked`). */
+const causeWords: Record<string, string> = {
+  password_changed: "a password change",
+  password_reset: "a password reset",
+  email_changed: "an e-mail address change",
+  two_step_reset: "a 2-step verification reset",
 };
 
 const roleWords: Record<string, string> = { superadmin: "superadmin", admin: "admin", organisation_admin: "organisation admin", normal: "normal user" };
@@ -66,5 +75,8 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   const changed = stringList(details.changed);
   if (changed !== null) text += ` (${changed.replace("organisationId", "organisation")})`;
   if (typeof details.reason === "string") text += ` (reason: ${details.reason})`;
+  if (typeof details.cause === "string" && typeof details.tokens === "number") {
+    text += ` after ${causeWords[details.cause] ?? details.cause.replace(/_/g, " ")}: ${details.tokens} ${details.tokens === 1 ? "token" : "tokens"} revoked`;
+  }
   return text;
 }

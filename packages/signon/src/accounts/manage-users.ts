@@ -6,6 +6,7 @@ import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { clearPasswordFailures, findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
+import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { hashPassword } from "./password.js";
 
 /** A refused account change, with a message for the operator. */
@@ -151,7 +152,9 @@ export interface UserDetailsChange {
 /**
  * Changes a user's name, e-mail address or organisation and, when anything
  * changed, queues a PUT to each of their applications (S13), in one
- * transaction.
+ * transaction. A new e-mail address ends every sign-in of a person (S18)
+ * but the session `keepSessionIdHash` (the browser of a person changing
+ * their own address).
  */
 export async function updateUserDetails(
   ctx: SignonContext,
@@ -159,9 +162,10 @@ export async function updateUserDetails(
   change: UserDetailsChange,
   actorUid: string | null = null,
   origin: RequestOrigin | null = null,
+  keepSessionIdHash: string | null = null,
 ): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
-  return changeUser(ctx, user, change, actorUid, origin);
+  return changeUser(ctx, user, change, actorUid, origin, keepSessionIdHash);
 }
 
 /**
@@ -177,9 +181,10 @@ export async function updateUserByUid(
   change: UserDetailsChange & { role?: Role | undefined },
   actorUid: string | null = null,
   origin: RequestOrigin | null = null,
+  keepSessionIdHash: string | null = null,
 ): Promise<User | null> {
   const user = await findUserByUid(ctx.db, uid);
-  return user ? changeUser(ctx, user, change, actorUid, origin) : null;
+  return user ? changeUser(ctx, user, change, actorUid, origin, keepSessionIdHash) : null;
 }
 
 async function changeUser(
@@ -187,7 +192,8 @@ async function changeUser(
   user: User,
   change: UserDetailsChange & { role?: Role | undefined },
   actorUid: string | null,
-  origin: RequestOrigin | null = null,
+  origin: RequestOrigin | null,
+  keepSessionIdHash: string | null,
 ): Promise<User> {
   const changes: { name?: string; email?: string; organisationId?: string | null } = {};
   if (change.name !== undefined && checkName(change.name) !== user.name) changes.name = checkName(change.name);
@@ -212,6 +218,7 @@ async function changeUser(
       await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, origin, details: { changed: Object.keys(changes).sort() } });
       await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
     }
+    if (changes.email !== undefined) await endSignInsEverywhere(tx, { user, cause: "email_changed", now, keepSessionIdHash, actorUid, origin });
     return row;
   });
   if (detailsChanged) pushesCommitted(ctx);

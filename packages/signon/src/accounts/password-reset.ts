@@ -1,10 +1,11 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { sendMailInBackground } from "../mail/send-mail.js";
-import { deleteSessionsOfUser } from "../repositories/sessions.js";
+import { pushesCommitted } from "../pushes/queue.js";
 import { findUserByEmail } from "../repositories/users.js";
 import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
 import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
+import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { setPasswordThroughLink } from "./link-password.js";
 import type { FieldErrors } from "./password-policy.js";
 
@@ -85,7 +86,8 @@ export type PasswordResetResult = { ok: true } | { ok: false; errors: FieldError
 /**
  * Sets a new password through a reset link: checks it against the policy,
  * stores it (and its history), uses up the link, lifts any lock and ends
- * every session of the user, in one transaction.
+ * every sign-in of the user (S18: every session, every application's
+ * tokens, reauth pushed), in one transaction.
  */
 export async function resetPassword(
   ctx: SignonContext,
@@ -94,8 +96,9 @@ export async function resetPassword(
   origin: RequestOrigin,
 ): Promise<PasswordResetResult> {
   const result = await setPasswordThroughLink(ctx, token, "password_reset", form, async (tx, user, now) => {
-    await deleteSessionsOfUser(tx, user.uid);
     await audit(tx, { action: "password_reset", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+    await endSignInsEverywhere(tx, { user, cause: "password_reset", now, actorUid: user.uid, origin });
   });
+  if (result.ok) pushesCommitted(ctx);
   return result.ok ? { ok: true } : result;
 }

@@ -2,7 +2,8 @@ import { Secret, TOTP } from "otpauth";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { deleteRememberedBrowsersOfUser } from "../repositories/remembered-browsers.js";
-import { deleteSessionsOfUser } from "../repositories/sessions.js";
+import { pushesCommitted } from "../pushes/queue.js";
+import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { clearOtp, enableOtp, storePendingOtpSecret } from "../repositories/two-step-secrets.js";
 import { findUserByUid, type User } from "../repositories/users.js";
 import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
@@ -125,8 +126,9 @@ export async function confirmTwoStepSetup(ctx: SignonContext, userUid: string, r
 /**
  * An administrator resets a user's 2-step verification (a lost phone): the
  * secret, `otpEnabledAt`, the wrong-code count and the last accepted step are
- * cleared, every remembered browser is forgotten and the user's sessions end,
- * so their next sign-in sets it up again. The caller checks that `actor` may
+ * cleared, every remembered browser is forgotten and every sign-in of the
+ * user ends (S18: sessions, every application's tokens, reauth pushed), so
+ * their next sign-in sets it up again. The caller checks that `actor` may
  * manage the user (`mayManageUser`).
  *
  * @throws AccountError when there is no such user.
@@ -138,7 +140,8 @@ export async function resetTwoStep(ctx: SignonContext, targetUid: string, actor:
     const cleared = await clearOtp(tx, targetUid, now);
     if (!cleared) throw new AccountError("No such user");
     await deleteRememberedBrowsersOfUser(tx, targetUid);
-    await deleteSessionsOfUser(tx, targetUid);
     await audit(tx, { action: "two_step_reset", at: now, actorUid: actor.uid, subjectUid: targetUid, origin });
+    await endSignInsEverywhere(tx, { user: cleared, cause: "two_step_reset", now, actorUid: actor.uid, origin });
   });
+  pushesCommitted(ctx);
 }

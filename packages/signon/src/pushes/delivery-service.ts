@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { OutageTracker } from "@tessera/db";
 import type { SignonContext } from "../context.js";
 import {
   claimDuePushes,
@@ -26,7 +27,31 @@ export interface PushDeliveryOptions {
   retryBaseMs?: number;
   /** For jitter; `Math.random` by default. */
   random?: () => number;
-  log?: { warn(message: string): void; error(message: string): void };
+  /** Failed attempts are logged with `PushAttemptFields` (a retry as a warning, a push given up as an error). */
+  log?: PushDeliveryLog;
+}
+
+/** What a failed attempt is logged with: never the token, nor the receiver's answer. */
+export interface PushAttemptFields {
+  application: string;
+  uid: string;
+  kind: "update" | "reauth";
+  /** The receiver's HTTP status; null when it gave none (no connection, no answer in time). */
+  status: number | null;
+  /** 1 for the first attempt at this state of the push. */
+  attempt: number;
+  /** `retry` (due again at `next_attempt_at`) or `failed` (given up). */
+  outcome: "retry" | "failed";
+  next_attempt_at?: string;
+  /** Why, when there was no HTTP status. */
+  error?: string;
+}
+
+/** Where the worker logs. */
+export interface PushDeliveryLog {
+  warn(message: string, fields?: PushAttemptFields): void;
+  error(message: string, fields?: PushAttemptFields): void;
+  info?(message: string): void;
 }
 
 /**
@@ -53,6 +78,8 @@ export class PushDeliveryService {
   private loop: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly inFlight = new Set<AbortController>();
+  /** While the database is unreachable: one log line when that starts and one when it ends, and rounds further apart. */
+  private readonly outage: OutageTracker;
 
   constructor(
     private readonly ctx: SignonContext,
@@ -66,6 +93,8 @@ export class PushDeliveryService {
     this.random = options.random ?? Math.random;
     this.retryBaseSeconds = (options.retryBaseMs ?? 5000) / 1000;
     this.log = options.log ?? { warn: () => undefined, error: () => undefined };
+    const log = this.log;
+    this.outage = new OutageTracker("push delivery", { info: (message) => (log.info ?? log.warn)(message), warn: (message) => log.warn(message) });
   }
 
   /** A lease outlives the request timeout, so a row is never sent twice at once by two live workers. */
@@ -92,7 +121,8 @@ export class PushDeliveryService {
    * Delivers until `stop()`: two lanes, each taking up to half of
    * `concurrency` pushes a round (so one lane sends while the other records),
    * going again at once while pushes are due, else waiting `pollIntervalMs`
-   * or a `wake()`.
+   * or a `wake()`. While the database cannot be reached it logs that once,
+   * waits longer between rounds (up to 2 s), and logs when it is back.
    */
   start(): void {
     if (this.running) return;
@@ -120,17 +150,19 @@ export class PushDeliveryService {
       let attempted = 0;
       try {
         attempted = await this.runOnce(limit);
+        this.outage.succeeded();
       } catch (error) {
-        this.log.error(`push delivery round failed: ${(error as Error).message}`);
+        if (!this.outage.failed(error)) this.log.error(`push delivery round failed: ${(error as Error).message}`);
       }
       if (attempted > 0 || !this.running) continue;
+      const delayMs = this.outage.retryDelayMs(this.pollIntervalMs);
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
           this.waiters.delete(done);
           resolve();
         };
-        const timer = setTimeout(done, this.pollIntervalMs);
+        const timer = setTimeout(done, delayMs);
         this.waiters.add(done);
       });
     }
@@ -158,26 +190,47 @@ export class PushDeliveryService {
       const text = await response.text().catch(() => "");
       const result = classifyStatus(response.status);
       if (response.status === 401) this.credential.forget(push.applicationId);
-      return this.outcome(push, result, result === "delivered" ? null : `HTTP ${response.status} ${text.slice(0, 200)}`.trim());
+      return this.outcome(push, result, result === "delivered" ? null : `HTTP ${response.status} ${text.slice(0, 200)}`.trim(), response.status);
     } catch (error) {
       const reason = controller.signal.aborted ? controller.signal.reason : error;
-      return this.outcome(push, "retry", describe(reason));
+      return this.outcome(push, "retry", describe(reason), null);
     } finally {
       clearTimeout(timer);
       this.inFlight.delete(controller);
     }
   }
 
-  private outcome(push: ClaimedPush, result: "delivered" | "permanent" | "retry", error: string | null): PushOutcome {
+  /**
+   * The outcome to record; a failed attempt is also logged. `status` is the
+   * receiver's HTTP status, null when there was none (the push was not sent,
+   * or no answer came).
+   */
+  private outcome(push: ClaimedPush, result: "delivered" | "permanent" | "retry", error: string | null, status: number | null = null): PushOutcome {
     const now = this.ctx.now();
     const base = { id: push.id, leaseToken: push.leaseToken, seq: push.seq, error };
     if (result === "delivered") return { ...base, status: "delivered", nextAttemptAt: now };
-    if (result === "permanent") return { ...base, status: "failed", nextAttemptAt: now };
+    const fields = {
+      application: push.applicationName,
+      uid: push.userUid,
+      kind: push.kind,
+      status,
+      attempt: push.attempts,
+      ...(status === null && error !== null ? { error } : {}),
+    };
+    const what = `push ${push.kind === "update" ? "PUT" : "reauth"} to ${push.applicationName} for user ${push.userUid}, attempt ${push.attempts}`;
+    const why = status === null ? (error ?? "not sent") : `HTTP ${status}`;
+    if (result === "permanent") {
+      this.log.error(`${what} failed for good: ${why}`, { ...fields, outcome: "failed" });
+      return { ...base, status: "failed", nextAttemptAt: now };
+    }
     if (retryWindowOver(push.pendingSince, now)) {
+      this.log.error(`${what} failed: ${why}; given up after 24 hours of retries`, { ...fields, outcome: "failed" });
       return { ...base, status: "failed", nextAttemptAt: now, error: `gave up after ${push.attempts} attempts: ${error ?? ""}` };
     }
     const delay = retryDelaySeconds(push.attempts, this.random, this.retryBaseSeconds);
-    return { ...base, status: "pending", nextAttemptAt: new Date(now.getTime() + delay * 1000) };
+    const nextAttemptAt = new Date(now.getTime() + delay * 1000);
+    this.log.warn(`${what} failed: ${why}; retrying in ${Math.round(delay)} s`, { ...fields, outcome: "retry", next_attempt_at: nextAttemptAt.toISOString() });
+    return { ...base, status: "pending", nextAttemptAt };
   }
 }
 

@@ -12,7 +12,9 @@ export type PushTargets =
   /** Every application where the user holds a permission or has been issued a token. */
   | "every-application-of-the-user"
   /** Every application where the user has been issued a token (used it). */
-  | "applications-the-user-used";
+  | "applications-the-user-used"
+  /** Every application where the user holds `signin`. */
+  | "applications-where-the-user-holds-signin";
 
 /**
  * Queues pushes of `kinds`, in that order, for a user, inside the caller's
@@ -28,12 +30,16 @@ export async function queuePushes(
   const now = push.now.toISOString();
   const holdsPermission = sql`exists (select 1 from signon.user_permissions p where p.user_uid = ${push.userUid} and p.application_id = a.id)`;
   const hasGrant = sql`exists (select 1 from signon.grants g where g.user_uid = ${push.userUid} and g.application_id = a.id)`;
+  const holdsSignin = sql`exists (select 1 from signon.user_permissions p
+    where p.user_uid = ${push.userUid} and p.application_id = a.id and p.permission = 'signin')`;
   const where =
     push.targets === "every-application-of-the-user"
       ? sql`(${holdsPermission} or ${hasGrant})`
       : push.targets === "applications-the-user-used"
         ? hasGrant
-        : sql`a.id = any(${`{${push.targets.applicationIds.join(",")}}`}::uuid[])`;
+        : push.targets === "applications-where-the-user-holds-signin"
+          ? holdsSignin
+          : sql`a.id = any(${`{${push.targets.applicationIds.join(",")}}`}::uuid[])`;
   let written = 0;
   // One statement per kind, in order, so a reauth queued with an update gets the higher number.
   for (const kind of push.kinds) {
@@ -57,6 +63,8 @@ export interface ClaimedPush {
   id: number;
   userUid: string;
   applicationId: string;
+  /** The application's name, for logs. */
+  applicationName: string;
   kind: PushKind;
   seq: number;
   attempts: number;
@@ -74,6 +82,7 @@ type ClaimedRow = {
   attempts: number;
   pending_since: Date | string;
   lease_token: string;
+  application_name: string;
   push_base_url: string | null;
   redirect_uris: string[];
 };
@@ -99,6 +108,7 @@ export async function claimDuePushes(
       id: Number(row.id),
       userUid: row.user_uid,
       applicationId: row.application_id,
+      applicationName: row.application_name,
       kind: row.kind,
       seq: Number(row.seq),
       attempts: row.attempts,
@@ -139,7 +149,7 @@ async function claimAmong(
      where d.id = due.id and a.id = d.application_id
        and d.status = 'pending' and (d.lease_until is null or d.lease_until <= ${now}::timestamptz)
     returning d.id, d.user_uid, d.application_id, d.kind, d.seq, d.attempts, d.pending_since, d.lease_token,
-              a.push_base_url, a.redirect_uris`);
+              a.name as application_name, a.push_base_url, a.redirect_uris`);
   return result.rows;
 }
 

@@ -4,7 +4,7 @@ import { suspendUser, unsuspendUser, updateUserDetails } from "../../src/account
 import { createOrganisation } from "../../src/accounts/organisations.js";
 import { grantPermissions, revokePermissions } from "../../src/applications/permissions.js";
 import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
-import { PushDeliveryService } from "../../src/pushes/delivery-service.js";
+import { PushDeliveryService, type PushAttemptFields } from "../../src/pushes/delivery-service.js";
 import { listPushes, retryPush } from "../../src/repositories/push-deliveries.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { InjectBrowser } from "../support/browser.js";
@@ -129,9 +129,12 @@ describe("PUT {push_base}/users/{uid}", () => {
       organisation_slug: "cabinet-office",
       organisation_content_id: organisation.contentId,
     });
+    // A new e-mail address also ends every sign-in (S18): a reauth follows each PUT.
     expect(receivers.summary().sort((a, b) => a.url.localeCompare(b.url))).toEqual([
       { method: "PUT", url: `https://other.example/users/${user.uid}`, body },
+      { method: "POST", url: `https://other.example/users/${user.uid}/reauth`, body: {} },
       { method: "PUT", url: `https://publisher.example/users/${user.uid}`, body },
+      { method: "POST", url: `https://publisher.example/users/${user.uid}/reauth`, body: {} },
     ]);
   });
 
@@ -399,5 +402,87 @@ describe("delivery", () => {
     expect(await narrow.runOnce()).toBe(1);
 
     expect(receivers.received.map((push) => push.url)).toEqual([`https://free.example/users/${free.uid}`]);
+  });
+});
+
+describe("logs", () => {
+  /** A worker whose log lines are kept. */
+  function loggingWorker(options: { requestTimeoutMs?: number; fetch?: typeof fetch } = {}) {
+    const lines: { level: "warn" | "error"; message: string; fields: PushAttemptFields | undefined }[] = [];
+    const log = {
+      warn: (message: string, fields?: PushAttemptFields) => lines.push({ level: "warn", message, fields }),
+      error: (message: string, fields?: PushAttemptFields) => lines.push({ level: "error", message, fields }),
+    };
+    return { lines, worker: new PushDeliveryService(signon.ctx, { fetch: receivers.fetch, random: () => 0.5, log, ...options }) };
+  }
+
+  it("logs each failed attempt with the application, user, status and attempt, and never the token", async () => {
+    const { user } = await publisherAndUser();
+    const { lines, worker: logging } = loggingWorker();
+    receivers.status = 503;
+    await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
+
+    await logging.runOnce();
+    signon.clock.advance(10);
+    receivers.down = true;
+    await logging.runOnce();
+    signon.clock.advance(10);
+    receivers.down = false;
+    receivers.status = 200;
+    await logging.runOnce();
+
+    expect(lines).toEqual([
+      {
+        level: "warn",
+        message: `push PUT to Publisher for user ${user.uid}, attempt 1 failed: HTTP 503; retrying in 4 s`,
+        fields: { application: "Publisher", uid: user.uid, kind: "update", status: 503, attempt: 1, outcome: "retry", next_attempt_at: expect.any(String) as unknown },
+      },
+      {
+        level: "warn",
+        message: `push PUT to Publisher for user ${user.uid}, attempt 2 failed: fetch failed: ECONNREFUSED; retrying in 8 s`,
+        fields: {
+          application: "Publisher",
+          uid: user.uid,
+          kind: "update",
+          status: null,
+          attempt: 2,
+          outcome: "retry",
+          next_attempt_at: expect.any(String) as unknown,
+          error: "fetch failed: ECONNREFUSED",
+        },
+      },
+    ]);
+    const token = receivers.received[0]?.authorization?.replace(/^Bearer /, "");
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(lines)).not.toContain(token);
+  });
+
+  it("logs a push given up as an error, without the receiver's answer", async () => {
+    const { user } = await publisherAndUser();
+    const { lines, worker: logging } = loggingWorker();
+    receivers.status = 404;
+    await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
+
+    await logging.runOnce();
+
+    expect(lines).toEqual([
+      {
+        level: "error",
+        message: `push PUT to Publisher for user ${user.uid}, attempt 1 failed for good: HTTP 404`,
+        fields: { application: "Publisher", uid: user.uid, kind: "update", status: 404, attempt: 1, outcome: "failed" },
+      },
+    ]);
+  });
+
+  it("logs nothing when every push is delivered", async () => {
+    const { user } = await publisherAndUser();
+    const { lines, worker: logging } = loggingWorker();
+    await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
+    await suspendUser(signon.ctx, user.email, "test");
+
+    while ((await logging.runOnce()) > 0);
+
+    expect(receivers.received.length).toBeGreaterThan(0);
+    expect(lines).toEqual([]);
   });
 });

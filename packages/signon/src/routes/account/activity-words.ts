@@ -36,6 +36,7 @@ const aboutYou: Record<string, string> = {
   two_step_verified: "You entered a 2-step verification code",
   role_changed: "Your role was changed",
   suspended_for_inactivity: "Your account was suspended because it was not used for a long time",
+  sign_in_tokens_revoked: "You were signed out of every application and every other browser",
 };
 
 const byYou: Record<string, string> = {

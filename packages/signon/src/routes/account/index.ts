@@ -51,7 +51,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!emailShape.test(values.email)) errors.email = values.email === "" ? "Enter your e-mail address" : "Enter an e-mail address like name@example.org";
       if (Object.keys(errors).length === 0) {
         try {
-          await updateUserDetails(app.signon, user.email, values, user.uid, requestOrigin(request));
+          await updateUserDetails(app.signon, user.email, values, user.uid, requestOrigin(request), request.webSession?.idHash ?? null);
           return await redirectWithFlash(request, reply, "/account", { kind: "success", text: "Your details have been saved." });
         } catch (error) {
           if (!(error instanceof AccountError)) throw error;

@@ -77,7 +77,9 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const checked = await checkUserForm(app.signon, actor, form);
       if (!checked.ok) return renderUserPage(request, reply, details, { form, errors: checked.errors });
       try {
-        await updateUserByUid(app.signon, details.user.uid, checked.values, actor.uid, requestOrigin(request));
+        // An administrator changing their own e-mail address stays signed in here (S18).
+        const keepSession = details.user.uid === actor.uid ? (request.webSession?.idHash ?? null) : null;
+        await updateUserByUid(app.signon, details.user.uid, checked.values, actor.uid, requestOrigin(request), keepSession);
       } catch (error) {
         if (error instanceof AccountError) return renderUserPage(request, reply, details, { form, errors: { email: error.message } });
         throw error;

@@ -1,0 +1,93 @@
+/**
+ * Which errors mean "the database cannot be reached right now" (as opposed to
+ * a bad query or a constraint): what a PostgreSQL restart, a failover, a
+ * network reset or an exhausted pool looks like to a `pg` client. Such an
+ * error is worth answering with 503 and trying again later; any other is a
+ * bug or bad input.
+ *
+ * This module imports nothing, so packages that must stay light (the Sign-on
+ * client) can use it through `@tessera/db/faults`.
+ */
+
+/** SQLSTATE codes, beyond class 08 (connection exception), that mean the server is going away or refusing sessions. */
+const unavailableSqlStates = new Set([
+  "57P01", // admin_shutdown: pg_terminate_backend, a fast shutdown
+  "57P02", // crash_shutdown: another backend crashed, the server restarts
+  "57P03", // cannot_connect_now: the server is starting up or shutting down
+  "53300", // too_many_connections
+]);
+
+/** Node socket error codes of a connection that could not be made or was lost. */
+const unavailableSocketCodes = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+
+/** Messages `pg` and `pg-pool` use for a lost connection, a connect or checkout timeout, or a pool being shut down. */
+const unavailableMessages = [
+  /^Connection terminated/, // "… unexpectedly", "… due to connection timeout"
+  /^timeout exceeded when trying to connect$/, // pool checkout timeout
+  /^Client has encountered a connection error and is not queryable$/,
+  /^Client was closed and is not queryable$/,
+  /^Cannot use a pool after calling end on the pool$/,
+  /^Query read timeout$/,
+];
+
+/** How deep {@link isDatabaseUnavailable} follows `cause` and `errors`: wrappers nest a level or two, never more. */
+const maxDepth = 5;
+
+/**
+ * Whether `error` (or what it wraps: drizzle's `DrizzleQueryError` keeps the
+ * driver's error as `cause`) says the database is unreachable or refusing
+ * sessions: SQLSTATE class 08, 57P01/57P02/57P03 or 53300; a socket error
+ * (ECONNRESET, ECONNREFUSED, EPIPE, ETIMEDOUT, …); `pg`'s "Connection
+ * terminated …" and "not queryable"; a pool checkout timeout; or a pool that
+ * has been ended (the process is shutting down).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return unavailableAt(error, 0);
+}
+
+function unavailableAt(error: unknown, depth: number): boolean {
+  if (depth > maxDepth || typeof error !== "object" || error === null) return false;
+  const { code, message, cause, errors } = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof code === "string") {
+    if (code.startsWith("08") && code.length === 5) return true;
+    if (unavailableSqlStates.has(code) || unavailableSocketCodes.has(code)) return true;
+  }
+  if (typeof message === "string" && unavailableMessages.some((pattern) => pattern.test(message))) return true;
+  if (cause !== undefined && unavailableAt(cause, depth + 1)) return true;
+  return Array.isArray(errors) && errors.some((inner) => unavailableAt(inner, depth + 1));
+}
+
+/**
+ * A short description of a database error for a log line: the SQLSTATE or
+ * socket code and the driver's message, never the SQL text or its parameters
+ * (drizzle puts both in its own message, and parameters can be personal data).
+ */
+export function describeDatabaseError(error: unknown): string {
+  const root = driverError(error);
+  if (!(root instanceof Error)) return String(root).slice(0, 200);
+  const code = (root as { code?: unknown }).code;
+  const inner = (root as { errors?: unknown }).errors;
+  const first = Array.isArray(inner) && inner[0] instanceof Error ? inner[0].message : "";
+  const message = (root.message || first).split("\n")[0] ?? "";
+  return (typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message).slice(0, 200);
+}
+
+/** The innermost `cause` (the driver's own error under drizzle's wrapper). */
+function driverError(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < maxDepth; depth++) {
+    const cause = (current as { cause?: unknown } | null)?.cause;
+    if (cause === undefined || cause === null) break;
+    current = cause;
+  }
+  return current;
+}

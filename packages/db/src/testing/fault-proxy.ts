@@ -1,0 +1,118 @@
+import { createServer, connect, type Server, type Socket } from "node:net";
+
+/**
+ * A TCP proxy between database clients and a PostgreSQL server, for fault
+ * tests: it forwards bytes both ways until told to cut every connection
+ * (each side gets a reset, as after a network failure or a server restart),
+ * to refuse new ones (its port stops listening, so connecting fails with
+ * ECONNREFUSED, as while a server is down), and to come back.
+ *
+ * ```ts
+ * const proxy = await FaultProxy.start(database.url);
+ * const pool = createPool({ url: proxy.url });
+ * proxy.cutAll();          // every open connection dies mid-whatever
+ * await proxy.refuse();    // nothing connects …
+ * await proxy.accept();    // … until now
+ * await proxy.close();
+ * ```
+ */
+export class FaultProxy {
+  readonly #target: { host: string; port: number };
+  readonly #pairs = new Set<{ client: Socket; server: Socket }>();
+  #listener: Server | null = null;
+  #port = 0;
+  /** Connections cut so far by {@link cutAll}. */
+  cuts = 0;
+
+  private constructor(target: { host: string; port: number }) {
+    this.#target = target;
+  }
+
+  /** Starts a proxy on a free port of 127.0.0.1 in front of the server of `databaseUrl`. */
+  static async start(databaseUrl: string): Promise<FaultProxy> {
+    const parsed = new URL(databaseUrl);
+    const proxy = new FaultProxy({ host: parsed.hostname || "127.0.0.1", port: Number(parsed.port || "5432") });
+    await proxy.accept();
+    return proxy;
+  }
+
+  /** The port the proxy listens on (kept across {@link refuse} and {@link accept}). */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** `databaseUrl` with host and port replaced by the proxy's. */
+  urlFor(databaseUrl: string): string {
+    const url = new URL(databaseUrl);
+    url.hostname = "127.0.0.1";
+    url.port = String(this.#port);
+    return url.toString();
+  }
+
+  /** How many connections are open through the proxy now. */
+  get open(): number {
+    return this.#pairs.size;
+  }
+
+  /** Resets every open connection, both towards the clients and towards the server. Returns how many it cut. */
+  cutAll(): number {
+    const count = this.#pairs.size;
+    for (const pair of this.#pairs) {
+      pair.client.resetAndDestroy();
+      pair.server.resetAndDestroy();
+    }
+    this.#pairs.clear();
+    this.cuts += count;
+    return count;
+  }
+
+  /** Stops listening: new connections are refused until {@link accept}. Open connections are left alone. */
+  async refuse(): Promise<void> {
+    const listener = this.#listener;
+    this.#listener = null;
+    if (listener === null) return;
+    await new Promise<void>((resolve) => {
+      listener.close(() => resolve());
+      // close() waits for open connections to end; the proxy tracks those itself, so do not wait.
+      setImmediate(resolve);
+    });
+  }
+
+  /** Listens (again, on the same port) and forwards new connections. */
+  async accept(): Promise<void> {
+    if (this.#listener !== null) return;
+    const listener = createServer((client) => this.#forward(client));
+    await new Promise<void>((resolve, reject) => {
+      listener.once("error", reject);
+      listener.listen(this.#port, "127.0.0.1", () => {
+        listener.off("error", reject);
+        resolve();
+      });
+    });
+    const address = listener.address();
+    if (address === null || typeof address === "string") throw new Error("the fault proxy has no port");
+    this.#port = address.port;
+    this.#listener = listener;
+  }
+
+  /** Cuts every connection and stops listening. */
+  async close(): Promise<void> {
+    await this.refuse();
+    this.cutAll();
+  }
+
+  #forward(client: Socket): void {
+    const server = connect(this.#target.port, this.#target.host);
+    const pair = { client, server };
+    this.#pairs.add(pair);
+    const end = () => {
+      this.#pairs.delete(pair);
+      client.destroy();
+      server.destroy();
+    };
+    client.on("error", end).on("close", end);
+    server.on("error", end).on("close", end);
+    client.pipe(server);
+    server.pipe(client);
+  }
+}

@@ -1,0 +1,118 @@
+// The pool of createPool in front of a proxy that cuts and refuses
+// connections: no failure may end the process (vitest fails the run on an
+// uncaught 'error' event), each one reaches the caller as an error that
+// isDatabaseUnavailable recognises, and the pool works again by itself.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { createDrizzle, createPool, isDatabaseUnavailable } from "../src/index.js";
+import { FaultProxy, useTestDatabase } from "../src/testing/index.js";
+import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
+import * as schema from "./fixtures/schema.js";
+
+const t = await useTestDatabase({ migrations: [fixtureMigrations], schema });
+const lines: string[] = [];
+let proxy: FaultProxy;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  proxy = await FaultProxy.start(t.url);
+  pool = createPool({ url: proxy.urlFor(t.url), max: 4, connectionTimeoutMs: 2000, log: { info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`) } });
+});
+afterAll(async () => {
+  await pool.end();
+  await proxy.close();
+  await t.close();
+});
+beforeEach(async () => {
+  await t.reset();
+  lines.length = 0;
+});
+
+/** The rejection of `promise`, which must reject. */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+const until = async (condition: () => boolean): Promise<void> => {
+  for (let n = 0; n < 200 && !condition(); n++) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+describe("createPool when connections fail", () => {
+  it("survives connections cut while idle and opens new ones on the next query", async () => {
+    await Promise.all([1, 2, 3].map(() => pool.query("select pg_sleep(0.01)")));
+    expect(pool.idleCount).toBeGreaterThan(0);
+    expect(proxy.cutAll()).toBeGreaterThan(0);
+    await until(() => pool.idleCount === 0);
+    expect((await pool.query<{ n: number }>("select 1 as n")).rows).toEqual([{ n: 1 }]);
+  });
+
+  it("survives a connection cut while checked out between statements; the client is dropped on release", async () => {
+    const client = await pool.connect();
+    await client.query("select 1");
+    proxy.cutAll();
+    const error = await rejection(client.query("select 1"));
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    client.release();
+    expect((await pool.query<{ n: number }>("select 2 as n")).rows).toEqual([{ n: 2 }]);
+  });
+
+  it("survives a cut inside a drizzle transaction, which writes nothing", async () => {
+    const db = createDrizzle(pool, schema);
+    const error = await rejection(
+      db.transaction(async (tx) => {
+        await tx.insert(schema.notes).values({ title: "half" });
+        proxy.cutAll();
+        await tx.insert(schema.notes).values({ title: "written" });
+      }),
+    );
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect(await t.db.select().from(schema.notes)).toEqual([]);
+    await db.insert(schema.notes).values({ title: "after" });
+    expect((await t.db.select({ title: schema.notes.title }).from(schema.notes))).toEqual([{ title: "after" }]);
+  });
+
+  it("survives a cut while a statement runs", async () => {
+    const running = rejection(pool.query("select pg_sleep(1)"));
+    await until(() => proxy.open > 0 && pool.idleCount < pool.totalCount);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    proxy.cutAll();
+    expect(isDatabaseUnavailable(await running)).toBe(true);
+  });
+
+  it("answers queries with a recognised error while connections are refused, and works again when they are accepted", async () => {
+    proxy.cutAll();
+    await proxy.refuse();
+    try {
+      const errors = await Promise.all([1, 2, 3].map(() => rejection(pool.query("select 1"))));
+      expect(errors.map(isDatabaseUnavailable)).toEqual([true, true, true]);
+    } finally {
+      await proxy.accept();
+    }
+    expect((await pool.query<{ n: number }>("select 3 as n")).rows).toEqual([{ n: 3 }]);
+  });
+
+  it("logs one warning for many connections cut at once and one line when a connection succeeds again", async () => {
+    const clients = await Promise.all([1, 2, 3, 4].map(() => pool.connect()));
+    for (const client of clients) client.release();
+    proxy.cutAll();
+    await until(() => pool.totalCount === 0);
+    await pool.query("select 1");
+    expect(lines).toEqual([
+      expect.stringMatching(/^warn database pool: database unavailable \(.+\); retrying until it answers$/),
+      expect.stringMatching(/^info database pool: database available again after \d+\.\d s \(\d+ failed attempt\(s\)\)$/),
+    ]);
+  });
+
+  it.skipIf(t.kind !== "postgres")("prepares a named statement again on the new connection", async () => {
+    const named = { name: "fault_test_count", text: "select count(*)::int as n from fixture.notes where title = $1", values: ["x"] };
+    expect((await pool.query(named)).rows).toEqual([{ n: 0 }]);
+    proxy.cutAll();
+    await until(() => pool.totalCount === 0);
+    expect((await pool.query(named)).rows).toEqual([{ n: 0 }]);
+  });
+});
