@@ -24,3 +24,5 @@ export { PostgresServerError } from "./postgres-server/postgres-server-error.js"
 export type { PostgresServerProblem } from "./postgres-server/postgres-server-error.js";
 export { convertPgliteData } from "./postgres-server/convert-pglite.js";
 export type { ConvertPgliteOptions, PgliteConversion } from "./postgres-server/convert-pglite.js";
+export { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
+export type { EmbeddedDatabase as EmbeddedPostgresDatabase, EmbeddedDatabaseOptions } from "./postgres-server/embedded-database.js";
