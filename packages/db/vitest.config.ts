@@ -3,9 +3,9 @@ import { defineProject } from "vitest/config";
 export default defineProject({
   test: {
     name: "db",
-    // What services register too: one embedded test server per worker slot.
+    // What services register too: one embedded PostgreSQL server per test run.
     globalSetup: ["@tessera/db/testing/global-setup"],
-    // Starting PGlite takes seconds on a busy machine (first start: initdb).
+    // Starting PGlite (the embedded server tests) takes seconds on a busy machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -33,6 +33,16 @@ export interface MigrationReport {
   changedSinceApplied: string[];
 }
 
+/** Options of {@link runMigrations}. */
+export interface RunMigrationsOptions {
+  /**
+   * Per schema, the journal timestamps (`when`) of the only migrations to
+   * apply; the others of that set are left for later. Used to rebuild a
+   * database at the migration level of another one.
+   */
+  only?: ReadonlyMap<string, ReadonlySet<number>>;
+}
+
 /** Schema that holds every service's bookkeeping table. */
 export const BOOKKEEPING_SCHEMA = "drizzle";
 
@@ -60,11 +70,25 @@ function quoteIdentifier(name: string): string {
  * (On the embedded server a transaction already has the only session.) A
  * failing migration rolls its whole set back.
  */
-export async function runMigrations(pool: pg.Pool, sets: readonly MigrationSet[]): Promise<MigrationReport[]> {
+export async function runMigrations(
+  pool: pg.Pool,
+  sets: readonly MigrationSet[],
+  options: RunMigrationsOptions = {},
+): Promise<MigrationReport[]> {
   const reports: MigrationReport[] = [];
   for (const set of sets) {
-    const migrations = readMigrationFiles({ migrationsFolder: set.folder });
-    reports.push({ schema: set.schema, ...(await migrateSet(pool, set, migrations, journalTags(set.folder))) });
+    const only = options.only?.get(set.schema);
+    const tags = journalTags(set.folder);
+    const chosen = readMigrationFiles({ migrationsFolder: set.folder })
+      .map((migration, index) => ({ migration, tag: tags[index] ?? String(migration.folderMillis) }))
+      .filter(({ migration }) => only === undefined || only.has(migration.folderMillis));
+    const report = await migrateSet(
+      pool,
+      set,
+      chosen.map(({ migration }) => migration),
+      chosen.map(({ tag }) => tag),
+    );
+    reports.push({ schema: set.schema, ...report });
   }
   return reports;
 }

@@ -3,29 +3,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, runMigrations, startEmbeddedServer, type EmbeddedServer, type MigrationSet } from "../src/index.js";
-import { dropDatabase, recreateDatabase } from "../src/testing/index.js";
+import { createPool, runMigrations, type MigrationSet } from "../src/index.js";
+import { dropDatabase, recreateDatabase, testServerUrl } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 
-// Runs on the embedded server, and on DATABASE_URL's PostgreSQL server when it is set.
-const databaseUrl = process.env["DATABASE_URL"];
+// Runs on the test run's embedded server, or on DATABASE_URL's PostgreSQL server when it is set.
 const scratchName = `tessera_db_migrations_w${process.env["VITEST_POOL_ID"] ?? process.pid}`;
 
-let server: EmbeddedServer | undefined;
 let url: string;
 
 beforeAll(async () => {
-  if (databaseUrl) {
-    url = await recreateDatabase(databaseUrl, scratchName);
-  } else {
-    server = await startEmbeddedServer();
-    url = server.url;
-  }
+  url = await recreateDatabase(testServerUrl(), scratchName);
 });
 
 afterAll(async () => {
-  await server?.close();
-  if (databaseUrl) await dropDatabase(databaseUrl, scratchName);
+  await dropDatabase(testServerUrl(), scratchName);
 });
 
 async function withPool<T>(work: (pool: pg.Pool) => Promise<T>): Promise<T> {

@@ -1,31 +1,21 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, pendingMigrations, runMigrations, startEmbeddedServer, type EmbeddedServer, type RunQuery } from "../src/index.js";
-import { dropDatabase, recreateDatabase } from "../src/testing/index.js";
+import { createPool, pendingMigrations, runMigrations, type RunQuery } from "../src/index.js";
+import { dropDatabase, recreateDatabase, testServerUrl } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 
-// Runs on the embedded server, and on DATABASE_URL's PostgreSQL server when it is set.
-const databaseUrl = process.env["DATABASE_URL"];
+// Runs on the test run's embedded server, or on DATABASE_URL's PostgreSQL server when it is set.
 const scratchName = `tessera_db_pending_w${process.env["VITEST_POOL_ID"] ?? process.pid}`;
 
-let server: EmbeddedServer | undefined;
 let pool: pg.Pool;
 
 beforeAll(async () => {
-  let url: string;
-  if (databaseUrl) {
-    url = await recreateDatabase(databaseUrl, scratchName);
-  } else {
-    server = await startEmbeddedServer();
-    url = server.url;
-  }
-  pool = createPool({ url, max: 2 });
+  pool = createPool({ url: await recreateDatabase(testServerUrl(), scratchName), max: 2 });
 });
 
 afterAll(async () => {
   await pool.end();
-  await server?.close();
-  if (databaseUrl) await dropDatabase(databaseUrl, scratchName);
+  await dropDatabase(testServerUrl(), scratchName);
 });
 
 const runQuery: RunQuery = async (text) => (await pool.query<Record<string, unknown>>(text)).rows;

@@ -17,21 +17,27 @@ import { createServer, connect, type Server, type Socket } from "node:net";
  * ```
  */
 export class FaultProxy {
-  readonly #target: { host: string; port: number };
+  /** A TCP address, or the path of a Unix socket (the embedded server's). */
+  readonly #target: { host: string; port: number } | { path: string };
   readonly #pairs = new Set<{ client: Socket; server: Socket }>();
   #listener: Server | null = null;
   #port = 0;
   /** Connections cut so far by {@link cutAll}. */
   cuts = 0;
 
-  private constructor(target: { host: string; port: number }) {
+  private constructor(target: { host: string; port: number } | { path: string }) {
     this.#target = target;
   }
 
   /** Starts a proxy on a free port of 127.0.0.1 in front of the server of `databaseUrl`. */
   static async start(databaseUrl: string): Promise<FaultProxy> {
     const parsed = new URL(databaseUrl);
-    const proxy = new FaultProxy({ host: parsed.hostname || "127.0.0.1", port: Number(parsed.port || "5432") });
+    const port = Number(parsed.port || "5432");
+    // A socket folder in the `host` parameter (libpq's way) wins over the URL's host name.
+    const socketFolder = parsed.searchParams.get("host");
+    const proxy = new FaultProxy(
+      socketFolder?.startsWith("/") ? { path: `${socketFolder}/.s.PGSQL.${port}` } : { host: parsed.hostname || "127.0.0.1", port },
+    );
     await proxy.accept();
     return proxy;
   }
@@ -44,6 +50,7 @@ export class FaultProxy {
   /** `databaseUrl` with host and port replaced by the proxy's. */
   urlFor(databaseUrl: string): string {
     const url = new URL(databaseUrl);
+    url.searchParams.delete("host");
     url.hostname = "127.0.0.1";
     url.port = String(this.#port);
     return url.toString();
@@ -59,7 +66,9 @@ export class FaultProxy {
     const count = this.#pairs.size;
     for (const pair of this.#pairs) {
       pair.client.resetAndDestroy();
-      pair.server.resetAndDestroy();
+      // A Unix socket has no reset: closing it is what the server sees of a failed network.
+      if ("path" in this.#target) pair.server.destroy();
+      else pair.server.resetAndDestroy();
     }
     this.#pairs.clear();
     this.cuts += count;
@@ -102,7 +111,7 @@ export class FaultProxy {
   }
 
   #forward(client: Socket): void {
-    const server = connect(this.#target.port, this.#target.host);
+    const server = "path" in this.#target ? connect(this.#target.path) : connect(this.#target.port, this.#target.host);
     const pair = { client, server };
     this.#pairs.add(pair);
     const end = () => {

@@ -7,4 +7,7 @@ export type { SchemaAgreementOptions } from "../schema-agreement.js";
 export { databaseSchemaDrift } from "../database-drift.js";
 export type { DatabaseDriftOptions } from "../database-drift.js";
 export { freePort } from "../free-port.js";
+export { testServerUrl } from "./test-server-url.js";
+export { startTestServer } from "./test-server.js";
+export type { TestServer } from "./test-server.js";
 export { FaultProxy } from "./fault-proxy.js";

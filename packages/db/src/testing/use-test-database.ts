@@ -1,14 +1,13 @@
 import type pg from "pg";
 import { inject } from "vitest";
 import { createDrizzle, type Database } from "../drizzle.js";
-import { startEmbeddedServer } from "../embedded/embedded-server.js";
 import { runMigrations, type MigrationSet } from "../migrations.js";
 import { createPool } from "../pool.js";
-import { leaseFromBroker } from "./broker.js";
-import { BROKER_KEY } from "./broker-key.js";
 import { recreateDatabase, workerDatabaseName } from "./postgres-database.js";
 import { truncateSchemas } from "./reset.js";
-import { testLogger } from "./test-logger.js";
+import { workerDatabaseFromTemplate } from "./template-database.js";
+import { TEST_SERVER_KEY } from "./test-server-key.js";
+import { startTestServer } from "./test-server.js";
 
 /** Options of {@link useTestDatabase}. */
 export interface TestDatabaseOptions<TSchema extends Record<string, unknown>> {
@@ -17,7 +16,7 @@ export interface TestDatabaseOptions<TSchema extends Record<string, unknown>> {
   /** Schema module for drizzle's relational queries. */
   schema?: TSchema;
   /**
-   * PostgreSQL server to use instead of an embedded one. Defaults to
+   * PostgreSQL server to use instead of the embedded one. Defaults to
    * `process.env.DATABASE_URL`; pass `null` to always use the embedded server.
    */
   url?: string | null;
@@ -31,21 +30,22 @@ export interface TestDatabase<TSchema extends Record<string, unknown>> {
   url: string;
   pool: pg.Pool;
   db: Database<TSchema>;
-  /** `"embedded"` (in-memory PGlite) or `"postgres"` (a database on `DATABASE_URL`'s server). */
+  /** `"embedded"` (the test run's embedded PostgreSQL server) or `"postgres"` (a database on `DATABASE_URL`'s server). */
   kind: "embedded" | "postgres";
   /** Empties every table of the migrated schemas and restarts their sequences. */
   reset(): Promise<void>;
-  /** Ends the pool and stops an embedded server. */
+  /** Ends the pool (and stops a server private to this file). */
   close(): Promise<void>;
 }
 
 /**
- * Gives a test file a freshly migrated database.
+ * Gives a test file a freshly migrated, empty database.
  *
- * - Without `DATABASE_URL`: an in-memory PGlite server in a worker thread.
- *   With the package's global setup registered, it is the server of this
- *   vitest worker slot, booted once per run and emptied (`reset()`) before
- *   the file gets it; otherwise a server private to this test file.
+ * - Without `DATABASE_URL`: a database of this worker slot on the test run's
+ *   embedded PostgreSQL server (started by the package's global setup),
+ *   copied from a migrated template on the slot's first file and emptied
+ *   before every later one. Without the global setup, a server private to
+ *   this test file.
  * - With `DATABASE_URL`: the database `<name>_<label>_w<VITEST_POOL_ID>` on
  *   that server, dropped and created again, so files running in parallel
  *   never share one. It is left in place after `close()` for inspection.
@@ -59,26 +59,29 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
   options: TestDatabaseOptions<TSchema>,
 ): Promise<TestDatabase<TSchema>> {
   const baseUrl = options.url === undefined ? process.env["DATABASE_URL"] : options.url;
+  const outside = baseUrl !== undefined && baseUrl !== null && baseUrl !== "";
   const schemas = options.migrations.map((set) => set.schema);
+  const label = options.label ?? (schemas.join("_") || "db");
   const slot = process.env["VITEST_POOL_ID"] ?? String(process.pid);
-  const brokerUrl = brokerOfThisRun();
   let url: string;
   let stopServer: () => Promise<void> = async () => {};
-  if (baseUrl !== undefined && baseUrl !== null && baseUrl !== "") {
-    const label = options.label ?? (schemas.join("_") || "db");
+  if (outside) {
     url = await recreateDatabase(baseUrl, workerDatabaseName(baseUrl, label, slot));
-  } else if (brokerUrl !== undefined) {
-    url = await leaseFromBroker(brokerUrl, slot);
   } else {
-    const server = await startEmbeddedServer({ log: testLogger });
-    url = server.url;
-    stopServer = () => server.close();
+    let serverUrl = serverOfThisRun();
+    if (serverUrl === undefined) {
+      const server = await startTestServer();
+      serverUrl = server.url;
+      stopServer = () => server.stop();
+    }
+    url = await workerDatabaseFromTemplate(serverUrl, options.migrations, label, slot);
   }
 
   const pool = createPool({ url, max: 4 });
   try {
+    // A no-op on a copy of the template; applies what a database of an outside server lacks.
     await runMigrations(pool, options.migrations);
-    // A slot's server keeps what the previous file of the slot left.
+    // A slot's database keeps what the previous file of the slot left.
     await truncateSchemas(pool, schemas);
   } catch (error) {
     await pool.end();
@@ -90,7 +93,7 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
     url,
     pool,
     db: createDrizzle(pool, options.schema),
-    kind: baseUrl ? "postgres" : "embedded",
+    kind: outside ? "postgres" : "embedded",
     reset: () => truncateSchemas(pool, schemas),
     close: () =>
       (closing ??= (async () => {
@@ -103,10 +106,10 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
   };
 }
 
-/** The broker URL provided by the global setup, if the project registered it. */
-function brokerOfThisRun(): string | undefined {
+/** The URL of the server started by the global setup, if the project registered it. */
+function serverOfThisRun(): string | undefined {
   try {
-    return inject(BROKER_KEY);
+    return inject(TEST_SERVER_KEY);
   } catch {
     // Not inside a vitest test file.
     return undefined;

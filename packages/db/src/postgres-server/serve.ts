@@ -1,0 +1,58 @@
+// The embedded database of `npm start` as a process of its own:
+//
+//   node --import tsx packages/db/src/postgres-server/serve.ts --home ./data \
+//     --migrations signon=packages/signon/migrations --migrations completion=packages/completion/migrations
+//
+// Starts the PostgreSQL server (startEmbeddedDatabase), writes one JSON line
+// to stdout, {"url": …, "conversion": {tables, keptAt} | null}, and keeps it
+// running until SIGTERM or until its standard input ends (the process that
+// started it has gone, even by kill -9): then a fast, clean shutdown and exit
+// 0. A start that fails prints one sentence on stderr and exits 1.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import type { Logger } from "../logger.js";
+import type { MigrationSet } from "../migrations.js";
+import { startEmbeddedDatabase } from "./embedded-database.js";
+
+const log: Logger = {
+  info: (message) => process.stderr.write(`${message}\n`),
+  warn: (message) => process.stderr.write(`${message}\n`),
+};
+
+const { values } = parseArgs({
+  options: { home: { type: "string", default: "./data" }, migrations: { type: "string", multiple: true, default: [] } },
+});
+const migrations: MigrationSet[] = (values.migrations ?? []).map((pair) => {
+  const [schema, folder] = pair.split("=", 2);
+  if (!schema || !folder) throw new Error(`--migrations takes <schema>=<folder>, not ${pair}`);
+  return { schema, folder: path.resolve(folder) };
+});
+
+let database;
+try {
+  database = await startEmbeddedDatabase({ home: values.home ?? "./data", migrations, log });
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}
+
+const running = database;
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await running.stop();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void stop());
+process.on("SIGINT", () => void stop());
+process.stdin.on("end", () => void stop());
+process.stdin.on("error", () => void stop());
+process.stdin.resume();
+void running.server.exited.then(() => {
+  if (stopping) return;
+  process.stderr.write(`the PostgreSQL server stopped by itself (see ${running.server.logFile})\n`);
+  process.exit(1);
+});
+
+process.stdout.write(`${JSON.stringify({ url: running.url, conversion: running.conversion ?? null })}\n`);
