@@ -92,6 +92,15 @@ describe("every route, fuzzed", () => {
     expect(routes.map((route) => route.name)).toEqual(expect.arrayContaining(["GET /oauth/authorize", "POST /oauth/token", "GET /user.json", "POST /users/:uid/permissions"]));
   });
 
+  it("fails for a route it cannot make plausible requests for, so a new route gets a vocabulary", () => {
+    const route = (method: string, url: string, schema?: object) => ({ method, url, schema, handler: () => undefined }) as unknown as RouteOptions;
+    expect(() => fuzzRoutes([route("GET", "/widgets/:widgetId")])).toThrow("GET /widgets/:widgetId: the path parameter widgetId is unknown to the fuzz test");
+    expect(() => fuzzRoutes([route("GET", "/search", { querystring: { type: "object", patternProperties: { "^(.*)$": { type: "string" } } } })])).toThrow(
+      "GET /search: an open query schema whose fields the fuzz test does not know",
+    );
+    expect(() => fuzzRoutes([route("DELETE", "/users/:uid")])).toThrow("DELETE /users/:uid: a method the fuzz test does not send");
+  });
+
   it(
     `answers ${RUNS} runs of hostile requests without a 5xx or a half-written change`,
     async () => {
