@@ -1,27 +1,57 @@
-// `npm start`: runs Sign-on (:3000), Completion (:3001) and the example application
-// (:3002) on one machine. Without DATABASE_URL all three share the embedded database in
-// ./data/pglite (of the working directory), served by the Sign-on process.
+// `npm start`: runs Sign-on, Completion and the example application on one machine (ports
+// 3000, 3001 and 3002 of 127.0.0.1 unless HOST, SIGNON_PORT, COMPLETION_PORT or
+// EDITORIAL_APP_PORT say otherwise; `npm start -- --help` lists the settings). Without
+// DATABASE_URL all three share the embedded database in ./data/pglite (of the working
+// directory), served by the Sign-on process.
 //
 // On the first start (no `first_start` row in Sign-on's settings) `signon bootstrap
-// first-start` creates a superadmin, registers the `completion` and example applications,
-// issues a token to the "Demo API client" and writes the example application's credentials
-// to ./data/editorial-app.json; then the demo course (OLX) and its learners are loaded into
-// Completion. The password and the token are printed here once and kept nowhere else.
-// A later start finds the row and creates nothing.
+// first-start` creates a superadmin, registers the `completion` and example applications
+// (with the URLs of the ports in use), issues a token to the "Demo API client" and writes
+// the example application's credentials to ./data/editorial-app.json; then the demo course
+// (OLX) and its learners are loaded into Completion. The password and the token are printed
+// here once and kept nowhere else. A later start finds the row and creates nothing.
 //
-// Ctrl-C (SIGINT) or SIGTERM stops the example application, then Completion, then Sign-on,
-// each letting running requests finish, so the embedded database closes last and cleanly.
-// The exit code is 0 when every service stopped cleanly.
+// Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed) stops the example application,
+// then Completion, then Sign-on, each letting running requests finish, so the embedded
+// database closes last and cleanly. The exit code is 0 when every service stopped cleanly.
+// Should this process end without that (SIGKILL), each service notices that its parent is
+// gone (scripts/start/exit-with-parent.mjs) and stops by itself; should npm end on its own,
+// this script stops the services as for Ctrl-C.
+//
+// One npm start per data directory (./data/npm-start.lock), and only on free ports: a second
+// one says which and exits with code 1, starting nothing. Logs: readable lines on a terminal,
+// JSON lines (with a "service" field) otherwise; TESSERA_LOG_FORMAT chooses.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { HELP, readSettings, StartError } from "./start/settings.mjs";
+import { forwardLines, serviceLineWriter } from "./start/service-output.mjs";
+import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/single-instance.mjs";
+
+// Nothing may end this process before the services have stopped, not even a closed terminal.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
+
+let settings;
+try {
+  settings = readSettings(process.argv.slice(2), process.env, process.stdout.isTTY === true);
+} catch (error) {
+  if (!(error instanceof StartError)) throw error;
+  console.error(error.message);
+  process.exit(error.exitCode);
+}
+if (settings.help) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+const { ports, urls } = settings;
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const home = process.cwd();
 const dataDir = resolve(home, "data");
 const tsx = import.meta.resolve("tsx");
+const exitWithParent = import.meta.resolve("./start/exit-with-parent.mjs");
 const credentialsFile = join(dataDir, "editorial-app.json");
 const demoCourse = {
   key: "course-v1:TesseraX+DL101+2026",
@@ -33,27 +63,33 @@ const services = {
   signon: {
     name: "signon",
     entry: "packages/signon/src/server.ts",
-    port: 3000,
+    port: ports.signon,
     ready: "/healthcheck/ready",
-    env: { SIGNON_PORT: "3000" },
+    env: { SIGNON_HOST: settings.host, SIGNON_PORT: String(ports.signon), SIGNON_PUBLIC_URL: urls.signonPublic },
   },
   completion: {
     name: "completion",
     entry: "packages/completion/src/server.ts",
-    port: 3001,
+    port: ports.completion,
     ready: "/healthcheck/ready",
-    env: { PORT: "3001", SIGNON_URL: "http://127.0.0.1:3000" },
+    env: { HOST: settings.host, PORT: String(ports.completion), SIGNON_URL: urls.signon },
   },
   editorial: {
     name: "editorial",
     entry: "examples/editorial-app/src/server.ts",
-    port: 3002,
+    port: ports.editorial,
     ready: "/healthcheck/ready",
-    env: { PORT: "3002", EDITORIAL_APP_URL: "http://127.0.0.1:3002", EDITORIAL_APP_CREDENTIALS_FILE: credentialsFile },
+    env: {
+      HOST: settings.host,
+      PORT: String(ports.editorial),
+      SIGNON_URL: urls.signonPublic,
+      EDITORIAL_APP_URL: urls.editorial,
+      EDITORIAL_APP_CREDENTIALS_FILE: credentialsFile,
+    },
   },
 };
 
-/** Services in the order they started; stopped in the reverse order. */
+/** Services in the order they started. */
 const running = [];
 /** Commands (bootstrap, import) in flight: stopped before any service. */
 const commands = new Set();
@@ -62,25 +98,19 @@ let stopping = false;
 let created = null;
 let reported = false;
 
-function prefixLines(name, stream, target) {
-  let rest = "";
-  stream.setEncoding("utf8");
-  stream.on("data", (chunk) => {
-    const lines = (rest + chunk).split("\n");
-    rest = lines.pop() ?? "";
-    for (const line of lines) target.write(`${name.padEnd(10)} | ${line}\n`);
-  });
-  stream.on("end", () => {
-    if (rest !== "") target.write(`${name.padEnd(10)} | ${rest}\n`);
-  });
+/** Sends a service's stdout and stderr to ours, formatted for where ours goes. */
+function showOutput(name, child) {
+  forwardLines(child.stdout, serviceLineWriter(name, settings.logFormat, process.stdout), process.stdout);
+  forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
 }
 
 function spawnTs(entry, args, env) {
-  return spawn(process.execPath, ["--import", tsx, join(root, entry), ...args], {
+  return spawn(process.execPath, ["--import", tsx, "--import", exitWithParent, join(root, entry), ...args], {
     cwd: home,
     env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group: the terminal's Ctrl-C reaches this script only, which stops the rest in order.
+    // The IPC channel closes when this process ends, however it ends: the child then stops by itself.
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+    // Its own session: the terminal's Ctrl-C and hang-up reach this script only, which stops the rest in order.
     detached: true,
   });
 }
@@ -93,8 +123,7 @@ function launch(service) {
   // Once stopping, nothing new starts: it would escape the stop that is under way.
   if (stopping) throw new Error(`not starting ${service.name}: stopping`);
   const child = spawnTs(service.entry, [], service.env);
-  prefixLines(service.name, child.stdout, process.stdout);
-  prefixLines(service.name, child.stderr, process.stderr);
+  showOutput(service.name, child);
   const exited = exitOf(child);
   const entry = { service, child, exited, stopRequested: false };
   running.push(entry);
@@ -114,7 +143,7 @@ async function waitUntilReady(entry, timeoutMs = 60_000) {
   void entry.exited.then(() => (exited = true));
   while (Date.now() < deadline && !exited && !stopping) {
     try {
-      const response = await fetch(`http://127.0.0.1:${service.port}${service.ready}`);
+      const response = await fetch(`${urlOf(service)}${service.ready}`);
       if (response.ok) return;
     } catch {
       // not listening yet
@@ -123,6 +152,11 @@ async function waitUntilReady(entry, timeoutMs = 60_000) {
   }
   // Also when stopping: what waited for this service must not go on to start the next one.
   throw new Error(stopping ? `${service.name}: stopped before it was ready` : `${service.name} did not become ready on port ${service.port}`);
+}
+
+/** Where this script reaches a service. */
+function urlOf(service) {
+  return service === services.signon ? urls.signon : service === services.completion ? urls.completion : urls.editorial;
 }
 
 /** Starts a service and resolves once it answers. */
@@ -139,7 +173,7 @@ async function start(service) {
 async function runCommand(name, entry, args) {
   if (stopping) throw new Error(`not running ${name}: stopping`);
   const child = spawnTs(entry, args, {});
-  prefixLines(name, child.stderr, process.stderr);
+  forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
   let stdout = "";
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -155,14 +189,15 @@ async function runCommand(name, entry, args) {
 /** The first-start set-up in Sign-on: what it created, or `{ status: "done-before" }`. */
 async function bootstrap() {
   const args = ["bootstrap", "first-start", "--json", "--credentials-file", credentialsFile];
-  if (process.env.TESSERA_ADMIN_EMAIL) args.push("--admin-email", process.env.TESSERA_ADMIN_EMAIL);
+  args.push("--completion-url", urls.completion, "--example-app-url", urls.editorial);
+  if (settings.adminEmail) args.push("--admin-email", settings.adminEmail);
   return JSON.parse(await runCommand("bootstrap", "packages/signon/src/cli.ts", args));
 }
 
 /** Loads the demo course (OLX) with the CLI and its learners through the API, with the demo client's token. */
 async function loadDemoCourse(token) {
   await runCommand("completion", "packages/completion/src/cli.ts", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
-  const response = await fetch(`http://127.0.0.1:${services.completion.port}/api/completion/v1/admin/import`, {
+  const response = await fetch(`${urls.completion}/api/completion/v1/admin/import`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: await readFile(demoCourse.learners, "utf8"),
@@ -179,7 +214,7 @@ function firstStartReport(created, loaded) {
     "(Sign-on keeps their hashes).",
     `  Superadmin     ${created.admin.email}`,
     `  Password       ${created.admin.password}`,
-    `                 signs in at http://localhost:3000/sign-in; holds signin and admin on completion and ${created.example_app.name}`,
+    `                 signs in at ${urls.signonPublic}/sign-in; holds signin and admin on completion and ${created.example_app.name}`,
     `  API token      ${created.api_client.access_token}`,
     `                 ${created.api_client.name} (${created.api_client.email}) on completion: signin, staff, admin`,
     `  Applications   completion; ${created.example_app.name} (credentials in ${created.example_app.credentials_file}, mode 0600)`,
@@ -197,7 +232,10 @@ async function stopAll(exitCode) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
   }
-  for (const { service, child, exited } of [...running].reverse()) {
+  // The example application, then Completion, then Sign-on (which serves the embedded database): whatever order they started in.
+  const stopOrder = [services.editorial, services.completion, services.signon];
+  const inStopOrder = [...running].sort((a, b) => stopOrder.indexOf(a.service) - stopOrder.indexOf(b.service));
+  for (const { service, child, exited } of inStopOrder) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     const { code, signal } = await exited;
     if (code !== 0) {
@@ -209,7 +247,7 @@ async function stopAll(exitCode) {
 }
 
 let firstSignalAt = null;
-for (const signal of ["SIGINT", "SIGTERM"]) {
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => {
     // One Ctrl-C can arrive twice: the terminal signals the whole foreground group (npm and this script), and npm
     // passes it on. So only a signal more than a second after the first counts as a second Ctrl-C: while a
@@ -224,7 +262,17 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
     void stopAll(0);
   });
 }
+// Run by npm (`npm start`): should npm end without passing a signal on (killed on its own), npm start is over too.
+if (process.env.npm_lifecycle_event === "start") {
+  const npm = process.ppid;
+  setInterval(() => {
+    if (process.ppid === npm || stopping) return;
+    console.error("npm has ended: stopping the services");
+    void stopAll(1);
+  }, 1000).unref();
+}
 process.on("exit", () => {
+  if (instanceLock !== null) releaseDataDirectory(instanceLock);
   // The set-up was committed, so a later start makes none: when what followed it failed, this is the
   // last chance to show its password and token (writes to a terminal or pipe are synchronous here).
   if (created !== null && !reported) console.log([...firstStartReport(created, undefined), ""].join("\n"));
@@ -239,7 +287,37 @@ async function stopOne(entry) {
   await entry.exited;
 }
 
+/** The data directory's npm-start.lock, once this process holds it. */
+let instanceLock = null;
+
+/** Refuses, plainly, to start beside another npm start in this directory or on ports something holds. */
+async function checkAlone() {
+  const claim = await claimDataDirectory(dataDir, { signon: urls.signonPublic });
+  if (claim.heldBy) {
+    const { pid, signon } = claim.heldBy;
+    throw new StartError(
+      `npm start is already running in ${home}${pid ? ` (process ${pid}${signon ? `, Sign-on at ${signon}` : ""})` : ""}.\n` +
+        "Use that one, or stop it first (Ctrl-C in its terminal).",
+      1,
+    );
+  }
+  instanceLock = claim.path;
+  const taken = await takenPorts(settings.host, [
+    { name: "Sign-on (SIGNON_PORT)", port: ports.signon },
+    { name: "Completion (COMPLETION_PORT)", port: ports.completion },
+    { name: "the example application (EDITORIAL_APP_PORT)", port: ports.editorial },
+  ]);
+  if (taken.length > 0) {
+    throw new StartError(
+      taken.map(({ name, port }) => `npm start: port ${port} on ${settings.host}, for ${name}, is in use (another npm start, or another program).`).join("\n") +
+        "\nStop what listens there, or choose other ports (npm start -- --help).",
+      1,
+    );
+  }
+}
+
 try {
+  await checkAlone();
   await start(services.signon);
   // Completion needs nothing from the set-up, and the example application only its credentials
   // file: when that is there already (a later start), all three go at once.
@@ -262,9 +340,9 @@ try {
         ...report,
         "",
         "Tessera is running:",
-        "  Sign-on      http://localhost:3000",
-        "  Completion   http://127.0.0.1:3001/api/completion/v1/",
-        "  Editorial    http://127.0.0.1:3002 (example application)",
+        `  Sign-on      ${urls.signonPublic}`,
+        `  Completion   ${urls.completion}/api/completion/v1/`,
+        `  Editorial    ${urls.editorial} (example application)`,
         "Press Ctrl-C to stop.",
         "",
       ].join("\n"),
@@ -272,6 +350,10 @@ try {
     reported = true;
   }
 } catch (error) {
+  if (error instanceof StartError) {
+    console.error(error.message);
+    process.exit(error.exitCode);
+  }
   if (!stopping) {
     console.error(error instanceof Error ? error.message : error);
     await stopAll(1);

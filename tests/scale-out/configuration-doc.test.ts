@@ -44,7 +44,7 @@ const services: Service[] = [
       environments: [{ EDITORIAL_APP_CLIENT_ID: "editorial", EDITORIAL_APP_CLIENT_SECRET: "secret" }, { EDITORIAL_APP_CREDENTIALS_FILE: "/credentials.json" }],
     },
   },
-  { heading: "npm start", sources: [root("scripts/start.mjs")] },
+  { heading: "npm start", sources: [root("scripts/start.mjs"), ...sourceFiles(root("scripts/start"))] },
 ];
 
 const tables = readVariableTables(readFileSync(root("docs/configuration.md"), "utf8"));

@@ -3,9 +3,7 @@ import { fileURLToPath } from "node:url";
 import axe from "axe-core";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { expect } from "vitest";
-
-/** Debian's chromium, installed by `.ci/run` when missing. */
-export const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+import { chromiumPath } from "./chromium.js";
 
 const screenshotDirectory = fileURLToPath(new URL("../../../test-results/browser/", import.meta.url));
 

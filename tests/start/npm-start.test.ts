@@ -1,0 +1,252 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "@tessera/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answers, childrenOf, runStart, signonCli, startScript, tsxLoader, whenEnded, type StartRun } from "./support/npm-start.js";
+
+const scratch = await mkdtemp(join(tmpdir(), "tessera-npm-start-"));
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+/** A stack trace line, which an operator's mistake must never print. */
+const STACK_LINE = /^\s+at /m;
+
+async function freePorts(): Promise<{ SIGNON_PORT: string; COMPLETION_PORT: string; EDITORIAL_APP_PORT: string }> {
+  const ports = new Set<number>();
+  while (ports.size < 3) ports.add(await freePort());
+  const [signon, completion, editorial] = [...ports].map(String) as [string, string, string];
+  return { SIGNON_PORT: signon, COMPLETION_PORT: completion, EDITORIAL_APP_PORT: editorial };
+}
+
+describe("npm start -- --help", () => {
+  it("prints the settings and starts nothing", async () => {
+    const run = runStart(scratch, {}, { args: ["--help"] });
+
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    const help = run.output();
+    expect(help).toMatch(/^Usage: npm start/);
+    for (const name of ["HOST", "SIGNON_PORT", "COMPLETION_PORT", "EDITORIAL_APP_PORT", "TESSERA_ADMIN_EMAIL", "TESSERA_LOG_FORMAT"]) expect(help).toContain(name);
+    expect(existsSync(join(scratch, "data"))).toBe(false);
+  });
+});
+
+describe("npm start with settings it cannot use", () => {
+  it.each([
+    ["PORT, which two services would read", { PORT: "3101" }, "PORT is set (3101), but Completion and the example application would both read it."],
+    ["a port that is not a number", { SIGNON_PORT: "30o0" }, 'SIGNON_PORT must be a port number from 1 to 65535; got "30o0".'],
+    ["one port for two services", { SIGNON_PORT: "3100", COMPLETION_PORT: "3100" }, "SIGNON_PORT, COMPLETION_PORT and EDITORIAL_APP_PORT must differ"],
+    ["an unknown log format", { TESSERA_LOG_FORMAT: "xml" }, 'TESSERA_LOG_FORMAT must be pretty or json; got "xml".'],
+  ])("refuses %s with exit code 2 and a plain message", async (_case, env, message) => {
+    const refused = runStart(scratch, env);
+
+    expect(await refused.exited).toEqual({ code: 2, signal: null });
+    expect(refused.output()).toContain(`npm start: ${message}`);
+    expect(refused.output()).not.toMatch(STACK_LINE);
+  });
+
+  it("refuses an argument it does not know, and shows the usage", async () => {
+    const run = runStart(scratch, {}, { args: ["--port", "3100"] });
+
+    expect(await run.exited).toEqual({ code: 2, signal: null });
+    expect(run.output()).toContain("npm start: Unknown option '--port'");
+    expect(run.output()).toContain("Usage: npm start");
+  });
+});
+
+describe("npm start on ports of its own (first start)", () => {
+  let home: string;
+  let ports: Awaited<ReturnType<typeof freePorts>>;
+  let run: StartRun;
+  let ready: string;
+
+  beforeAll(async () => {
+    home = await mkdtemp(join(scratch, "first-"));
+    ports = await freePorts();
+    run = runStart(home, { ...ports });
+    ready = await run.printed("Press Ctrl-C to stop.");
+  });
+  afterAll(async () => {
+    if (run.child.exitCode === null && run.child.signalCode === null) process.kill(-(run.child.pid as number), "SIGKILL");
+    await run.exited;
+  });
+
+  it("listens on the ports it was given and prints their addresses", async () => {
+    expect(ready).toContain(
+      [
+        "Tessera is running:",
+        `  Sign-on      http://localhost:${ports.SIGNON_PORT}`,
+        `  Completion   http://127.0.0.1:${ports.COMPLETION_PORT}/api/completion/v1/`,
+        `  Editorial    http://127.0.0.1:${ports.EDITORIAL_APP_PORT} (example application)`,
+      ].join("\n"),
+    );
+    expect(ready).toContain(`signs in at http://localhost:${ports.SIGNON_PORT}/sign-in`);
+    for (const port of Object.values(ports)) expect(await answers(Number(port))).toBe(true);
+  });
+
+  it("gave the first start the URLs of those ports: the example application's sign-in reaches Sign-on's form", async () => {
+    const signIn = await fetch(`http://127.0.0.1:${ports.EDITORIAL_APP_PORT}/auth/gds`, { redirect: "manual" });
+    const authorize = new URL(signIn.headers.get("location") ?? "");
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`http://localhost:${ports.SIGNON_PORT}/oauth/authorize`);
+    expect(authorize.searchParams.get("redirect_uri")).toBe(`http://127.0.0.1:${ports.EDITORIAL_APP_PORT}/auth/gds/callback`);
+
+    // Sign-on knows that callback: it asks the browser to sign in rather than answering 400.
+    const answered = await fetch(authorize, { redirect: "manual" });
+    await answered.arrayBuffer();
+    expect(answered.status).toBeGreaterThanOrEqual(300);
+    expect(answered.status).toBeLessThan(400);
+  });
+
+  it("queued no pushes: a fresh install shows no failed ones", () => {
+    const listed = spawnSync(process.execPath, ["--import", tsxLoader, signonCli, "pushes", "list", "--json"], {
+      cwd: home,
+      env: { ...process.env, DATABASE_URL: "" },
+      encoding: "utf8",
+    });
+
+    expect(listed.status).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual({ pushes: [] });
+  });
+
+  it("writes the services' logs as one JSON object per line, naming the service, when its output is not a terminal", () => {
+    const logLines = run
+      .output()
+      .split("\n")
+      .filter((line) => line.startsWith("{"));
+    const services = new Set(logLines.map((line) => (JSON.parse(line) as { service: string }).service));
+
+    expect(services).toEqual(new Set(["signon", "completion", "editorial"]));
+    expect(logLines.filter((line) => line.includes('"msg":"Server listening at'))).toHaveLength(3);
+  });
+
+  it("refuses a second npm start in the same directory plainly, with exit code 1", async () => {
+    const second = runStart(home, { ...ports });
+
+    expect(await second.exited).toEqual({ code: 1, signal: null });
+    expect(second.output()).toBe(
+      `npm start is already running in ${home} (process ${run.child.pid}, Sign-on at http://localhost:${ports.SIGNON_PORT}).\n` +
+        "Use that one, or stop it first (Ctrl-C in its terminal).\n",
+    );
+  });
+
+  it("refuses a second npm start elsewhere on the same ports plainly, with exit code 1", async () => {
+    const elsewhere = await mkdtemp(join(scratch, "elsewhere-"));
+    const second = runStart(elsewhere, { ...ports });
+
+    expect(await second.exited).toEqual({ code: 1, signal: null });
+    const output = second.output();
+    expect(output).toContain(`npm start: port ${ports.SIGNON_PORT} on 127.0.0.1, for Sign-on (SIGNON_PORT), is in use`);
+    expect(output).toContain(`npm start: port ${ports.EDITORIAL_APP_PORT} on 127.0.0.1, for the example application (EDITORIAL_APP_PORT), is in use`);
+    expect(output).not.toContain("Tessera is running");
+    expect(output).not.toMatch(STACK_LINE);
+    expect(existsSync(join(elsewhere, "data", "npm-start.lock"))).toBe(false);
+  });
+
+  it("leaves no service running when its process group is killed with SIGKILL", async () => {
+    const services = childrenOf(run.child.pid as number);
+    expect(services).toHaveLength(3);
+
+    process.kill(-(run.child.pid as number), "SIGKILL");
+    await run.exited;
+
+    expect(await whenEnded(services)).toEqual([]);
+    for (const port of Object.values(ports)) expect(await answers(Number(port))).toBe(false);
+    // Sign-on closed the embedded database and gave up its lock.
+    expect(existsSync(join(home, "data", "pglite.lock"))).toBe(false);
+  });
+
+  describe("a later start, on a terminal", () => {
+    let later: StartRun;
+    let startPid: number;
+    let services: number[];
+
+    beforeAll(async () => {
+      later = runStart(home, { ...ports }, { terminal: true });
+      await later.printed("Press Ctrl-C to stop.");
+      startPid = (JSON.parse(readFileSync(join(home, "data", "npm-start.lock"), "utf8")) as { pid: number }).pid;
+      services = childrenOf(startPid);
+    });
+    afterAll(async () => {
+      if (later.child.exitCode === null && later.child.signalCode === null) process.kill(-(later.child.pid as number), "SIGKILL");
+      await later.exited;
+    });
+
+    it("takes over the lock that the killed one left, and reuses the data", () => {
+      expect(later.output()).toContain(`Reusing the data in ${join(home, "data")}`);
+      expect(later.output()).not.toContain("First start:");
+    });
+
+    it("writes readable log lines, not JSON", () => {
+      const listening = later
+        .output()
+        // The level and message are coloured on a terminal.
+        .replace(/\x1b\[\d+m/g, "") // eslint-disable-line no-control-regex -- ANSI colour codes start with ESC
+        .split("\n")
+        .filter((line) => line.includes("Server listening at"));
+
+      expect(listening).toHaveLength(3);
+      for (const line of listening) expect(line).toMatch(/^(signon|completion|editorial) +\| \[\d\d:\d\d:\d\d\.\d{3}\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+$/);
+    });
+
+    it("stops every service on SIGHUP (its terminal closed), the example application first, and exits 0", async () => {
+      expect(services).toHaveLength(3);
+
+      process.kill(startPid, "SIGHUP");
+
+      expect(await later.exited).toEqual({ code: 0, signal: null });
+      expect(await whenEnded(services, 5_000)).toEqual([]);
+      for (const port of Object.values(ports)) expect(await answers(Number(port))).toBe(false);
+      const closing = later
+        .output()
+        .split("\n")
+        .filter((line) => line.includes("SIGTERM: closing"))
+        .map((line) => line.split(" ")[0]);
+      expect(closing).toEqual(["editorial", "completion", "signon"]);
+      expect(existsSync(join(home, "data", "npm-start.lock"))).toBe(false);
+    });
+  });
+});
+
+describe("npm start when npm ends on its own", () => {
+  it("stops every service, in order, and gives up the data directory", async () => {
+    const home = await mkdtemp(join(scratch, "under-npm-"));
+    const ports = await freePorts();
+    const run = runStart(home, { ...ports }, { underNpm: true });
+    try {
+      await run.printed("Press Ctrl-C to stop.");
+      const [startPid] = childrenOf(run.child.pid as number);
+      const services = childrenOf(startPid as number);
+      expect(services).toHaveLength(3);
+
+      process.kill(run.child.pid as number, "SIGKILL");
+
+      expect(await whenEnded([startPid as number, ...services])).toEqual([]);
+      for (const port of Object.values(ports)) expect(await answers(Number(port))).toBe(false);
+      expect(run.output()).toContain("npm has ended: stopping the services");
+      const closing = run
+        .output()
+        .split("\n")
+        .filter((line) => line.includes('"msg":"SIGTERM: closing"'))
+        .map((line) => (JSON.parse(line) as { service: string }).service);
+      expect(closing).toEqual(["editorial", "completion", "signon"]);
+      expect(existsSync(join(home, "data", "npm-start.lock"))).toBe(false);
+    } finally {
+      for (const pid of [run.child.pid as number, ...childrenOf(run.child.pid as number)]) {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      }
+    }
+  });
+});
+
+describe("the start script", () => {
+  it("is what `npm start` runs", () => {
+    const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> };
+    expect(manifest.scripts["start"]).toBe("exec node scripts/start.mjs");
+    expect(startScript.endsWith("scripts/start.mjs")).toBe(true);
+  });
+});
