@@ -120,6 +120,12 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
       answered500: tally.count(500),
       otherServerErrors: tally.failures(),
       processExits: system?.services.filter((service) => service.exit() !== null).map((service) => `${service.name}: ${service.exit()}`) ?? [],
+      outageLogLines: system
+        ? {
+            "push delivery": system.signon.output().split("\n").filter((line) => line.includes("push delivery: database unavailable")).length,
+            "stale worker": system.completion.output().split("\n").filter((line) => line.includes("stale worker: database unavailable")).length,
+          }
+        : {},
       readyAfterRefusalMs,
       readyAfterCutMsMax: Math.max(0, ...readyAfterCutMs),
       readyAfterTerminationMsMax: Math.max(0, ...readyAfterTerminationMs),
