@@ -37,6 +37,7 @@ const rows: [string, unknown][] = [
   ["answered 500", figures["answered500"]],
   ["other 5xx or no answer", (figures["otherServerErrors"] as string[]).join(", ") || 0],
   ["process exits", exits.length === 0 ? 0 : exits.join(", ")],
+  ["worker outage log lines", JSON.stringify(figures["outageLogLines"])],
   ["ready after the refusal ended", `${String(figures["readyAfterRefusalMs"])} ms`],
   ["ready after a cut (worst)", `${String(figures["readyAfterCutMsMax"])} ms`],
   ["ready after pg_terminate_backend (worst)", `${String(figures["readyAfterTerminationMsMax"])} ms`],

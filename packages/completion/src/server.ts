@@ -8,9 +8,11 @@ import { openCompletionDatabase, readConfigOrExit } from "./startup.js";
 
 turnOffAllocationSitePretenuring();
 const settings = readConfigOrExit(process.env);
+// Start-up notes go to the console; once the app exists, the pool's outage lines go to its JSON log.
+const logTo: { app?: { info(message: string): void; warn(message: string): void } } = {};
 const database = await openCompletionDatabase(settings, {
-  info: (message) => console.log(message),
-  warn: (message) => console.warn(message),
+  info: (message) => (logTo.app ? logTo.app.info(message) : console.log(message)),
+  warn: (message) => (logTo.app ? logTo.app.warn(message) : console.warn(message)),
 });
 const config = fitConfigToDatabase(settings, database);
 const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds });
@@ -21,6 +23,7 @@ const app = await buildApp(ctx, {
   trustProxy: config.trustProxy,
   signonPushes: callers.verifier,
 });
+logTo.app = { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message) };
 const worker =
   config.staleWorkerIntervalMs > 0
     ? startStaleWorker(ctx, {
