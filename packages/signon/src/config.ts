@@ -13,6 +13,8 @@ export interface SignonConfig {
   databaseUrl: string | null;
   /** Most database connections this process opens; `null`: the pool's default (10 on PostgreSQL, 4 embedded). */
   databasePoolSize: number | null;
+  /** A database statement without an answer after this many seconds fails as "database unavailable" (its connection is given up). */
+  databaseStatementTimeoutSeconds: number;
   dataDir: string;
   /** Certificate and key files to serve HTTPS directly, or `null`. */
   tls: { certFile: string; keyFile: string } | null;
@@ -79,6 +81,7 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_PUBLIC_URL` [http://localhost:PORT in development; required in production, https]
  * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
  * - `DATABASE_POOL_SIZE` [10 on PostgreSQL, 4 on the embedded database]: most connections this process opens.
+ * - `DATABASE_STATEMENT_TIMEOUT_SECONDS` [30]: a statement without an answer after this long fails (503), and its connection is dropped.
  * - `SIGNON_TLS_CERT`, `SIGNON_TLS_KEY`: PEM files; both or neither.
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
@@ -142,6 +145,7 @@ export function loadConfig(
     publicUrl,
     databaseUrl,
     databasePoolSize: env.DATABASE_POOL_SIZE?.trim() ? readInteger(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 1000 }) : null,
+    databaseStatementTimeoutSeconds: readInteger(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, { min: 1, max: 3600 }),
     dataDir: env.SIGNON_DATA_DIR?.trim() || "./data",
     tls,
     trustProxy,

@@ -10,6 +10,7 @@ describe("loadConfig", () => {
       publicUrl: "http://localhost:3000",
       databaseUrl: null,
       databasePoolSize: null,
+      databaseStatementTimeoutSeconds: 30,
       dataDir: "./data",
       tls: null,
       trustProxy: false,
@@ -29,6 +30,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://db/signon", DATABASE_POOL_SIZE: "40" }).databasePoolSize).toBe(40);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE: expected 1 to 1000, got 0/);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "ten" })).toThrow(/DATABASE_POOL_SIZE: expected a whole number, got ten/);
+  });
+
+  it("reads the statement timeout, refusing one out of range", () => {
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: "5" }).databaseStatementTimeoutSeconds).toBe(5);
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: "0" })).toThrow(/DATABASE_STATEMENT_TIMEOUT_SECONDS: expected 1 to 3600, got 0/);
   });
 
   it("prepares statements on PostgreSQL, never on the embedded database", () => {
