@@ -58,6 +58,8 @@ export interface SignonConfig {
   secretKey: Buffer | null;
   /** People who have not signed in for this many days are suspended by the inactivity job. */
   inactivityDays: number;
+  /** The hourly jobs (inactivity, expired records): first run after start, then every, and the retry during a database outage, in milliseconds. */
+  jobs: { firstRunMs: number; intervalMs: number; outageRetryMs: number };
 }
 
 /** A variable that stops start-up, and why. */
@@ -96,6 +98,8 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  *   `SIGNON_MAIL_PRINT` [true in development]
  * - `SIGNON_SECRET_KEY` [required in production; development uses `<data dir>/secret-key`]: 64 hex digits.
  * - `SIGNON_INACTIVITY_DAYS` [45]
+ * - `SIGNON_JOBS_FIRST_RUN_SECONDS` [60], `SIGNON_JOBS_INTERVAL_SECONDS` [3600], `SIGNON_JOBS_OUTAGE_RETRY_SECONDS` [60]:
+ *   when the hourly jobs first run after start, how often after that, and how soon they try again after failing for want of the database.
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
  * the listening and TLS rules do not apply to it.
@@ -172,6 +176,11 @@ export function loadConfig(
     },
     secretKey,
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
+    jobs: {
+      firstRunMs: readInteger(env, "SIGNON_JOBS_FIRST_RUN_SECONDS", 60, { min: 1, max: 86_400 }) * 1000,
+      intervalMs: readInteger(env, "SIGNON_JOBS_INTERVAL_SECONDS", 3600, { min: 1, max: 86_400 }) * 1000,
+      outageRetryMs: readInteger(env, "SIGNON_JOBS_OUTAGE_RETRY_SECONDS", 60, { min: 1, max: 3600 }) * 1000,
+    },
   };
 }
 

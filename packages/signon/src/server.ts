@@ -78,11 +78,13 @@ export async function startSignon(
     // Suspends people who have not signed in for `inactivityDays`: first shortly after start, then hourly.
     const inactivity = startInactivityJob(worker ? { ...ctx, pushesQueued: () => worker.wake() } : ctx, {
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
-      firstRunMs: options.inactivityFirstRunMs,
+      ...config.jobs,
+      firstRunMs: options.inactivityFirstRunMs ?? config.jobs.firstRunMs,
     });
     // Deletes sessions, tokens, codes and counters that can no longer be used: first shortly after start, then hourly.
     const expiredRecords = startExpiredRecordsJob(ctx, {
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+      ...config.jobs,
     });
     let closing: Promise<void> | undefined;
     const close = () =>
