@@ -14,6 +14,13 @@ export interface ServiceProcess {
   exit(): string | null;
   /** What it printed so far (the last 200 kB of stdout and stderr). */
   output(): string;
+  /**
+   * Every line it printed about the database going away or coming back (a
+   * worker's or the pool's `database unavailable (…)` and `database available
+   * again`, start-up's `database unavailable at` and `database: reached`),
+   * from the start, however much else it printed.
+   */
+  outageLines(): string[];
   /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -46,11 +53,17 @@ export function spawnServiceProcess(options: { name: string; entry: string; port
     stdio: ["ignore", "pipe", "pipe"],
   });
   let printed = "";
-  const keep = (chunk: Buffer) => {
-    printed = (printed + chunk.toString("utf8")).slice(-200_000);
+  const outageLines: string[] = [];
+  const partial = { stdout: "", stderr: "" };
+  const keep = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
+    const text = chunk.toString("utf8");
+    printed = (printed + text).slice(-200_000);
+    const lines = (partial[stream] + text).split("\n");
+    partial[stream] = lines.pop() ?? "";
+    for (const line of lines) if (/database unavailable \(|database available again|database unavailable at |database: reached /.test(line)) outageLines.push(line);
   };
-  child.stdout.on("data", keep);
-  child.stderr.on("data", keep);
+  child.stdout.on("data", keep("stdout"));
+  child.stderr.on("data", keep("stderr"));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const exit = () => (child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode);
   return {
@@ -58,6 +71,7 @@ export function spawnServiceProcess(options: { name: string; entry: string; port
     url: `http://127.0.0.1:${options.port}`,
     exit,
     output: () => printed,
+    outageLines: () => outageLines.slice(),
     stop: (graceMs = 10_000) => stopChild(child, exited, graceMs),
   };
 }
