@@ -8,7 +8,7 @@ import { isTimestamp } from "./domain/timestamps.js";
 import { installErrorHandler } from "./http/errors.js";
 import type { FastifyTypeBox } from "./http/fastify-typebox.js";
 import { SHARED_SCHEMAS } from "./http/schemas.js";
-import { screenEveryRoute } from "./http/screen-input.js";
+import { refuseEncodedBodies, screenEveryRoute } from "./http/screen-input.js";
 import { BulkDataSchema } from "./ingest/bulk-format.js";
 import { registerOperations } from "./operations.js";
 import { registerSignonPushes } from "./routes/auth/signon-pushes.js";
@@ -85,6 +85,7 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app);
+  app.addHook("preParsing", refuseEncodedBodies);
   screenEveryRoute(app);
   const onRoute = options.onRoute;
   if (onRoute) app.addHook("onRoute", (route) => onRoute(route as RouteOptions));

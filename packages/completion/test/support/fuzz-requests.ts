@@ -75,7 +75,11 @@ export type FuzzCaller =
   | "metrics"
   | "none"
   | "unknown-token"
-  | "malformed-header";
+  /** A well-formed token of 20,000 characters: past the request header limit of Sign-on's server. */
+  | "oversized-token"
+  /** `Basic …`, or a bearer token with characters outside RFC 6750's. */
+  | "malformed-header"
+  | "latin1-header";
 
 /** One request, ready for `app.inject`. */
 export interface FuzzRequest {
@@ -184,7 +188,8 @@ export function fuzzRoutes(registered: readonly RegisteredRoute[], document: Ope
           documented: true,
           callers: admin ? ["admin"] : ["staff", "staff", "learner", "masquerade"],
           refusal: "detail",
-          writes: method === "POST" || method === "PUT",
+          // Reads too: a single-user read stores the recomputed aggregates of a stale learner first (C14).
+          writes: true,
           weight: method === "HEAD" ? 1 : 4,
         });
         continue;
@@ -488,7 +493,7 @@ const RAW_BODIES: fc.Arbitrary<string | Buffer> = fc.oneof(
   fc.constant("x".repeat(1_100_000)),
 );
 
-const ANY_CALLER = fc.constantFrom<FuzzCaller>("staff", "admin", "learner", "masquerade", "push", "metrics", "none", "unknown-token", "malformed-header");
+const ANY_CALLER = fc.constantFrom<FuzzCaller>("staff", "admin", "learner", "masquerade", "push", "metrics", "none", "unknown-token", "oversized-token", "malformed-header", "latin1-header");
 
 /** Content encodings the service does not decode, now and then on a spoiled request. */
 const CONTENT_ENCODINGS = fc.oneof(

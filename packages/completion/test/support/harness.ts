@@ -23,6 +23,8 @@ export interface HarnessOptions {
   readonly rebuildStaleFromScratch?: boolean;
   readonly aggregatorTypes?: readonly string[];
   readonly now?: () => Date;
+  /** How long an answer of Sign-on's `/user.json` is reused (default 0: permission changes show at once). */
+  readonly callerCacheSeconds?: number;
   /** Serve Sign-on's push receivers under `/auth/gds/api`, as `server.ts` does. */
   readonly signonPushes?: boolean;
   /** Further options of the app (`metricsToken`, `onRoute`, …). */
@@ -41,7 +43,7 @@ export interface HarnessOptions {
 export async function useHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database = await useTestDatabase({ migrations: [signonMigrations, COMPLETION_MIGRATIONS], schema });
   const signon = await startRealSignon(database);
-  const callers = new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: 0 });
+  const callers = new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: options.callerCacheSeconds ?? 0 });
   const ctx = createContext(
     {
       aggregatorTypes: options.aggregatorTypes ?? DEFAULT_AGGREGATOR_TYPES,
