@@ -226,7 +226,8 @@ describe("every route, fuzzed", () => {
       // The service still answers: its probes, a read, and a push.
       expect((await h.app.inject({ method: "GET", url: "/healthcheck/live" })).statusCode).toBe(200);
       expect((await h.app.inject({ method: "GET", url: "/healthcheck/ready" })).statusCode).toBe(200);
-      expect((await h.app.inject({ method: "GET", url: `/api/completion/v1/course/${COURSE}/?username=ada`, headers: { authorization: tokens.staff! } })).statusCode).toBe(200);
+      // (The runs may have removed any learner or course: the caller's own list answers whatever is stored.)
+      expect((await h.app.inject({ method: "GET", url: "/api/completion/v1/course/", headers: { authorization: tokens.learner! } })).statusCode).toBe(200);
       expect((await h.app.inject({ method: "POST", url: `/auth/gds/api/users/${learner.uid}/reauth`, headers: { authorization: tokens.push! } })).statusCode).toBe(200);
       // The runs reached every route, and not only with refusals.
       expect(Object.entries(figures.byRoute).filter(([, classes]) => (classes["2xx"] ?? 0) === 0).map(([name]) => name)).toEqual([]);
