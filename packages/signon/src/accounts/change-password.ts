@@ -33,7 +33,7 @@ export async function changePassword(
 ): Promise<{ ok: true } | { ok: false; errors: FieldErrors }> {
   const now = ctx.now();
   if (form.current === "" || !(await verifyPassword(user.passwordHash, form.current, ctx.config.passwordHashing))) {
-    if (form.current !== "") await countSignInFailureFor(ctx, { email: user.email, user, kind: "password", origin, now }, onMailFailure);
+    if (form.current !== "") await countSignInFailureFor(ctx, { email: user.email, kind: "password", origin, now }, onMailFailure);
     return { ok: false, errors: { current: form.current === "" ? "Enter your current password" : "Your current password is not right" } };
   }
   const errors = await checkNewPasswordForm(ctx, user, form.password, form.confirmation);

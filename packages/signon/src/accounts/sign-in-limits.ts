@@ -1,4 +1,4 @@
-import { and, eq, isNull, lte, or } from "drizzle-orm";
+import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
@@ -79,36 +79,37 @@ export interface CountedSignInFailure {
 
 /**
  * Counts one failed sign-in for the submitted address `email` (whether or
- * not `user` exists) from `origin`: under (address, source, kind), and under
- * the address from every source. The failure that brings the address's count
- * to 30 in an hour locks the account, if there is one and it is not locked
- * already; then the owner gets the unlock e-mail, once per lock.
+ * not an account has it) from `origin`: under (address, source, kind), and
+ * under the address from every source. From the 30th failure in an hour on,
+ * the account that has the address, if there is one (not an API user), is
+ * locked unless it is already; the owner gets the unlock e-mail once per
+ * lock. The same statements run for an address without an account, so the
+ * work does not tell them apart.
  */
 export async function countSignInFailureFor(
   ctx: SignonContext,
-  input: { email: string; user: User | null; kind: SignInFailureKind; origin: RequestOrigin; now: Date },
+  input: { email: string; kind: SignInFailureKind; origin: RequestOrigin; now: Date },
   onMailFailure: (error: unknown) => void,
 ): Promise<CountedSignInFailure> {
   const { now, origin, kind } = input;
   const email = normaliseEmail(input.email);
   const counted = await countSignInFailure(ctx.db, { email, source: signInSource(origin), kind }, limits[kind], now);
   const total = await countFailure(ctx.db, `${failuresBeforeAccountLock.name}:${email}`, failuresBeforeAccountLock.windowSeconds, now);
-  if (input.user && !input.user.isApiUser && total.failures >= failuresBeforeAccountLock.maxFailures) {
-    await lockAccount(ctx, input.user, email, total.failures, origin, now, onMailFailure);
-  }
+  // Every failure from the 30th on tries the lock (for an address with or without an account alike): a lock that ended meanwhile starts again.
+  if (total.failures >= failuresBeforeAccountLock.maxFailures) await lockAccount(ctx, email, total.failures, origin, now, onMailFailure);
   const blocked = counted.blockedUntil !== null && counted.blockedUntil.getTime() > now.getTime();
   return { failures: counted.failures, retryAfterSeconds: blocked && counted.blockedUntil ? (counted.blockedUntil.getTime() - now.getTime()) / 1000 : null };
 }
 
 /**
- * Locks the account unless a lock is running, in one statement so that of
- * several instances only one locks it and sends the mail. In the same
- * transaction: the single-use unlock link (valid until the lock ends) and
- * `account_locked` with its causes, the source addresses and their counts.
+ * Locks the account with the address `email` unless a lock is running, in
+ * one statement so that of several instances only one locks it and sends
+ * the mail. In the same transaction: the single-use unlock link (valid until
+ * the lock ends) and `account_locked` with its causes, the source addresses
+ * and their counts.
  */
 async function lockAccount(
   ctx: SignonContext,
-  user: User,
   email: string,
   failures: number,
   origin: RequestOrigin,
@@ -118,12 +119,12 @@ async function lockAccount(
   const until = lockEndsAt(now);
   const locked = await ctx.db.transaction(async (tx) => {
     const notLocked = or(isNull(users.lockedAt), lte(users.lockedAt, new Date(now.getTime() - lockSeconds * 1000)));
-    const [row] = await tx
+    const [user] = await tx
       .update(users)
       .set({ lockedAt: now, updatedAt: now })
-      .where(and(eq(users.uid, user.uid), notLocked))
-      .returning({ uid: users.uid });
-    if (!row) return null;
+      .where(and(sql`lower(${users.email}) = ${email}`, eq(users.isApiUser, false), notLocked))
+      .returning();
+    if (!user) return null;
     const sources = await listSignInFailures(tx, email, now);
     const link = await createAccountLink(tx, user.uid, "unlock", now, until);
     await audit(tx, {
@@ -137,10 +138,10 @@ async function lockAccount(
         sources: sources.map((source) => ({ address: source.source, kind: source.kind, failures: source.failures })),
       },
     });
-    return { token: link.token, addresses: new Set(sources.map((source) => source.source)).size };
+    return { user, token: link.token, addresses: new Set(sources.map((source) => source.source)).size };
   });
   if (!locked) return;
-  await sendMailInBackground(ctx, lockMail(ctx, user, { failures, addresses: locked.addresses, until, token: locked.token }), onMailFailure);
+  await sendMailInBackground(ctx, lockMail(ctx, locked.user, { failures, addresses: locked.addresses, until, token: locked.token }), onMailFailure);
 }
 
 function hoursAndMinutes(at: Date): string {

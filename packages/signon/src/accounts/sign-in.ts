@@ -58,7 +58,7 @@ export async function signInWithPassword(
       details: { reason },
     });
     // The failure that reaches a limit gets the usual answer too; the next one is refused.
-    await countSignInFailureFor(ctx, { email: credentials.email, user: candidate, kind: "password", origin, now }, onMailFailure);
+    await countSignInFailureFor(ctx, { email: credentials.email, kind: "password", origin, now }, onMailFailure);
     return { ok: false, reason: "invalid" };
   }
   if (candidate.suspendedAt !== null) {

@@ -90,7 +90,7 @@ export async function completeSecondFactor(
   if (accepted) return accepted;
 
   const reason = step === null ? "wrong_code" : "reused_code";
-  const counted = await countSignInFailureFor(ctx, { email: user.email, user, kind: "two_step_code", origin, now }, onMailFailure);
+  const counted = await countSignInFailureFor(ctx, { email: user.email, kind: "two_step_code", origin, now }, onMailFailure);
   await audit(ctx.db, { action: "two_step_failed", at: now, subjectUid: user.uid, origin, details: { reason, failures: counted.failures } });
   if (counted.retryAfterSeconds !== null) {
     await deleteSession(ctx.db, session.idHash);
