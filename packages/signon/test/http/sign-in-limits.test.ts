@@ -250,6 +250,10 @@ describe("the account lock (S15)", () => {
     expect(text).toContain("Failed sign-ins in the last hour");
     for (const address of attackers) expect(text).toMatch(new RegExp(`${address.replaceAll(".", "\\.")} Wrong password 6 \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\d{4}-`));
 
+    const events = textOf(await adminBrowser.get(`/users/${person.uid}/events`));
+    expect(events).toContain("Account locked after too many failed sign-ins (30 failed sign-ins; 203.0.113.");
+    for (const address of attackers) expect(events).toContain(`${address}: 6 wrong passwords`);
+
     expect((await adminBrowser.submit(`/users/${person.uid}`, `/users/${person.uid}/unlock`)).statusCode).toBe(303);
     expect((await reload(person)).lockedAt).toBeNull();
     expect(await eventsOf(person.uid, "account_unlocked")).toEqual([expect.objectContaining({ actorUid: admin.uid })]);

@@ -104,7 +104,8 @@ function junkBodies(csrf: string, formFields: string[]): { label: string; payloa
   ];
 }
 
-describe("POST to every form of the web interface", () => {
+// Each test posts to every form many times over: minutes, not seconds, on a busy machine.
+describe("POST to every form of the web interface", { timeout: 60_000 }, () => {
   it("refuses junk bodies with a 4xx page and changes nothing", async () => {
     const { browser, csrf, ids } = await scene();
     const before = await state(ctx);
