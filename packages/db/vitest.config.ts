@@ -6,7 +6,7 @@ export default defineProject({
     // What services register too: one embedded PostgreSQL server per test run.
     globalSetup: ["@tessera/db/testing/global-setup"],
     // Starting PGlite (the embedded server tests) takes seconds on a busy machine.
-    testTimeout: 30_000,
+    testTimeout: 60_000,
     hookTimeout: 60_000,
   },
 });

@@ -1,5 +1,7 @@
 import type pg from "pg";
+import { configurationMistake, databaseAddress } from "./database-start-error.js";
 import { createDrizzle, type Database } from "./drizzle.js";
+import { describeDatabaseError, isDatabaseUnavailable } from "./faults.js";
 import { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
@@ -26,7 +28,20 @@ export interface StartDatabaseOptions<TSchema extends Record<string, unknown>> {
   migrations?: readonly MigrationSet[];
   /** Schema module for drizzle's relational queries. */
   schema?: TSchema;
+  /** The pool's bound on one statement (see `createPool`; default 30 000 ms, `null` for none). */
+  statementTimeoutMs?: number | null;
+  /**
+   * While the server cannot be reached (refused, reset, timed out, starting
+   * up), wait and try again, with a delay doubling from 250 ms to
+   * {@link START_RETRY_MAX_MS}, instead of failing: what a service does, so
+   * that starting it before its database is not fatal. It logs one line when
+   * it starts waiting and one when the database answers. Default `false`.
+   */
+  waitWhileUnavailable?: boolean;
 }
+
+/** The longest wait between two attempts to reach the database at start-up. */
+export const START_RETRY_MAX_MS = 2000;
 
 /** A database ready for a service. */
 export interface StartedDatabase<TSchema extends Record<string, unknown>> {
@@ -49,6 +64,11 @@ export interface StartedDatabase<TSchema extends Record<string, unknown>> {
  * otherwise to the embedded PGlite server of `dataDir` (started here, shared
  * with other services of this process, or found running in another process).
  * Applies `migrations` when given.
+ *
+ * A database that cannot be used as configured (login refused, database
+ * missing, a privilege lacking) fails with a `DatabaseStartError` that says so
+ * in one sentence; one that cannot be reached fails with the driver's error,
+ * or is waited for with `waitWhileUnavailable`.
  */
 export async function startDatabase<TSchema extends Record<string, unknown> = Record<string, never>>(
   options: StartDatabaseOptions<TSchema> = {},
@@ -66,7 +86,12 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
         `Set DATABASE_URL to a PostgreSQL server to run more than one instance.`,
     );
   }
-  const pool = createPool({ url, max: options.poolMax ?? (embedded ? EMBEDDED_POOL_MAX : 10), log });
+  const pool = createPool({
+    url,
+    max: options.poolMax ?? (embedded ? EMBEDDED_POOL_MAX : 10),
+    log,
+    ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+  });
   const close = async (): Promise<void> => {
     try {
       await pool.end();
@@ -75,22 +100,40 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
     }
   };
   let oneSession = embedded !== undefined;
-  try {
-    if (!oneSession) oneSession = await servesOneSession(pool);
-    if (options.migrations !== undefined) {
-      for (const report of await runMigrations(pool, options.migrations)) {
-        if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
-        for (const tag of report.changedSinceApplied) {
-          log.warn(
-            `database: migration ${tag} of schema ${report.schema} has changed since it was applied; ` +
-              `this database does not have the change (write a new migration instead of editing an applied one)`,
-          );
+  const where = databaseAddress(url).server;
+  let waitingSince: number | null = null;
+  let attempts = 0;
+  for (;;) {
+    try {
+      if (!oneSession) oneSession = await servesOneSession(pool);
+      if (options.migrations !== undefined) {
+        for (const report of await runMigrations(pool, options.migrations)) {
+          if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
+          for (const tag of report.changedSinceApplied) {
+            log.warn(
+              `database: migration ${tag} of schema ${report.schema} has changed since it was applied; ` +
+                `this database does not have the change (write a new migration instead of editing an applied one)`,
+            );
+          }
         }
       }
+      break;
+    } catch (error) {
+      if (options.waitWhileUnavailable === true && isDatabaseUnavailable(error)) {
+        attempts += 1;
+        if (waitingSince === null) {
+          waitingSince = Date.now();
+          log.warn(`database unavailable at ${where} (${describeDatabaseError(error)}), retrying until it answers`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(START_RETRY_MAX_MS, 250 * 2 ** Math.min(attempts - 1, 8))));
+        continue;
+      }
+      await close();
+      throw configurationMistake(error, url) ?? error;
     }
-  } catch (error) {
-    await close();
-    throw error;
+  }
+  if (waitingSince !== null) {
+    log.info(`database: reached ${where} after ${((Date.now() - waitingSince) / 1000).toFixed(1)} s (${attempts} failed attempt(s))`);
   }
   return { url, pool, db: createDrizzle(pool, options.schema), embedded: oneSession, close };
 }

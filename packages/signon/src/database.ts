@@ -8,11 +8,19 @@ import * as schema from "./db/schema.js";
  * Connects to Sign-on's database and applies pending migrations: PostgreSQL
  * at `DATABASE_URL`, or else the embedded database in `<dataDir>/pglite`
  * (shared with a server already running on it in another process).
+ * With `waitWhileUnavailable` (the server) it waits for a database it cannot
+ * reach yet instead of failing.
  */
-export function openSignonDatabase(config: SignonConfig, log?: Logger): Promise<StartedDatabase<typeof schema>> {
+export function openSignonDatabase(
+  config: SignonConfig,
+  log?: Logger,
+  options: { waitWhileUnavailable?: boolean } = {},
+): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl ?? undefined,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
+    statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+    waitWhileUnavailable: options.waitWhileUnavailable ?? false,
     dataDir: join(config.dataDir, "pglite"),
     migrations: [signonMigrations],
     schema,

@@ -6,7 +6,7 @@ const actionWords: Record<AuditAction, string> = {
   sign_in: "Signed in",
   sign_in_failed: "Sign-in failed",
   sign_in_refused: "Sign-in refused",
-  account_locked: "Account locked after too many wrong attempts",
+  account_locked: "Account locked after too many failed sign-ins",
   account_unlocked: "Account unlocked",
   sign_out: "Signed out",
   authorization_code_issued: "Signed in to an application",

@@ -23,6 +23,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/invitations/{token}", fields: ["password", "confirmation"] },
   { path: "/password-reset", fields: ["email"] },
   { path: "/password-reset/{token}", fields: ["password", "confirmation"] },
+  { path: "/unlock/{token}", fields: [] },
   { path: "/users/new", fields: ["name", "email", "role", "organisation"] },
   { path: "/users/{user}", fields: ["name", "email", "role", "organisation"] },
   { path: "/users/{user}/suspend", fields: ["reason"] },
