@@ -172,6 +172,7 @@ describe("every route, fuzzed", () => {
         cohortIds: [10, 11, 12],
         users: baseData().users!.map(({ id, username, email }) => ({ id, username, email })),
         signonUids: [staff, admin, learner, masquerade, push].map(({ uid }) => uid),
+        blocksByCourse: { [COURSE]: ["p1", "h1", "p2", "vid1", "x1"].map((id) => block(id === "vid1" ? "video" : id === "h1" ? "html" : "problem", id)), [OTHER_COURSE]: ["i4x://TesseraX/CS102/html/page"] },
       };
       const values = new SchemaValues(document, vocabulary);
       const requests = fc.oneof(...routes.map((route) => ({ arbitrary: requestsFor(route, values, vocabulary), weight: route.weight })));

@@ -105,6 +105,8 @@ export interface FuzzVocabulary {
   readonly users: readonly { readonly id: number; readonly username: string; readonly email: string }[];
   /** Sign-on users' uids, which the push receivers take in their path. */
   readonly signonUids: readonly string[];
+  /** The block keys of each course that has a structure, so that a plausible batch names blocks of its course. */
+  readonly blocksByCourse: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The path parameters the fuzz test can fill: Fastify's wildcard (a course key here, see `app.ts`) and a Sign-on uid. */
@@ -440,7 +442,18 @@ export class SchemaValues {
     }
     const shape: Record<string, fc.Arbitrary<unknown>> = {};
     for (const [key, property] of entries) shape[key] = this.of(property, key, spoil, depth + 1);
-    const record = fc.record(shape, { requiredKeys: entries.map(([key]) => key).filter((key) => required.has(key)) });
+    const requiredKeys = entries.map(([key]) => key).filter((key) => required.has(key));
+    const record = fc.record(shape, { requiredKeys });
+    if (!spoil && "course_key" in properties && "blocks" in properties) {
+      // A plausible batch names blocks of its own course: the course first, then blocks of it.
+      return plausibleByName("course_key", "string", this.#vocabulary)!.chain((courseKey) => {
+        const own = this.#vocabulary.blocksByCourse[courseKey as string] ?? [];
+        if (own.length === 0) return record;
+        const blocks = fc.dictionary(fc.constantFrom(...own), plausibleByName("completion", "number", this.#vocabulary)!, { minKeys: 1, maxKeys: 4 });
+        const aligned: Record<string, fc.Arbitrary<unknown>> = { ...shape, course_key: fc.constant(courseKey), blocks };
+        return fc.record(aligned, { requiredKeys });
+      });
+    }
     if (!spoil) return record;
     // Now and then a property the schema does not know, or one it requires left out.
     return fc.oneof(
