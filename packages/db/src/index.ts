@@ -1,4 +1,4 @@
-export { startDatabase, DEFAULT_DATA_DIR, EMBEDDED_POOL_MAX } from "./start-database.js";
+export { startDatabase, DEFAULT_DATA_DIR } from "./start-database.js";
 export type { StartDatabaseOptions, StartedDatabase } from "./start-database.js";
 export { createPool, DEFAULT_CONNECTION_TIMEOUT_MS } from "./pool.js";
 export { isDatabaseUnavailable, describeDatabaseError } from "./faults.js";
@@ -12,7 +12,6 @@ export type { MigrationSet, MigrationReport, RunMigrationsOptions } from "./migr
 export { pendingMigrations } from "./pending-migrations.js";
 export type { RunQuery } from "./pending-migrations.js";
 export { startEmbeddedServer, IN_MEMORY } from "./embedded/embedded-server.js";
-export { fitConfigToDatabase, servesOneSession } from "./one-session-server.js";
 export type { EmbeddedServer, EmbeddedServerOptions } from "./embedded/embedded-server.js";
 export { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
 export type { EmbeddedDatabase, OpenEmbeddedOptions } from "./embedded/open-embedded-database.js";

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { startDatabase, type Logger, type StartedDatabase } from "@tessera/db";
 import type { SignonConfig } from "./config.js";
 import { signonMigrations } from "./db/migrations.js";
@@ -6,14 +5,14 @@ import * as schema from "./db/schema.js";
 
 /**
  * Connects to Sign-on's database and applies pending migrations: PostgreSQL
- * at `DATABASE_URL`, or else the embedded database in `<dataDir>/pglite`
- * (shared with a server already running on it in another process).
+ * at `DATABASE_URL`, or else the embedded PostgreSQL server of `<dataDir>`
+ * (the one `npm start` runs, or one started for this process).
  */
 export function openSignonDatabase(config: SignonConfig, log?: Logger): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl ?? undefined,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
-    dataDir: join(config.dataDir, "pglite"),
+    dataDir: config.dataDir,
     migrations: [signonMigrations],
     schema,
     ...(log ? { log } : {}),

@@ -15,6 +15,12 @@ export interface EmbeddedDatabaseOptions {
   database?: string;
   /** Every service's migrations, to convert an earlier version's PGlite data found in `<home>/pglite`. */
   migrations: readonly MigrationSet[];
+  /**
+   * Whether this start may convert an earlier version's PGlite folder (default
+   * true). A command that knows only its own service's migrations passes false:
+   * it is then refused, with a sentence saying to run `npm start` once.
+   */
+  convert?: boolean;
   log?: Logger;
 }
 
@@ -48,6 +54,9 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     const pgliteDir = path.join(home, "pglite");
     const marker = path.join(home, "pglite-conversion-started");
     const convert = (await exists(path.join(pgliteDir, "PG_VERSION"))) && (await conversionAllowed(server.url, database, marker, pgliteDir));
+    if (convert && options.convert === false) {
+      throw new Error(`${pgliteDir} holds data of an earlier Tessera that has not been converted yet: run \`npm start\` once in ${path.dirname(home)}, which converts it, or set DATABASE_URL to a PostgreSQL server.`);
+    }
     // Written before the database is made, removed once the conversion has finished: one cut short runs again.
     if (convert) await writeFile(marker, `${new Date().toISOString()}\n`);
     await createDatabaseIfMissing(server.url, database);
