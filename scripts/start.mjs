@@ -21,6 +21,11 @@
 // stops once they have disconnected; should npm end on its own, this script stops
 // everything as for Ctrl-C.
 //
+// The services run as built JavaScript (each package's dist/, written by `npm run build`, which
+// `npm install` runs), as a production deployment runs them, under Node's
+// --conditions=tessera-built so that the workspace packages they import are their dist/ too.
+// A package whose src/ changed since its last build is built again here first.
+//
 // One npm start per data directory (./data/npm-start.lock), and only on free ports: a second
 // one says which and exits with code 1, starting nothing. Logs: readable lines on a terminal,
 // JSON lines (with a "service" field) otherwise; TESSERA_LOG_FORMAT chooses.
@@ -32,6 +37,7 @@ import { fileURLToPath } from "node:url";
 import { HELP, readSettings, StartError } from "./start/settings.mjs";
 import { forwardLines, serviceLineWriter } from "./start/service-output.mjs";
 import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/single-instance.mjs";
+import { buildPackage, needsBuild } from "./build-package.mjs";
 
 // Nothing may end this process before the services have stopped, not even a closed terminal.
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
@@ -53,8 +59,11 @@ const { ports, urls } = settings;
 const root = fileURLToPath(new URL("..", import.meta.url));
 const home = process.cwd();
 const dataDir = resolve(home, "data");
-const tsx = import.meta.resolve("tsx");
-const serveDatabase = "packages/db/src/postgres-server/serve.ts";
+const serveDatabase = "packages/db/dist/postgres-server/serve.js";
+/** The workspace packages the services run from, built (dist/) before they start. */
+const builtPackages = ["packages/db", "packages/service-kit", "packages/signon-client", "packages/signon", "packages/completion", "examples/editorial-app"];
+/** Node's options for the built services: workspace packages resolve to their dist/ (see their package.json "exports"). */
+const builtConditions = "--conditions=tessera-built";
 /** Every service's migrations, for the conversion of an earlier version's data. */
 const allMigrations = ["signon=packages/signon/migrations", "completion=packages/completion/migrations", "signon_client=packages/signon-client/migrations"];
 const exitWithParent = import.meta.resolve("./start/exit-with-parent.mjs");
@@ -68,21 +77,21 @@ const demoCourse = {
 const services = {
   signon: {
     name: "signon",
-    entry: "packages/signon/src/server.ts",
+    entry: "packages/signon/dist/server.js",
     port: ports.signon,
     ready: "/healthcheck/ready",
     env: { SIGNON_HOST: settings.host, SIGNON_PORT: String(ports.signon), SIGNON_PUBLIC_URL: urls.signonPublic },
   },
   completion: {
     name: "completion",
-    entry: "packages/completion/src/server.ts",
+    entry: "packages/completion/dist/server.js",
     port: ports.completion,
     ready: "/healthcheck/ready",
     env: { HOST: settings.host, PORT: String(ports.completion), SIGNON_URL: urls.signon },
   },
   editorial: {
     name: "editorial",
-    entry: "examples/editorial-app/src/server.ts",
+    entry: "examples/editorial-app/dist/server.js",
     port: ports.editorial,
     ready: "/healthcheck/ready",
     env: {
@@ -115,8 +124,8 @@ function showOutput(name, child) {
   forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
 }
 
-function spawnTs(entry, args, env) {
-  return spawn(process.execPath, ["--import", tsx, "--import", exitWithParent, join(root, entry), ...args], {
+function spawnBuilt(entry, args, env) {
+  return spawn(process.execPath, [builtConditions, "--import", exitWithParent, join(root, entry), ...args], {
     cwd: home,
     env: { ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), ...env },
     // The IPC channel closes when this process ends, however it ends: the child then stops by itself.
@@ -133,7 +142,7 @@ function exitOf(child) {
 function launch(service) {
   // Once stopping, nothing new starts: it would escape the stop that is under way.
   if (stopping) throw new Error(`not starting ${service.name}: stopping`);
-  const child = spawnTs(service.entry, [], service.env);
+  const child = spawnBuilt(service.entry, [], service.env);
   showOutput(service.name, child);
   const exited = exitOf(child);
   const entry = { service, child, exited, stopRequested: false };
@@ -180,7 +189,7 @@ async function startDatabase() {
     const [schema, folder] = pair.split("=");
     return ["--migrations", `${schema}=${join(root, folder)}`];
   });
-  const child = spawn(process.execPath, ["--import", tsx, join(root, serveDatabase), "--home", dataDir, ...migrations], {
+  const child = spawn(process.execPath, [builtConditions, join(root, serveDatabase), "--home", dataDir, ...migrations], {
     cwd: home,
     env: process.env,
     stdio: ["pipe", "pipe", "pipe"],
@@ -246,6 +255,16 @@ function postmasterPid() {
   }
 }
 
+/** Builds again the packages whose sources changed since their last build (none, usually). */
+async function buildChanged() {
+  for (const folder of builtPackages) {
+    const packageDir = join(root, folder);
+    if (!(await needsBuild(packageDir))) continue;
+    console.error(`npm start: building ${folder} (its sources changed since its last build)`);
+    await buildPackage(packageDir);
+  }
+}
+
 /** Starts a service and resolves once it answers. */
 async function start(service) {
   const entry = launch(service);
@@ -259,7 +278,7 @@ async function start(service) {
  */
 async function runCommand(name, entry, args) {
   if (stopping) throw new Error(`not running ${name}: stopping`);
-  const child = spawnTs(entry, args, {});
+  const child = spawnBuilt(entry, args, {});
   forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
   let stdout = "";
   child.stdout.setEncoding("utf8");
@@ -278,12 +297,12 @@ async function bootstrap() {
   const args = ["bootstrap", "first-start", "--json", "--credentials-file", credentialsFile];
   args.push("--completion-url", urls.completion, "--example-app-url", urls.editorial);
   if (settings.adminEmail) args.push("--admin-email", settings.adminEmail);
-  return JSON.parse(await runCommand("bootstrap", "packages/signon/src/cli.ts", args));
+  return JSON.parse(await runCommand("bootstrap", "packages/signon/dist/cli.js", args));
 }
 
 /** Loads the demo course (OLX) with the CLI and its learners through the API, with the demo client's token. */
 async function loadDemoCourse(token) {
-  await runCommand("completion", "packages/completion/src/cli.ts", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
+  await runCommand("completion", "packages/completion/dist/cli.js", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
   const response = await fetch(`${urls.completion}/api/completion/v1/admin/import`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -418,6 +437,7 @@ async function checkAlone() {
 
 try {
   await checkAlone();
+  await buildChanged();
   if (givenDatabaseUrl === undefined) {
     if (previousKilled) await waitForPreviousDatabase();
     await startDatabase();
