@@ -4,7 +4,7 @@
 // DATABASE_URL, a PostgreSQL server of its own (the embedded one, on ./data/postgres of the
 // working directory, reached through a Unix socket in ./data) starts first: its URL goes to
 // the three services as their DATABASE_URL, and it stops last. A ./data written by an
-// earlier version (PGlite, ./data/pglite) is converted into it at the first such start.
+// earlier version (another database engine) is converted into it at the first such start.
 //
 // On the first start (no `first_start` row in Sign-on's settings) `signon bootstrap
 // first-start` creates a superadmin, registers the `completion` and example applications
@@ -224,7 +224,7 @@ async function startDatabase() {
   if (conversion !== null) {
     const rows = conversion.tables.reduce((sum, table) => sum + table.rows, 0);
     console.log(
-      `Converted the data of an earlier version (PGlite) to PostgreSQL: ${conversion.tables.length} tables, ${rows} rows, ` +
+      `Converted the data of an earlier version to PostgreSQL: ${conversion.tables.length} tables, ${rows} rows, ` +
         `the same count in every table; the old folder is kept at ${conversion.keptAt}.`,
     );
   }

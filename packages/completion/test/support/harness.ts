@@ -41,7 +41,7 @@ export async function useHarness(options: HarnessOptions = {}): Promise<Harness>
     {
       aggregatorTypes: options.aggregatorTypes ?? DEFAULT_AGGREGATOR_TYPES,
       rebuildStaleFromScratch: options.rebuildStaleFromScratch ?? false,
-      preparedStatements: database.kind === "postgres",
+      preparedStatements: true,
     },
     database.db,
     new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: 0 }),

@@ -6,7 +6,7 @@ import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/pglite";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { convertPgliteData } from "../src/postgres-server/convert-pglite.js";
+import { convertPgliteData } from "../src/postgres-server/convert-earlier-data.js";
 import { createPool, runMigrations, startEmbeddedDatabase, type MigrationSet } from "../src/index.js";
 import { dropDatabase, recreateDatabase, testServerUrl } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
