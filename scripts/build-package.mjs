@@ -12,19 +12,21 @@
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import ts from "typescript";
 
 /** Written last into `dist`: its time is the build's. */
 export const BUILT_STAMP = ".built";
 
-const compilerOptions = {
-  target: ts.ScriptTarget.ES2022,
-  // Every package is "type": "module": ES modules out, imports as written (with their .js endings).
-  module: ts.ModuleKind.ES2022,
-  verbatimModuleSyntax: true,
-  isolatedModules: true,
-  sourceMap: true,
-};
+/** TypeScript's compiler options for one file, with `ts` the compiler (loaded only for a build: npm start's own memory stays small). */
+function compilerOptions(ts) {
+  return {
+    target: ts.ScriptTarget.ES2022,
+    // Every package is "type": "module": ES modules out, imports as written (with their .js endings).
+    module: ts.ModuleKind.ES2022,
+    verbatimModuleSyntax: true,
+    isolatedModules: true,
+    sourceMap: true,
+  };
+}
 
 async function* filesOf(dir) {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -39,6 +41,7 @@ async function* filesOf(dir) {
  * @param {string} packageDir
  */
 export async function buildPackage(packageDir) {
+  const { default: ts } = await import("typescript");
   const src = join(packageDir, "src");
   const dist = join(packageDir, "dist");
   await rm(dist, { recursive: true, force: true });
@@ -47,7 +50,7 @@ export async function buildPackage(packageDir) {
     const target = join(dist, relative(src, file));
     await mkdir(dirname(target), { recursive: true });
     if (file.endsWith(".ts") && !file.endsWith(".d.ts")) {
-      const output = ts.transpileModule(await readFile(file, "utf8"), { compilerOptions, fileName: file });
+      const output = ts.transpileModule(await readFile(file, "utf8"), { compilerOptions: compilerOptions(ts), fileName: file });
       const js = target.replace(/\.ts$/, ".js");
       await writeFile(js, output.outputText.replace(/\/\/# sourceMappingURL=.*$/m, `//# sourceMappingURL=${js.split("/").at(-1)}.map`));
       if (output.sourceMapText !== undefined) await writeFile(`${js}.map`, output.sourceMapText);
