@@ -410,7 +410,16 @@ let previousKilled = false;
 
 /** Refuses, plainly, to start beside another npm start in this directory or on ports something holds. */
 async function checkAlone() {
-  const claim = await claimDataDirectory(dataDir, { signon: urls.signonPublic });
+  let claim;
+  try {
+    claim = await claimDataDirectory(dataDir, { signon: urls.signonPublic });
+  } catch (error) {
+    if (error?.code !== "EACCES" && error?.code !== "EPERM") throw error;
+    throw new StartError(
+      `npm start: ${dataDir} belongs to another account and cannot be written: start Tessera as its owner, or in another directory.`,
+      1,
+    );
+  }
   if (claim.heldBy) {
     const { pid, signon } = claim.heldBy;
     throw new StartError(

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "@tessera/db/testing";
@@ -275,6 +275,23 @@ describe("npm start killed with SIGKILL, the database server with it", () => {
         if (run && run.child.exitCode === null && run.child.signalCode === null) process.kill(-(run.child.pid as number), "SIGKILL");
       }
     }
+  });
+});
+
+describe("npm start on a data directory it cannot use", () => {
+  it("says in one sentence that ./data belongs to another account, with the way out, and exits 1", async () => {
+    const home = await newHome("foreign-");
+    await mkdir(join(home, "data"), { mode: 0o700 });
+    // An account that is neither this one nor the one PostgreSQL runs as.
+    await chown(join(home, "data"), 4242, 4242);
+    const run = runStart(home, { ...(await freePorts()) });
+
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    const output = run.output();
+    expect(output).toMatch(/belongs to another account/);
+    expect(output).toMatch(/set DATABASE_URL to a PostgreSQL server|start Tessera as its owner/);
+    expect(output).not.toContain("Tessera is running");
+    expect(output).not.toMatch(STACK_LINE);
   });
 });
 
