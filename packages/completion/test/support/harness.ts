@@ -48,7 +48,7 @@ export async function useHarness(options: HarnessOptions = {}): Promise<Harness>
     {
       aggregatorTypes: options.aggregatorTypes ?? DEFAULT_AGGREGATOR_TYPES,
       rebuildStaleFromScratch: options.rebuildStaleFromScratch ?? false,
-      preparedStatements: database.kind === "postgres",
+      preparedStatements: true,
     },
     database.db,
     callers,
