@@ -273,6 +273,21 @@ describe("signing in with 2-step verification", () => {
     expect((await enterCode(after.browser, { code: codeFor(secret) })).statusCode).toBe(303);
   });
 
+  it("counts wrong codes from every address towards the account lock: 30 in an hour lock it for everyone", async () => {
+    const { user, secret } = await userWithTwoStep();
+    const wrong = String((Number(codeFor(secret)) + 500_000) % 1_000_000).padStart(6, "0");
+    for (const address of ["203.0.113.1", "203.0.113.2", "203.0.113.3"]) {
+      const { browser } = await passwordStep(user, undefined, new InjectBrowser(signon.app, { remoteAddress: address }));
+      for (let attempt = 1; attempt <= 9; attempt++) expect((await enterCode(browser, { code: wrong })).statusCode).toBe(401);
+      expect((await enterCode(browser, { code: wrong })).statusCode).toBe(429);
+    }
+    expect((await reload(user)).lockedAt).toEqual(signon.clock.now());
+    expect(await actionsOf(user)).toContain("account_locked");
+    const elsewhere = await passwordStep(user, undefined, new InjectBrowser(signon.app, { remoteAddress: "198.51.100.9" }));
+    expect(elsewhere.response.statusCode).toBe(401);
+    expect(elsewhere.response.body).toContain("The e-mail address or password is not right.");
+  });
+
   it("answers a locked account's code page with the usual sign-in answer and ends the half-signed-in session", async () => {
     const { user, secret } = await userWithTwoStep();
     const { browser } = await passwordStep(user);
