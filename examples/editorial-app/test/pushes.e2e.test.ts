@@ -61,7 +61,8 @@ async function pushesOf(email: string) {
   return listed.pushes.filter((push) => push.email === email).map(({ kind, status, last_error }) => ({ kind, status, last_error }));
 }
 
-describe("pushes from the real Sign-on to the editorial application", () => {
+// Each step runs Sign-on's command line in a process of its own: seconds each on a busy machine.
+describe("pushes from the real Sign-on to the editorial application", { timeout: 90_000 }, () => {
   it("a permission granted in Sign-on reaches the application's stored permissions", async () => {
     const home = await signIn(new HttpBrowser(), "ed@example.org");
     expect(home.url).toBe(`${appUrl}/`);
