@@ -152,7 +152,8 @@ await admin.query(`drop database if exists ${DATABASE}`);
 await admin.query(`create database ${DATABASE}`);
 const url = new URL(SERVER);
 url.pathname = `/${DATABASE}`;
-const pool = createPool({ url: url.toString(), max: CONCURRENCY + 2 });
+// It loads the data set in bulk: no bound on how long one statement may take.
+const pool = createPool({ url: url.toString(), max: CONCURRENCY + 2, statementTimeoutMs: null });
 
 /** The service in its process (serve.ts), and what the benchmark asks of it. */
 interface Service {

@@ -30,8 +30,9 @@ try {
 const exits = figures["processExits"] as string[];
 const rows: [string, unknown][] = [
   ["connection cuts under load", `${String(figures["cuts"])} (${String(figures["connectionsCut"])} connections)`],
-  ["refusal", `${String(figures["refusalMs"])} ms`],
+  ["refusal (until every worker and job met it, at least 3 s)", `${String(figures["refusalMs"])} ms`],
   ["pg_terminate_backend rounds", `${String(figures["terminations"])} (${String(figures["backendsTerminated"])} backends)`],
+  ["stall (until every probe was answered)", `${String(figures["stalledForMs"])} ms`],
   ["requests", figures["requests"]],
   ["answered 503", figures["answered503"]],
   ["answered 500", figures["answered500"]],
@@ -39,6 +40,7 @@ const rows: [string, unknown][] = [
   ["process exits", exits.length === 0 ? 0 : exits.join(", ")],
   ["worker outage log lines", JSON.stringify(figures["outageLogLines"])],
   ["ready after the refusal ended", `${String(figures["readyAfterRefusalMs"])} ms`],
+  ["ready after the stall ended", `${String(figures["readyAfterStallMs"])} ms`],
   ["ready after a cut (worst)", `${String(figures["readyAfterCutMsMax"])} ms`],
   ["ready after pg_terminate_backend (worst)", `${String(figures["readyAfterTerminationMsMax"])} ms`],
 ];

@@ -2,7 +2,8 @@
 // as processes whose every PostgreSQL connection goes through a FaultProxy.
 // Under load on every part, the proxy cuts all connections ten times, then
 // refuses connections for a few seconds, then PostgreSQL itself terminates
-// the services' backends (pg_terminate_backend). No process may exit, no
+// the services' backends (pg_terminate_backend), then the network stalls
+// (no byte goes through, nothing is closed). No process may exit, no
 // answer may be a 5xx other than 503, every acknowledged write must be there,
 // Completion's aggregates must equal a recomputation, the pushes must arrive,
 // and every service must be ready again within 5 s of the database's return.
@@ -11,8 +12,9 @@ import { writeFileSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COURSE_KEY, LEARNERS, startFaultSystem, type FaultSystem } from "./support/fault-system.js";
+import { csrfTokenOf, HttpClient, type Answer } from "./support/http-client.js";
 import { allowedOutcomes, startLoad, type LoadRecord } from "./support/load.js";
-import { runToExit } from "./support/service-process.js";
+import { runToExit, type ServiceProcess } from "./support/service-process.js";
 import { Tally } from "./support/tally.js";
 
 const serverUrl = process.env["DATABASE_URL"];
@@ -62,6 +64,80 @@ async function terminateBackends(databaseUrl: string): Promise<number> {
   }
 }
 
+/** The background work of each process, by the name its outage lines carry. */
+function backgroundWork(system: FaultSystem): { service: ServiceProcess; name: string }[] {
+  return [
+    { service: system.signon, name: "push delivery" },
+    { service: system.signon, name: "Expired-records job" },
+    { service: system.signon, name: "Inactivity job" },
+    { service: system.completion, name: "stale worker" },
+    { service: system.editorial, name: "session sweep" },
+  ];
+}
+
+/** How many outages `name` has logged the start and the end of in `service`'s output. */
+function outageLines(service: ServiceProcess, name: string): { started: number; ended: number } {
+  const lines = service.outageLines();
+  return {
+    started: lines.filter((line) => line.includes(`${name}: database unavailable`)).length,
+    ended: lines.filter((line) => line.includes(`${name}: database available again`)).length,
+  };
+}
+
+/** What the services answered while connections were refused, or while the network stalled. */
+interface OutageProbes {
+  ready: Map<string, Answer>;
+  live: Map<string, Answer>;
+  /** Requests that need the database: each must be a 503 with Retry-After. */
+  needingDatabase: Map<string, Answer>;
+}
+
+/** Asks every service for readiness, liveness, and requests that need the database (JSON APIs and HTML pages). */
+async function probe(system: FaultSystem, tally: Tally, signInForm: { client: HttpClient; csrf: string }): Promise<OutageProbes> {
+  const client = new HttpClient(tally);
+  const health = async (path: string) =>
+    new Map(await Promise.all(system.services.map(async (service) => [service.name, await client.send(`probe ${path}`, `${service.url}${path}`)] as const)));
+  const [ready, live, needingDatabase] = await Promise.all([
+    health("/healthcheck/ready"),
+    health("/healthcheck/live"),
+    (async () =>
+      new Map<string, Answer>(
+        await Promise.all([
+          (async () => ["Sign-on GET /user.json", await client.send("probe GET /user.json", `${system.signon.url}/user.json`, { headers: { authorization: `Bearer ${system.accessToken}` } })] as const)(),
+          (async () =>
+            [
+              "Sign-on POST /sign-in (page)",
+              await signInForm.client.send("probe POST /sign-in", `${system.signon.url}/sign-in`, {
+                method: "POST",
+                headers: { accept: "text/html" },
+                form: new URLSearchParams({ _csrf: signInForm.csrf, return_to: "/", email: system.userEmail, password: "faults correct horse battery" }),
+              }),
+            ] as const)(),
+          (async () =>
+            [
+              "Completion GET course detail",
+              await client.send("probe GET course detail", `${system.completion.url}/api/completion/v1/course/${COURSE_KEY}/?username=${LEARNERS[0]}`, {
+                headers: { authorization: `Bearer ${system.completionToken}` },
+              }),
+            ] as const)(),
+          (async () => ["editorial GET /auth/gds (page)", await client.send("probe GET editorial /auth/gds", `${system.editorial.url}/auth/gds`, { headers: { accept: "text/html" } })] as const)(),
+        ]),
+      ))(),
+  ]);
+  return { ready, live, needingDatabase };
+}
+
+/** A signed-out browser holding Sign-on's sign-in form (its CSRF token), to post it during an outage. */
+async function signInFormOf(system: FaultSystem, tally: Tally): Promise<{ client: HttpClient; csrf: string }> {
+  const client = new HttpClient(tally);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const csrf = csrfTokenOf((await client.send("GET /sign-in", `${system.signon.url}/sign-in`, { headers: { accept: "text/html" } })).body);
+    if (csrf !== undefined) return { client, csrf };
+    await pause(200);
+  }
+  throw new Error("no sign-in form");
+}
+
 /** Polls `condition` every 100 ms until it holds; throws with `what` after `ms`. */
 async function eventually(what: string, ms: number, condition: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + ms;
@@ -76,15 +152,30 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
   const tally = new Tally();
   let record: LoadRecord;
   let readyAfterRefusalMs = 0;
+  let readyAfterStallMs = 0;
+  let refusedForMs = 0;
+  let stalledForMs = 0;
+  /** How long each phase took (for the report; nothing is asserted on it). */
+  const phaseMs: Record<string, number> = {};
+  let refused: OutageProbes;
+  let stalled: OutageProbes;
+  /** Per background work, the outages it logged while connections were refused. */
+  const outagesDuringRefusal = new Map<string, number>();
   const readyAfterCutMs: number[] = [];
   const readyAfterTerminationMs: number[] = [];
   let connectionsCut = 0;
   let backendsTerminated = 0;
 
   beforeAll(async () => {
+    let phaseStart = Date.now();
+    const phaseDone = (phase: string) => {
+      phaseMs[phase] = Date.now() - phaseStart;
+      phaseStart = Date.now();
+    };
     system = await startFaultSystem(serverUrl as string);
     const load = await startLoad(system, tally);
     record = load.record;
+    phaseDone("start");
     await pause(1000);
     // (1) Every connection cut, mid-transaction or wherever it is, ten times under load.
     for (let cut = 0; cut < cuts; cut++) {
@@ -92,27 +183,60 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
       readyAfterCutMs.push(await timeToReady(system, Date.now()));
       await pause(400);
     }
-    // (2) New connections refused for a few seconds, (3) then accepted again.
+    phaseDone("cuts");
+    // (2) New connections refused for a few seconds, (3) then accepted again. Every background work is out of
+    // the cuts' outages first, and the refusal lasts until each has met it (the hourly jobs run every 2 s here).
+    const form = await signInFormOf(system, tally);
+    const work = backgroundWork(system);
+    await eventually("the background work is over the cuts' outages", 60_000, async () =>
+      work.every(({ service, name }) => outageLines(service, name).started === outageLines(service, name).ended),
+    );
+    const before = new Map(work.map(({ service, name }) => [name, outageLines(service, name).started]));
     system.proxy.cutAll();
     await system.proxy.refuse();
-    await pause(refusalMs);
+    const refusedAt = Date.now();
+    refused = await probe(system, tally, form);
+    await eventually("every background work meets the refusal", 60_000, async () =>
+      work.every(({ service, name }) => outageLines(service, name).started > (before.get(name) ?? 0)),
+    );
+    for (const { service, name } of work) outagesDuringRefusal.set(name, outageLines(service, name).started - (before.get(name) ?? 0));
+    await pause(Math.max(0, refusalMs - (Date.now() - refusedAt)));
     await system.proxy.accept();
+    refusedForMs = Date.now() - refusedAt;
     readyAfterRefusalMs = await timeToReady(system, Date.now());
+    phaseDone("refusal");
     // PostgreSQL ending the services' sessions itself.
     for (let termination = 0; termination < terminations; termination++) {
       await pause(400);
       backendsTerminated += await terminateBackends(system.databaseUrl);
       readyAfterTerminationMs.push(await timeToReady(system, Date.now()));
     }
+    phaseDone("terminations");
+    // (4) The network stalls: connections stay open, nothing goes through. Requests fail after the statement bound
+    // (or the checkout timeout), not hours later; the stall lasts as long as the probes take to be answered.
+    await pause(400);
+    const stallForm = await signInFormOf(system, tally);
+    system.proxy.stall();
+    const stalledAt = Date.now();
+    try {
+      stalled = await probe(system, tally, stallForm);
+    } finally {
+      system.proxy.resume();
+      stalledForMs = Date.now() - stalledAt;
+    }
+    readyAfterStallMs = await timeToReady(system, Date.now());
+    phaseDone("stall");
     await pause(1000);
     await load.stop();
+    phaseDone("load stop");
   });
 
   afterAll(async () => {
     const figures = {
       cuts,
       connectionsCut,
-      refusalMs,
+      refusalMs: refusedForMs,
+      stalledForMs,
       terminations,
       backendsTerminated,
       requests: tally.total,
@@ -122,11 +246,12 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
       processExits: system?.services.filter((service) => service.exit() !== null).map((service) => `${service.name}: ${service.exit()}`) ?? [],
       outageLogLines: system
         ? {
-            "push delivery": system.signon.output().split("\n").filter((line) => line.includes("push delivery: database unavailable")).length,
-            "stale worker": system.completion.output().split("\n").filter((line) => line.includes("stale worker: database unavailable")).length,
+            ...Object.fromEntries(backgroundWork(system).map(({ service, name }) => [name, outageLines(service, name).started])),
           }
         : {},
       readyAfterRefusalMs,
+      readyAfterStallMs,
+      phaseMs,
       readyAfterCutMsMax: Math.max(0, ...readyAfterCutMs),
       readyAfterTerminationMsMax: Math.max(0, ...readyAfterTerminationMs),
       byRequest: tally.summary(),
@@ -151,6 +276,7 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
 
   it("is ready again within 5 s of the database's return, each time", () => {
     expect(readyAfterRefusalMs).toBeLessThan(readyBoundMs);
+    expect(readyAfterStallMs).toBeLessThan(readyBoundMs);
     for (const ms of [...readyAfterCutMs, ...readyAfterTerminationMs]) expect(ms).toBeLessThan(readyBoundMs);
   });
 
@@ -213,10 +339,45 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
 
   it("logs a worker's outage once per outage, not once per poll", () => {
     // At most one line per fault, with room for a worker that meets one fault in two steps; polling every 50 ms would log hundreds.
-    const outages = 2 * (cuts + 1 + terminations);
-    const starts = system.signon.output().split("\n").filter((line) => line.includes("push delivery: database unavailable")).length;
-    expect(starts).toBeLessThanOrEqual(outages);
-    const staleStarts = system.completion.output().split("\n").filter((line) => line.includes("stale worker: database unavailable")).length;
-    expect(staleStarts).toBeLessThanOrEqual(outages);
+    const outages = 2 * (cuts + 1 + terminations + 1);
+    for (const { service, name } of backgroundWork(system)) expect(outageLines(service, name).started, name).toBeLessThanOrEqual(outages);
+  });
+
+  for (const phase of ["refused", "stalled"] as const) {
+    it(`answers as an outage while connections are ${phase}: ready 503 naming the database, live 200, 503 with Retry-After, the plain page for pages`, () => {
+      const probes = phase === "refused" ? refused : stalled;
+      for (const service of system.services) {
+        const ready = probes.ready.get(service.name);
+        expect(ready?.status, `${service.name} ready`).toBe(503);
+        const body = JSON.parse(ready?.body ?? "{}") as { failed?: string[]; checks?: Record<string, { reason?: string }> };
+        expect(body.failed, `${service.name} ready`).toContain("database");
+        // Refused: the connection fails at once. Stalled: the check's statement waits, and the check gives up first (or the pool's bound does).
+        expect(phase === "refused" ? ["database unavailable"] : ["no answer within 2000 ms", "database unavailable"], `${service.name} ready`).toContain(body.checks?.["database"]?.reason);
+        expect(probes.live.get(service.name)?.status, `${service.name} live`).toBe(200);
+      }
+      for (const [request, answer] of probes.needingDatabase) {
+        expect([answer.status, answer.retryAfter], request).toEqual([503, "5"]);
+        if (request.endsWith("(page)")) {
+          expect(answer.contentType, request).toMatch(/^text\/html/);
+          expect(answer.body, request).toContain("<h1>Temporarily unavailable</h1>");
+        } else {
+          expect(answer.contentType, request).toMatch(/^application\/json/);
+        }
+      }
+    });
+  }
+
+  it("runs the hourly jobs, the workers and the session sweep through the outage, and they recover by themselves", async () => {
+    for (const { name } of backgroundWork(system)) expect(outagesDuringRefusal.get(name), name).toBeGreaterThan(0);
+    // Every outage a background work logged has ended: it works again, without a restart.
+    const open = () =>
+      backgroundWork(system)
+        .map(({ service, name }) => ({ name, ...outageLines(service, name) }))
+        .filter(({ started, ended }) => started !== ended);
+    await eventually("every background work logs that the database is back", 30_000, async () => open().length === 0).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}: ${JSON.stringify(open())}`);
+    });
+    expect(system.signon.output()).toMatch(/Expired-records job: database available again after/);
+    expect(system.signon.output()).toMatch(/Inactivity job: database available again after/);
   });
 });

@@ -1,4 +1,4 @@
-import { startDatabase } from "@tessera/db";
+import { OutageTracker, startDatabase } from "@tessera/db";
 import { signonClientPlugin } from "@tessera/signon-client/fastify";
 import { PostgresSessionStore, PostgresUserStore, signonClientMigrations } from "@tessera/signon-client/postgres";
 import { answeringDatabaseOutages, databaseReadinessChecks, registerHealthChecks } from "@tessera/service-kit";
@@ -10,7 +10,7 @@ import { homeRoutes } from "./routes/home.js";
 
 export type { EditorialAppConfig } from "./config.js";
 
-/** How often expired sessions are removed from the database. */
+/** How often expired sessions are removed from the database, by default. */
 const SESSION_SWEEP_MS = 10 * 60 * 1000;
 
 /**
@@ -31,13 +31,20 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     dataDir: config.database.dataDir,
     log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message) },
     migrations: [signonClientMigrations],
+    ...(config.database.statementTimeoutSeconds === undefined ? {} : { statementTimeoutMs: config.database.statementTimeoutSeconds * 1000 }),
+    waitWhileUnavailable: config.database.waitWhileUnavailable ?? false,
   });
   const sessionStore = new PostgresSessionStore(database.pool);
+  // During a database outage: one line when the sweeps start failing and one when they work again, not one per sweep.
+  const sweepOutage = new OutageTracker("session sweep", { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message) });
   const sweep = setInterval(() => {
-    sessionStore.deleteExpired(Date.now()).catch((error: unknown) => {
-      app.log.warn({ err: error }, "could not remove expired sessions");
-    });
-  }, SESSION_SWEEP_MS);
+    sessionStore.deleteExpired(Date.now()).then(
+      () => sweepOutage.succeeded(),
+      (error: unknown) => {
+        if (!sweepOutage.failed(error)) app.log.warn({ err: error }, "could not remove expired sessions");
+      },
+    );
+  }, config.sessionSweepMs ?? SESSION_SWEEP_MS);
   sweep.unref();
   app.addHook("onClose", async () => {
     clearInterval(sweep);

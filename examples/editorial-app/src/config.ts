@@ -6,6 +6,10 @@ export interface DatabaseConfig {
   url?: string | undefined;
   /** Folder of the local data, whose embedded PostgreSQL server (in `<dataDir>/postgres`) the other services share; default `./data`. */
   dataDir?: string | undefined;
+  /** A statement without an answer after this many seconds fails as "database unavailable" (`DATABASE_STATEMENT_TIMEOUT_SECONDS`, default 30). */
+  statementTimeoutSeconds?: number | undefined;
+  /** Whether to wait for a database that cannot be reached at start-up instead of failing (the server does). */
+  waitWhileUnavailable?: boolean | undefined;
 }
 
 /** Everything the editorial application needs, read once at start-up. */
@@ -17,6 +21,8 @@ export interface EditorialAppConfig {
   /** This application's callback as registered in Sign-on, e.g. `http://localhost:3002/auth/gds/callback`. */
   redirectUri: string;
   database: DatabaseConfig;
+  /** How often expired sessions are removed, in milliseconds (`EDITORIAL_APP_SESSION_SWEEP_MS`, default 10 minutes). */
+  sessionSweepMs?: number | undefined;
 }
 
 /** Where `server.ts` listens. */
@@ -41,6 +47,8 @@ export class ConfigError extends Error {
  * | `EDITORIAL_APP_CREDENTIALS_FILE` | none: the JSON that `signon apps create --json` prints (`client_id`, `client_secret`) |
  * | `EDITORIAL_APP_URL` (its public origin; the callback is `{url}/auth/gds/callback`) | `http://localhost:{PORT}` |
  * | `DATABASE_URL` | the embedded PostgreSQL server of `EDITORIAL_APP_DATA_DIR` (`./data`) |
+ * | `DATABASE_STATEMENT_TIMEOUT_SECONDS` (a statement without an answer after this long fails, 503) | `30` |
+ * | `EDITORIAL_APP_SESSION_SWEEP_MS` (how often expired sessions are removed) | `600000` (10 minutes) |
  * | `HOST`, `PORT` | `127.0.0.1`, `3002` |
  */
 export function configFromEnv(
@@ -56,7 +64,12 @@ export function configFromEnv(
     signonUrl: url("SIGNON_URL", env["SIGNON_URL"] ?? "http://localhost:3000"),
     ...credentials(env, readFile),
     redirectUri: `${appUrl}/auth/gds/callback`,
-    database: { url: env["DATABASE_URL"] || undefined, dataDir: env["EDITORIAL_APP_DATA_DIR"] || undefined },
+    database: {
+      url: env["DATABASE_URL"] || undefined,
+      dataDir: env["EDITORIAL_APP_DATA_DIR"] || undefined,
+      statementTimeoutSeconds: seconds("DATABASE_STATEMENT_TIMEOUT_SECONDS", env["DATABASE_STATEMENT_TIMEOUT_SECONDS"], 30),
+    },
+    sessionSweepMs: sweepInterval(env["EDITORIAL_APP_SESSION_SWEEP_MS"]),
     host: env["HOST"] ?? "127.0.0.1",
     port,
   };
@@ -89,6 +102,22 @@ function required(env: Record<string, string | undefined>, name: string): string
     throw new ConfigError(`${name} is required: the credentials Sign-on issued for this application (signon apps create)`);
   }
   return value;
+}
+
+function sweepInterval(value: string | undefined): number {
+  if (value === undefined || value === "") return 10 * 60 * 1000;
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed < 100 || parsed > 86_400_000) {
+    throw new ConfigError(`EDITORIAL_APP_SESSION_SWEEP_MS must be milliseconds from 100 to 86400000, got ${JSON.stringify(value)}`);
+  }
+  return parsed;
+}
+
+function seconds(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed < 1 || parsed > 3600) throw new ConfigError(`${name} must be a whole number of seconds from 1 to 3600, got ${JSON.stringify(value)}`);
+  return parsed;
 }
 
 function url(name: string, value: string): string {

@@ -1,4 +1,5 @@
 import { pathToFileURL } from "node:url";
+import { DatabaseStartError } from "@tessera/db";
 import Fastify, { type FastifyInstance } from "fastify";
 import editorialApp from "./app.js";
 import { ConfigError, configFromEnv } from "./config.js";
@@ -10,6 +11,8 @@ import { ConfigError, configFromEnv } from "./config.js";
 export async function startEditorialApp(env: Record<string, string | undefined> = process.env): Promise<FastifyInstance> {
   const config = configFromEnv(env);
   const app = Fastify({
+    // Registering the application waits for a database that cannot be reached yet, however long that takes.
+    pluginTimeout: 0,
     logger: {
       level: env["LOG_LEVEL"] ?? "info",
       // Paths only: the sign-in callback's query string carries the authorization code.
@@ -17,7 +20,7 @@ export async function startEditorialApp(env: Record<string, string | undefined> 
     },
   });
   try {
-    await app.register(editorialApp, { config });
+    await app.register(editorialApp, { config: { ...config, database: { ...config.database, waitWhileUnavailable: true } } });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await app.close();
@@ -35,7 +38,7 @@ async function main(): Promise<void> {
   try {
     app = await startEditorialApp();
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof DatabaseStartError) {
       console.error(`editorial-app: ${error.message}`);
       process.exit(1);
     }

@@ -10,7 +10,8 @@ describe("configFromEnv", () => {
       clientId: "id",
       clientSecret: "secret",
       redirectUri: "http://localhost:3002/auth/gds/callback",
-      database: { url: undefined, dataDir: undefined },
+      database: { url: undefined, dataDir: undefined, statementTimeoutSeconds: 30 },
+      sessionSweepMs: 600_000,
       host: "127.0.0.1",
       port: 3002,
     });
@@ -24,6 +25,8 @@ describe("configFromEnv", () => {
         EDITORIAL_APP_URL: "https://editorial.example.org",
         DATABASE_URL: "postgres://db/editorial",
         EDITORIAL_APP_DATA_DIR: "/var/lib/tessera",
+        DATABASE_STATEMENT_TIMEOUT_SECONDS: "7",
+        EDITORIAL_APP_SESSION_SWEEP_MS: "1000",
         HOST: "0.0.0.0",
         PORT: "8080",
       }),
@@ -32,7 +35,8 @@ describe("configFromEnv", () => {
       clientId: "id",
       clientSecret: "secret",
       redirectUri: "https://editorial.example.org/auth/gds/callback",
-      database: { url: "postgres://db/editorial", dataDir: "/var/lib/tessera" },
+      database: { url: "postgres://db/editorial", dataDir: "/var/lib/tessera", statementTimeoutSeconds: 7 },
+      sessionSweepMs: 1000,
       host: "0.0.0.0",
       port: 8080,
     });

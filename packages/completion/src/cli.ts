@@ -1,7 +1,8 @@
+import { withStatementTimeout } from "@tessera/db";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 import { COMMANDS, runCli, USAGE } from "./cli/run-cli.js";
 import { createContext } from "./context.js";
-import { openCompletionDatabase, readConfigOrExit } from "./startup.js";
+import { openCompletionDatabaseOrExit, readConfigOrExit } from "./startup.js";
 
 const args = process.argv.slice(2);
 if (args[0] === "--help" || args[0] === "help") {
@@ -15,7 +16,7 @@ if (!(COMMANDS as readonly string[]).includes(args[0] ?? "")) {
 
 const config = readConfigOrExit(process.env);
 // Progress goes to stderr: stdout carries only the command's own output.
-const database = await openCompletionDatabase(config, {
+const database = await openCompletionDatabaseOrExit(config, {
   info: (message) => console.error(message),
   warn: (message) => console.error(message),
 });
@@ -23,10 +24,13 @@ let code = 1;
 try {
   // The CLI never authenticates callers; the resolver is there because the context carries one.
   const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: 0 });
-  code = await runCli(args, createContext(config, database.db, callers), {
-    out: (line) => console.log(line),
-    err: (line) => console.error(line),
-  });
+  // Loads and recomputations over every course may run long statements: the service's bound does not apply.
+  code = await withStatementTimeout(null, () =>
+    runCli(args, createContext(config, database.db, callers), {
+      out: (line) => console.log(line),
+      err: (line) => console.error(line),
+    }),
+  );
 } finally {
   await database.close();
 }

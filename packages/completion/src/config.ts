@@ -4,6 +4,8 @@ export interface CompletionConfig {
   readonly databaseUrl: string | undefined;
   /** Most database connections this process opens; null: the pool's default (10 on PostgreSQL, 4 embedded). */
   readonly databasePoolSize: number | null;
+  /** A database statement without an answer after this many seconds fails as "database unavailable" (its connection is given up). */
+  readonly databaseStatementTimeoutSeconds: number;
   /** Base URL of the Sign-on service, whose `/user.json` resolves bearer tokens. */
   readonly signonUrl: string;
   /** Block types whose aggregates are stored and may be requested (C8). */
@@ -73,6 +75,7 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
  * Reads the configuration from environment variables:
  * `DATABASE_URL` (default: none, which means the embedded database),
  * `DATABASE_POOL_SIZE` (1-1000; default 10),
+ * `DATABASE_STATEMENT_TIMEOUT_SECONDS` (1-3600, default 30: a statement without an answer after this long fails, 503),
  * `SIGNON_URL` (default `http://127.0.0.1:3000`),
  * `COMPLETION_AGGREGATOR_TYPES` (comma-separated; default course,chapter,sequential,vertical),
  * `COMPLETION_REBUILD_STALE_FROM_SCRATCH` (default false),
@@ -99,6 +102,7 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
   return {
     databaseUrl,
     databasePoolSize: env["DATABASE_POOL_SIZE"] ? integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000) : null,
+    databaseStatementTimeoutSeconds: integer(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, 1, 3600),
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
     aggregatorTypes: [...new Set(types)],
     rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),

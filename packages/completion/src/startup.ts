@@ -1,4 +1,4 @@
-import { startDatabase, type StartedDatabase } from "@tessera/db";
+import { DatabaseStartError, startDatabase, type StartedDatabase } from "@tessera/db";
 import { ConfigError, readConfig, type CompletionConfig } from "./config.js";
 import { COMPLETION_MIGRATIONS } from "./db/database.js";
 import * as schema from "./db/schema.js";
@@ -14,16 +14,38 @@ export function readConfigOrExit(env: NodeJS.ProcessEnv): CompletionConfig {
   }
 }
 
-/** Opens the service's database (`DATABASE_URL`, or the embedded one) and applies its migrations. */
+/**
+ * Opens the service's database (`DATABASE_URL`, or the embedded one) and
+ * applies its migrations. With `waitWhileUnavailable` (the server) it waits
+ * for a database it cannot reach yet instead of failing.
+ */
 export function openCompletionDatabase(
   config: CompletionConfig,
   log: { info: (message: string) => void; warn: (message: string) => void },
+  options: { waitWhileUnavailable?: boolean } = {},
 ): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
+    statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+    waitWhileUnavailable: options.waitWhileUnavailable ?? false,
     migrations: [COMPLETION_MIGRATIONS],
     schema,
     log,
   });
+}
+
+/**
+ * `openCompletionDatabase`, but a database that cannot be used as configured
+ * (login refused, database missing) is said in one sentence on stderr, and
+ * the process exits with status 1, without a stack trace.
+ */
+export async function openCompletionDatabaseOrExit(...args: Parameters<typeof openCompletionDatabase>): Promise<StartedDatabase<typeof schema>> {
+  try {
+    return await openCompletionDatabase(...args);
+  } catch (error) {
+    if (!(error instanceof DatabaseStartError)) throw error;
+    console.error(`completion: ${error.message}`);
+    process.exit(1);
+  }
 }

@@ -6,6 +6,7 @@ describe("readConfig", () => {
     expect(readConfig({})).toEqual({
       databaseUrl: undefined,
       databasePoolSize: null,
+      databaseStatementTimeoutSeconds: 30,
       signonUrl: "http://127.0.0.1:3000",
       aggregatorTypes: ["course", "chapter", "sequential", "vertical"],
       rebuildStaleFromScratch: false,
@@ -24,6 +25,7 @@ describe("readConfig", () => {
       readConfig({
         DATABASE_URL: "postgres://u@db:5432/tessera",
         DATABASE_POOL_SIZE: "25",
+        DATABASE_STATEMENT_TIMEOUT_SECONDS: "12",
         SIGNON_URL: "https://signon.example.com",
         COMPLETION_AGGREGATOR_TYPES: "course, chapter,unit",
         COMPLETION_REBUILD_STALE_FROM_SCRATCH: "TRUE",
@@ -37,6 +39,7 @@ describe("readConfig", () => {
     ).toEqual({
       databaseUrl: "postgres://u@db:5432/tessera",
       databasePoolSize: 25,
+      databaseStatementTimeoutSeconds: 12,
       signonUrl: "https://signon.example.com",
       aggregatorTypes: ["course", "chapter", "unit"],
       rebuildStaleFromScratch: true,

@@ -36,7 +36,7 @@ const unavailableMessages = [
   /^Client has encountered a connection error and is not queryable$/,
   /^Client was closed and is not queryable$/,
   /^Cannot use a pool after calling end on the pool$/,
-  /^Query read timeout$/,
+  /^Query read timeout/, // pg's query_timeout, and a statement given up by the pool's bound
 ];
 
 /** How deep {@link isDatabaseUnavailable} follows `cause` and `errors`: wrappers nest a level or two, never more. */

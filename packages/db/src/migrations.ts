@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readMigrationFiles, type MigrationMeta } from "drizzle-orm/migrator";
 import type pg from "pg";
+import { withStatementTimeout } from "./statement-timeout.js";
 
 /**
  * The migrations of one service: its PostgreSQL schema and the folder that
@@ -69,12 +70,20 @@ function quoteIdentifier(name: string): string {
  * against one PostgreSQL take turns, and the second finds nothing left to do.
  * (On the embedded server a transaction already has the only session.) A
  * failing migration rolls its whole set back.
+ *
+ * Its statements have no time bound (the pool's statement timeout does not
+ * apply): a migration may rewrite a large table, and waiting for the lock
+ * lasts as long as another instance's migrations.
  */
-export async function runMigrations(
+export function runMigrations(
   pool: pg.Pool,
   sets: readonly MigrationSet[],
   options: RunMigrationsOptions = {},
 ): Promise<MigrationReport[]> {
+  return withStatementTimeout(null, () => migrateSets(pool, sets, options));
+}
+
+async function migrateSets(pool: pg.Pool, sets: readonly MigrationSet[], options: RunMigrationsOptions): Promise<MigrationReport[]> {
   const reports: MigrationReport[] = [];
   for (const set of sets) {
     const only = options.only?.get(set.schema);

@@ -1,7 +1,9 @@
+import { AsyncResource } from "node:async_hooks";
 import pg from "pg";
 import { describeDatabaseError } from "./faults.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { OutageTracker } from "./outage-tracker.js";
+import { boundStatements, DEFAULT_STATEMENT_TIMEOUT_MS } from "./statement-timeout.js";
 
 /** Options of {@link createPool}. */
 export interface PoolOptions {
@@ -17,7 +19,18 @@ export interface PoolOptions {
    * it can answer with 503 instead of hanging while the server cannot be reached.
    */
   connectionTimeoutMs?: number;
+  /**
+   * A statement that has had no answer after this long is given up, with its
+   * connection (default {@link DEFAULT_STATEMENT_TIMEOUT_MS}, 30 000 ms; `null`
+   * for no bound): it fails as "database unavailable", so a request on a
+   * stalled connection gets 503 instead of hanging. Long operations run inside
+   * `withStatementTimeout` with a bound of their own.
+   */
+  statementTimeoutMs?: number | null;
 }
+
+/** After this long without traffic, TCP keepalive probes check that the server is still there. */
+export const KEEPALIVE_INITIAL_DELAY_MS = 10_000;
 
 /** What a checkout waits for a connection at most, by default. */
 export const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
@@ -35,6 +48,11 @@ export const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
  * released and opens a new connection on a later checkout. Named prepared
  * statements are prepared again on the new connection by `pg` itself.
  *
+ * A connection that stalls without being closed (packets dropped, no reset)
+ * is found two ways: TCP keepalive probes it after
+ * {@link KEEPALIVE_INITIAL_DELAY_MS} without traffic, and a statement that has
+ * no answer within `statementTimeoutMs` destroys it (see `boundStatements`).
+ *
  * The log gets one warning when connections start failing and one line
  * when a new connection succeeds again, not one per failed client.
  */
@@ -46,13 +64,20 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
     // A connection cut without a FIN or RST (a failed-over host, a dropped route) is noticed instead of waited on forever.
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
   });
+  const statementTimeoutMs = options.statementTimeoutMs === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : options.statementTimeoutMs;
   const connectionFailed = (error: Error): void => {
     if (!outage.failed(error)) (options.log ?? silentLogger).warn(`database: a connection failed: ${describeDatabaseError(error)}`);
   };
+  // A checkout that waits calls back from another request's release or a new connection's events:
+  // run the callback (pool.query's among them) in the caller's context, so withStatementTimeout holds.
+  const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;
+  (pool as unknown as { connect: typeof connect }).connect = (callback) => (callback === undefined ? connect() : connect(AsyncResource.bind(callback)));
   pool.on("error", connectionFailed);
   pool.on("connect", (client) => {
     client.on("error", connectionFailed);
+    boundStatements(client, statementTimeoutMs);
     outage.succeeded();
   });
   return pool;

@@ -1,6 +1,8 @@
 import path from "node:path";
 import pg from "pg";
+import { configurationMistake, databaseAddress } from "./database-start-error.js";
 import { createDrizzle, type Database } from "./drizzle.js";
+import { describeDatabaseError, isDatabaseUnavailable } from "./faults.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
 import { createPool } from "./pool.js";
@@ -28,7 +30,20 @@ export interface StartDatabaseOptions<TSchema extends Record<string, unknown>> {
   migrations?: readonly MigrationSet[];
   /** Schema module for drizzle's relational queries. */
   schema?: TSchema;
+  /** The pool's bound on one statement (see `createPool`; default 30 000 ms, `null` for none). */
+  statementTimeoutMs?: number | null;
+  /**
+   * While the server cannot be reached (refused, reset, timed out, starting
+   * up), wait and try again, with a delay doubling from 250 ms to
+   * {@link START_RETRY_MAX_MS}, instead of failing: what a service does, so
+   * that starting it before its database is not fatal. It logs one line when
+   * it starts waiting and one when the database answers. Default `false`.
+   */
+  waitWhileUnavailable?: boolean;
 }
+
+/** The longest wait between two attempts to reach the database at start-up. */
+export const START_RETRY_MAX_MS = 2000;
 
 /** A database ready for a service. */
 export interface StartedDatabase<TSchema extends Record<string, unknown>> {
@@ -45,6 +60,11 @@ export interface StartedDatabase<TSchema extends Record<string, unknown>> {
  * one is given. Otherwise to the embedded PostgreSQL server of `dataDir`
  * (`npm start` runs it): the one running there already, or else one started
  * here for as long as this process needs it. Applies `migrations` when given.
+ *
+ * A database that cannot be used as configured (login refused, database
+ * missing, a privilege lacking) fails with a `DatabaseStartError` that says so
+ * in one sentence; one that cannot be reached fails with the driver's error,
+ * or is waited for with `waitWhileUnavailable`.
  */
 export async function startDatabase<TSchema extends Record<string, unknown> = Record<string, never>>(
   options: StartDatabaseOptions<TSchema> = {},
@@ -53,7 +73,12 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   const given = options.url !== undefined && options.url !== "" ? options.url : undefined;
   const local = given === undefined ? await openLocalServer(path.resolve(options.dataDir ?? DEFAULT_DATA_DIR), log) : undefined;
   const url = given ?? (local as NonNullable<typeof local>).url;
-  const pool = createPool({ url, max: options.poolMax ?? 10, log });
+  const pool = createPool({
+    url,
+    max: options.poolMax ?? 10,
+    log,
+    ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+  });
   const close = async (): Promise<void> => {
     try {
       await pool.end();
@@ -61,21 +86,39 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
       await local?.stop();
     }
   };
-  try {
-    if (options.migrations !== undefined) {
-      for (const report of await runMigrations(pool, options.migrations)) {
-        if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
-        for (const tag of report.changedSinceApplied) {
-          log.warn(
-            `database: migration ${tag} of schema ${report.schema} has changed since it was applied; ` +
-              `this database does not have the change (write a new migration instead of editing an applied one)`,
-          );
+  const where = databaseAddress(url).server;
+  let waitingSince: number | null = null;
+  let attempts = 0;
+  for (;;) {
+    try {
+      if (options.migrations !== undefined) {
+        for (const report of await runMigrations(pool, options.migrations)) {
+          if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
+          for (const tag of report.changedSinceApplied) {
+            log.warn(
+              `database: migration ${tag} of schema ${report.schema} has changed since it was applied; ` +
+                `this database does not have the change (write a new migration instead of editing an applied one)`,
+            );
+          }
         }
       }
+      break;
+    } catch (error) {
+      if (options.waitWhileUnavailable === true && isDatabaseUnavailable(error)) {
+        attempts += 1;
+        if (waitingSince === null) {
+          waitingSince = Date.now();
+          log.warn(`database unavailable at ${where} (${describeDatabaseError(error)}), retrying until it answers`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(START_RETRY_MAX_MS, 250 * 2 ** Math.min(attempts - 1, 8))));
+        continue;
+      }
+      await close();
+      throw configurationMistake(error, url) ?? error;
     }
-  } catch (error) {
-    await close();
-    throw error;
+  }
+  if (waitingSince !== null) {
+    log.info(`database: reached ${where} after ${((Date.now() - waitingSince) / 1000).toFixed(1)} s (${attempts} failed attempt(s))`);
   }
   return { url, pool, db: createDrizzle(pool, options.schema), close };
 }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import type pg from "pg";
-import { createDrizzle, createPool, isDatabaseUnavailable } from "../src/index.js";
+import { createDrizzle, createPool, isDatabaseUnavailable, runMigrations, withStatementTimeout } from "../src/index.js";
 import { FaultProxy, useTestDatabase } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 import * as schema from "./fixtures/schema.js";
@@ -150,5 +150,70 @@ describe("createPool when connections fail", () => {
     proxy.cutAll();
     await until(() => pool.totalCount === 0);
     expect((await pool.query(named)).rows).toEqual([{ n: 0 }]);
+  });
+});
+
+describe("createPool when a connection stalls (no byte goes through, nothing is closed)", () => {
+  const boundMs = 500;
+  let stallProxy: FaultProxy;
+  let bounded: pg.Pool;
+
+  beforeAll(async () => {
+    stallProxy = await FaultProxy.start(t.url);
+    bounded = createPool({ url: stallProxy.urlFor(t.url), max: 3, connectionTimeoutMs: 2000, statementTimeoutMs: boundMs });
+  });
+  afterAll(async () => {
+    stallProxy.resume();
+    await bounded.end();
+    await stallProxy.close();
+  });
+
+  it("gives a stalled statement up as database unavailable, through pool.query, a checked-out client and drizzle, and works again after the stall", async () => {
+    const db = createDrizzle(bounded, schema);
+    const client = await bounded.connect();
+    await client.query("select 1");
+    await bounded.query("select 1");
+    stallProxy.stall();
+    try {
+      const errors = await Promise.all([
+        rejection(client.query("select 1")),
+        rejection(bounded.query("select 2")),
+        rejection(db.select().from(schema.notes)),
+        rejection(db.transaction(async (tx) => tx.insert(schema.notes).values({ title: "stalled" }))),
+      ]);
+      for (const error of errors) expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+      expect((errors[0] as Error).message).toMatch(/^Query read timeout: no answer from the database within 0\.5 s$/);
+    } finally {
+      client.release();
+      stallProxy.resume();
+    }
+    // The stalled connections were dropped: the next statements run on new ones.
+    expect((await bounded.query<{ n: number }>("select 4 as n")).rows).toEqual([{ n: 4 }]);
+    await db.insert(schema.notes).values({ title: "after the stall" });
+    expect(await t.db.select({ title: schema.notes.title }).from(schema.notes)).toEqual([{ title: "after the stall" }]);
+  });
+
+  it("leaves the work inside withStatementTimeout(null) unbounded: it waits out a stall and a long statement", async () => {
+    await bounded.query("select 1");
+    stallProxy.stall();
+    let settled = false;
+    const waiting = withStatementTimeout(null, () => bounded.query<{ n: number }>("select 5 as n")).finally(() => (settled = true));
+    // Several times the bound: a bounded statement would have failed by now.
+    await new Promise((resolve) => setTimeout(resolve, 4 * boundMs));
+    expect(settled).toBe(false);
+    stallProxy.resume();
+    expect((await waiting).rows).toEqual([{ n: 5 }]);
+    const long = await withStatementTimeout(null, () => createDrizzle(bounded, schema).execute(sql`select pg_sleep(${(3 * boundMs) / 1000}) is null as slept`));
+    expect(long.rows).toEqual([{ slept: false }]);
+    // A bound of its own for long work: the same statement outlasts a shorter one.
+    expect(isDatabaseUnavailable(await rejection(withStatementTimeout(boundMs / 5, () => bounded.query("select pg_sleep(0.5)"))))).toBe(true);
+  });
+
+  it("does not bound migrations", async () => {
+    stallProxy.stall();
+    const migrating = runMigrations(bounded, [fixtureMigrations]);
+    await new Promise((resolve) => setTimeout(resolve, 4 * boundMs));
+    stallProxy.resume();
+    expect((await migrating).map((report) => report.applied)).toEqual([0]);
   });
 });

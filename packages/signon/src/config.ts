@@ -13,6 +13,8 @@ export interface SignonConfig {
   databaseUrl: string | null;
   /** Most database connections this process opens; `null`: the pool's default (10 on PostgreSQL, 4 embedded). */
   databasePoolSize: number | null;
+  /** A database statement without an answer after this many seconds fails as "database unavailable" (its connection is given up). */
+  databaseStatementTimeoutSeconds: number;
   dataDir: string;
   /** Certificate and key files to serve HTTPS directly, or `null`. */
   tls: { certFile: string; keyFile: string } | null;
@@ -56,6 +58,8 @@ export interface SignonConfig {
   secretKey: Buffer | null;
   /** People who have not signed in for this many days are suspended by the inactivity job. */
   inactivityDays: number;
+  /** The hourly jobs (inactivity, expired records): first run after start, then every, and the retry during a database outage, in milliseconds. */
+  jobs: { firstRunMs: number; intervalMs: number; outageRetryMs: number };
 }
 
 /** A variable that stops start-up, and why. */
@@ -79,6 +83,7 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_PUBLIC_URL` [http://localhost:PORT in development; required in production, https]
  * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
  * - `DATABASE_POOL_SIZE` [10]: most connections this process opens.
+ * - `DATABASE_STATEMENT_TIMEOUT_SECONDS` [30]: a statement without an answer after this long fails (503), and its connection is dropped.
  * - `SIGNON_TLS_CERT`, `SIGNON_TLS_KEY`: PEM files; both or neither.
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
@@ -93,6 +98,8 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  *   `SIGNON_MAIL_PRINT` [true in development]
  * - `SIGNON_SECRET_KEY` [required in production; development uses `<data dir>/secret-key`]: 64 hex digits.
  * - `SIGNON_INACTIVITY_DAYS` [45]
+ * - `SIGNON_JOBS_FIRST_RUN_SECONDS` [60], `SIGNON_JOBS_INTERVAL_SECONDS` [3600], `SIGNON_JOBS_OUTAGE_RETRY_SECONDS` [60]:
+ *   when the hourly jobs first run after start, how often after that, and how soon they try again after failing for want of the database.
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
  * the listening and TLS rules do not apply to it.
@@ -139,6 +146,7 @@ export function loadConfig(
     publicUrl,
     databaseUrl,
     databasePoolSize: env.DATABASE_POOL_SIZE?.trim() ? readInteger(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 1000 }) : null,
+    databaseStatementTimeoutSeconds: readInteger(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, { min: 1, max: 3600 }),
     dataDir: env.SIGNON_DATA_DIR?.trim() || "./data",
     tls,
     trustProxy,
@@ -165,6 +173,11 @@ export function loadConfig(
     },
     secretKey,
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
+    jobs: {
+      firstRunMs: readInteger(env, "SIGNON_JOBS_FIRST_RUN_SECONDS", 60, { min: 1, max: 86_400 }) * 1000,
+      intervalMs: readInteger(env, "SIGNON_JOBS_INTERVAL_SECONDS", 3600, { min: 1, max: 86_400 }) * 1000,
+      outageRetryMs: readInteger(env, "SIGNON_JOBS_OUTAGE_RETRY_SECONDS", 60, { min: 1, max: 3600 }) * 1000,
+    },
   };
 }
 

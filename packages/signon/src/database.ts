@@ -7,11 +7,19 @@ import * as schema from "./db/schema.js";
  * Connects to Sign-on's database and applies pending migrations: PostgreSQL
  * at `DATABASE_URL`, or else the embedded PostgreSQL server of `<dataDir>`
  * (the one `npm start` runs, or one started for this process).
+ * With `waitWhileUnavailable` (the server) it waits for a database it cannot
+ * reach yet instead of failing.
  */
-export function openSignonDatabase(config: SignonConfig, log?: Logger): Promise<StartedDatabase<typeof schema>> {
+export function openSignonDatabase(
+  config: SignonConfig,
+  log?: Logger,
+  options: { waitWhileUnavailable?: boolean } = {},
+): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl ?? undefined,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
+    statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+    waitWhileUnavailable: options.waitWhileUnavailable ?? false,
     dataDir: config.dataDir,
     migrations: [signonMigrations],
     schema,

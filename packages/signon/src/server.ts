@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
 import Fastify, { type FastifyInstance } from "fastify";
+import { DatabaseStartError, isDatabaseUnavailable } from "@tessera/db";
 import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
 import type { SignonContext } from "./context.js";
@@ -36,7 +37,8 @@ export async function startSignon(
 ): Promise<RunningSignon> {
   const config = loadConfig(env);
   const app = Fastify(signonServerOptions(config, options.logger ?? true));
-  const database = await openSignonDatabase(config, app.log);
+  // Started before its database (or during a restart), it waits for it, logging once, instead of exiting.
+  const database = await openSignonDatabase(config, app.log, { waitWhileUnavailable: true });
   let pushes: PushDeliveryService | null = null;
   // What the background work of this process (push delivery, the inactivity job) runs with.
   const ctx: SignonContext = { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: () => new Date() };
@@ -64,7 +66,8 @@ export async function startSignon(
     if (config.mode === "development") {
       app.log.warn(`Sign-on is in development mode: plain HTTP on the loopback address only (${url}). Set NODE_ENV=production to serve others.`);
     }
-    if ((await countPeople(database.db)) === 0) {
+    // A hint only: if the database has just gone away, it is left out rather than ending the start.
+    if ((await countPeople(database.db).catch((error: unknown) => (isDatabaseUnavailable(error) ? null : Promise.reject(error)))) === 0) {
       app.log.info(
         "No accounts yet. Create the first administrator with:\n" +
           '  npx signon users create --email you@example.org --name "Your Name" --role superadmin --generate-password',
@@ -74,11 +77,13 @@ export async function startSignon(
     // Suspends people who have not signed in for `inactivityDays`: first shortly after start, then hourly.
     const inactivity = startInactivityJob(worker ? { ...ctx, pushesQueued: () => worker.wake() } : ctx, {
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
-      firstRunMs: options.inactivityFirstRunMs,
+      ...config.jobs,
+      firstRunMs: options.inactivityFirstRunMs ?? config.jobs.firstRunMs,
     });
     // Deletes sessions, tokens, codes and counters that can no longer be used: first shortly after start, then hourly.
     const expiredRecords = startExpiredRecordsJob(ctx, {
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+      ...config.jobs,
     });
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -108,7 +113,7 @@ async function main(): Promise<void> {
   try {
     running = await startSignon();
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof DatabaseStartError) {
       console.error(`Sign-on cannot start: ${error.message}`);
       process.exit(1);
     }

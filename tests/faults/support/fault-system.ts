@@ -14,6 +14,8 @@ export const COURSE_KEY = "course-v1:FaultX+DB101+2026";
 export const PROBLEMS = Array.from({ length: 6 }, (_, n) => `block-v1:FaultX+DB101+2026+type@problem+block@p${n}`);
 export const LEARNERS = ["learner-0", "learner-1", "learner-2"];
 export const PASSWORD = "faults correct horse battery";
+/** Every service's bound on one database statement (DATABASE_STATEMENT_TIMEOUT_SECONDS): a stalled statement fails after this long. */
+export const STATEMENT_TIMEOUT_SECONDS = 3;
 
 /** Everything the fault test runs against. */
 export interface FaultSystem {
@@ -104,6 +106,11 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
         SIGNON_PUSH_POLL_MS: "50",
         SIGNON_PUSH_RETRY_BASE_MS: "200",
         SIGNON_PUSH_TIMEOUT_SECONDS: "2",
+        DATABASE_STATEMENT_TIMEOUT_SECONDS: String(STATEMENT_TIMEOUT_SECONDS),
+        // The hourly jobs every 2 s, and 1 s after a failure for want of the database, so they meet the outages.
+        SIGNON_JOBS_FIRST_RUN_SECONDS: "1",
+        SIGNON_JOBS_INTERVAL_SECONDS: "2",
+        SIGNON_JOBS_OUTAGE_RETRY_SECONDS: "1",
       },
     });
     services.push(signon);
@@ -139,7 +146,15 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
         entry: "packages/completion/src/server.ts",
         port: completionPort,
         readyPath: "/healthcheck/ready",
-        env: { DATABASE_URL: proxiedUrl, HOST: "127.0.0.1", PORT: String(completionPort), SIGNON_URL: signonUrl, LOG_LEVEL: "info", COMPLETION_STALE_WORKER_INTERVAL_MS: "200" },
+        env: {
+          DATABASE_URL: proxiedUrl,
+          HOST: "127.0.0.1",
+          PORT: String(completionPort),
+          SIGNON_URL: signonUrl,
+          LOG_LEVEL: "info",
+          COMPLETION_STALE_WORKER_INTERVAL_MS: "200",
+          DATABASE_STATEMENT_TIMEOUT_SECONDS: String(STATEMENT_TIMEOUT_SECONDS),
+        },
       }),
       startServiceProcess({
         name: "editorial-app",
@@ -154,6 +169,8 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
           EDITORIAL_APP_URL: editorialUrl,
           EDITORIAL_APP_CLIENT_ID: String(editorialApp["client_id"]),
           EDITORIAL_APP_CLIENT_SECRET: String(editorialApp["client_secret"]),
+          DATABASE_STATEMENT_TIMEOUT_SECONDS: String(STATEMENT_TIMEOUT_SECONDS),
+          EDITORIAL_APP_SESSION_SWEEP_MS: "500",
         },
       }),
     ]);

@@ -5,6 +5,9 @@ export interface Answer {
   status: number;
   location: string | null;
   body: string;
+  /** The `Retry-After` and `Content-Type` headers. */
+  retryAfter: string | null;
+  contentType: string | null;
 }
 
 /**
@@ -30,7 +33,7 @@ export class HttpClient {
       response = await fetch(url, { ...init, headers, body: body ?? null, redirect: "manual", signal: AbortSignal.timeout(30_000) });
     } catch {
       this.tally.record(kind, 0);
-      return { status: 0, location: null, body: "" };
+      return { status: 0, location: null, body: "", retryAfter: null, contentType: null };
     }
     for (const line of response.headers.getSetCookie()) {
       const [pair = ""] = line.split(";");
@@ -42,7 +45,13 @@ export class HttpClient {
     }
     const text = await response.text().catch(() => "");
     this.tally.record(kind, response.status);
-    return { status: response.status, location: response.headers.get("location"), body: text };
+    return {
+      status: response.status,
+      location: response.headers.get("location"),
+      body: text,
+      retryAfter: response.headers.get("retry-after"),
+      contentType: response.headers.get("content-type"),
+    };
   }
 }
 

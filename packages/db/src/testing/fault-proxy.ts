@@ -5,7 +5,9 @@ import { createServer, connect, type Server, type Socket } from "node:net";
  * tests: it forwards bytes both ways until told to cut every connection
  * (each side gets a reset, as after a network failure or a server restart),
  * to refuse new ones (its port stops listening, so connecting fails with
- * ECONNREFUSED, as while a server is down), and to come back.
+ * ECONNREFUSED, as while a server is down), to stall (connections stay open
+ * but no byte goes through either way, as when a network drops packets
+ * without a reset), and to come back.
  *
  * ```ts
  * const proxy = await FaultProxy.start(database.url);
@@ -13,14 +15,17 @@ import { createServer, connect, type Server, type Socket } from "node:net";
  * proxy.cutAll();          // every open connection dies mid-whatever
  * await proxy.refuse();    // nothing connects …
  * await proxy.accept();    // … until now
+ * proxy.stall();           // connections open, new and old, but silent …
+ * proxy.resume();          // … until now: what was held back goes through
  * await proxy.close();
  * ```
  */
 export class FaultProxy {
   /** A TCP address, or the path of a Unix socket (the embedded server's). */
   readonly #target: { host: string; port: number } | { path: string };
-  readonly #pairs = new Set<{ client: Socket; server: Socket }>();
+  readonly #pairs = new Set<Pair>();
   #listener: Server | null = null;
+  #stalled = false;
   #port = 0;
   /** Connections cut so far by {@link cutAll}. */
   cuts = 0;
@@ -104,6 +109,27 @@ export class FaultProxy {
     this.#listener = listener;
   }
 
+  /** Whether the proxy is stalled ({@link stall}). */
+  get stalled(): boolean {
+    return this.#stalled;
+  }
+
+  /**
+   * Stops forwarding bytes, both ways, on every connection, open or opened
+   * from now on, without closing any: clients wait for answers that do not
+   * come, as behind a network that drops packets silently. What is held back
+   * goes through after {@link resume} (TCP keeps it, as it retransmits).
+   */
+  stall(): void {
+    this.#stalled = true;
+  }
+
+  /** Forwards bytes again after {@link stall}, first those held back. */
+  resume(): void {
+    this.#stalled = false;
+    for (const pair of this.#pairs) pair.flush();
+  }
+
   /** Cuts every connection and stops listening. */
   async close(): Promise<void> {
     await this.refuse();
@@ -112,16 +138,34 @@ export class FaultProxy {
 
   #forward(client: Socket): void {
     const server = "path" in this.#target ? connect(this.#target.path) : connect(this.#target.port, this.#target.host);
-    const pair = { client, server };
+    // Bytes read while stalled, in order, per direction: written on resume().
+    const held: { to: Socket; chunk: Buffer }[] = [];
+    const pair: Pair = {
+      client,
+      server,
+      flush: () => {
+        for (const { to, chunk } of held.splice(0)) if (!to.destroyed) to.write(chunk);
+      },
+    };
     this.#pairs.add(pair);
     const end = () => {
       this.#pairs.delete(pair);
       client.destroy();
       server.destroy();
     };
-    client.on("error", end).on("close", end);
-    server.on("error", end).on("close", end);
-    client.pipe(server);
-    server.pipe(client);
+    const forward = (to: Socket) => (chunk: Buffer) => {
+      if (this.#stalled) held.push({ to, chunk });
+      else if (!to.destroyed) to.write(chunk);
+    };
+    client.on("error", end).on("close", end).on("data", forward(server));
+    server.on("error", end).on("close", end).on("data", forward(client));
   }
+}
+
+/** A client's connection and the one opened for it to the server. */
+interface Pair {
+  client: Socket;
+  server: Socket;
+  /** Writes what was held back while stalled. */
+  flush(): void;
 }

@@ -10,6 +10,7 @@ describe("loadConfig", () => {
       publicUrl: "http://localhost:3000",
       databaseUrl: null,
       databasePoolSize: null,
+      databaseStatementTimeoutSeconds: 30,
       dataDir: "./data",
       tls: null,
       trustProxy: false,
@@ -22,6 +23,7 @@ describe("loadConfig", () => {
       mail: { smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true },
       secretKey: null,
       inactivityDays: 45,
+      jobs: { firstRunMs: 60_000, intervalMs: 3_600_000, outageRetryMs: 60_000 },
     });
   });
 
@@ -29,6 +31,20 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://db/signon", DATABASE_POOL_SIZE: "40" }).databasePoolSize).toBe(40);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE: expected 1 to 1000, got 0/);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "ten" })).toThrow(/DATABASE_POOL_SIZE: expected a whole number, got ten/);
+  });
+
+  it("reads the hourly jobs' timing", () => {
+    expect(loadConfig({ SIGNON_JOBS_FIRST_RUN_SECONDS: "1", SIGNON_JOBS_INTERVAL_SECONDS: "2", SIGNON_JOBS_OUTAGE_RETRY_SECONDS: "3" }).jobs).toEqual({
+      firstRunMs: 1000,
+      intervalMs: 2000,
+      outageRetryMs: 3000,
+    });
+    expect(() => loadConfig({ SIGNON_JOBS_INTERVAL_SECONDS: "0" })).toThrow(/SIGNON_JOBS_INTERVAL_SECONDS: expected 1 to 86400, got 0/);
+  });
+
+  it("reads the statement timeout, refusing one out of range", () => {
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: "5" }).databaseStatementTimeoutSeconds).toBe(5);
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: "0" })).toThrow(/DATABASE_STATEMENT_TIMEOUT_SECONDS: expected 1 to 3600, got 0/);
   });
 
   it("prepares statements unless told not to (behind a pooler that cannot keep them)", () => {

@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { withStatementTimeout } from "@tessera/db";
 import { holds, PERMISSIONS } from "../../auth/caller.js";
 import type { CompletionContext } from "../../context.js";
 import { authenticate } from "../../http/authenticate.js";
@@ -18,6 +19,14 @@ const Summary = Type.Object({
   completions: Type.Integer(),
   learnersMarkedStale: Type.Integer(),
 });
+
+/**
+ * What one statement of an import may take: a bulk load writes thousands of
+ * rows per statement and marks whole courses stale, well past the service's
+ * bound on ordinary statements, but still fails rather than hangs on a
+ * stalled connection.
+ */
+export const IMPORT_STATEMENT_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** `PUT /api/completion/v1/admin/import`: loads bulk data (the README's format); permission `admin`. */
 export function registerAdminImport(app: FastifyTypeBox, ctx: CompletionContext, bodyLimit: number): void {
@@ -40,7 +49,9 @@ export function registerAdminImport(app: FastifyTypeBox, ctx: CompletionContext,
     },
     async (request) => {
       try {
-        return await loadBulkData(ctx.db, ctx.structures, ctx.settings.aggregatorTypes, request.body as BulkData, ctx.now());
+        return await withStatementTimeout(IMPORT_STATEMENT_TIMEOUT_MS, () =>
+          loadBulkData(ctx.db, ctx.structures, ctx.settings.aggregatorTypes, request.body as BulkData, ctx.now()),
+        );
       } catch (error) {
         if (error instanceof BulkLoadError) throw badRequest(`Import refused: ${error.problems.join("; ")}`);
         throw error;
