@@ -60,6 +60,11 @@ export interface StartedDatabase<TSchema extends Record<string, unknown>> {
  * one is given. Otherwise to the embedded PostgreSQL server of `dataDir`
  * (`npm start` runs it): the one running there already, or else one started
  * here for as long as this process needs it. Applies `migrations` when given.
+ *
+ * A database that cannot be used as configured (login refused, database
+ * missing, a privilege lacking) fails with a `DatabaseStartError` that says so
+ * in one sentence; one that cannot be reached fails with the driver's error,
+ * or is waited for with `waitWhileUnavailable`.
  */
 export async function startDatabase<TSchema extends Record<string, unknown> = Record<string, never>>(
   options: StartDatabaseOptions<TSchema> = {},
@@ -96,9 +101,6 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
             );
           }
         }
-      } else {
-        // Nothing to migrate: still make sure the database answers before the service says it is up.
-        await pool.query("select 1");
       }
       break;
     } catch (error) {
