@@ -17,7 +17,7 @@
 // 3002 must be free. The temporary directory is removed at the end.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, symlink } from "node:fs/promises";
+import { chmod, mkdtemp, rm, symlink } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -185,6 +185,8 @@ async function main() {
     check(!(await portInUse(port)), `port ${port} is in use; stop what runs there first`);
   }
   const parent = await mkdtemp(join(tmpdir(), "tessera-fresh-clone-"));
+  // Run by root (CI, containers), the embedded PostgreSQL server runs as the account "postgres", which must be let through.
+  await chmod(parent, 0o711);
   const clone = join(parent, "tessera");
   let running;
   try {

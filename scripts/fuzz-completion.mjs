@@ -1,8 +1,10 @@
 // A larger fuzz run of the Completion API than `npm test` makes: `node scripts/fuzz-completion.mjs [RUNS] [SEED]`.
 // Runs packages/completion/test/routes/fuzz.test.ts with FUZZ_RUNS (default 5000) and FUZZ_SEED (default: random),
 // on the embedded database, or on PostgreSQL when DATABASE_URL is set, then prints the requests sent by status class
-// and by route, and the most frequent refusals. Exits non-zero when the test failed (a 5xx, a refusal that changed
-// stored data, or aggregates that differ from a recomputation); the seed printed replays the run.
+// and by route (every route the app registers: the API, the health checks, /metrics, the OpenAPI document and
+// Sign-on's push receivers), and the most frequent refusals. Exits non-zero when the test failed (a 5xx, a refusal
+// without its route's documented body or that changed stored data, aggregates that differ from a recomputation, or a
+// registered route the fuzz test cannot fill); the seed printed replays the run.
 import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { randomInt } from "node:crypto";

@@ -1,8 +1,10 @@
 // `npm start`: runs Sign-on, Completion and the example application on one machine (ports
 // 3000, 3001 and 3002 of 127.0.0.1 unless HOST, SIGNON_PORT, COMPLETION_PORT or
 // EDITORIAL_APP_PORT say otherwise; `npm start -- --help` lists the settings). Without
-// DATABASE_URL all three share the embedded database in ./data/pglite (of the working
-// directory), served by the Sign-on process.
+// DATABASE_URL, a PostgreSQL server of its own (the embedded one, on ./data/postgres of the
+// working directory, reached through a Unix socket in ./data) starts first: its URL goes to
+// the three services as their DATABASE_URL, and it stops last. A ./data written by an
+// earlier version (another database engine) is converted into it at the first such start.
 //
 // On the first start (no `first_start` row in Sign-on's settings) `signon bootstrap
 // first-start` creates a superadmin, registers the `completion` and example applications
@@ -12,23 +14,30 @@
 // here once and kept nowhere else. A later start finds the row and creates nothing.
 //
 // Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed) stops the example application,
-// then Completion, then Sign-on, each letting running requests finish, so the embedded
-// database closes last and cleanly. The exit code is 0 when every service stopped cleanly.
+// then Completion, then Sign-on, each letting running requests finish, then the embedded
+// database (a fast, clean shutdown). The exit code is 0 when everything stopped cleanly.
 // Should this process end without that (SIGKILL), each service notices that its parent is
-// gone (scripts/start/exit-with-parent.mjs) and stops by itself; should npm end on its own,
-// this script stops the services as for Ctrl-C.
+// gone (scripts/start/exit-with-parent.mjs) and stops by itself, and the database server
+// stops once they have disconnected; should npm end on its own, this script stops
+// everything as for Ctrl-C.
+//
+// The services run as built JavaScript (each package's dist/, written by `npm run build`, which
+// `npm install` runs), as a production deployment runs them, under Node's
+// --conditions=tessera-built so that the workspace packages they import are their dist/ too.
+// A package whose src/ changed since its last build is built again here first.
 //
 // One npm start per data directory (./data/npm-start.lock), and only on free ports: a second
 // one says which and exits with code 1, starting nothing. Logs: readable lines on a terminal,
 // JSON lines (with a "service" field) otherwise; TESSERA_LOG_FORMAT chooses.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HELP, readSettings, StartError } from "./start/settings.mjs";
 import { forwardLines, serviceLineWriter } from "./start/service-output.mjs";
 import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/single-instance.mjs";
+import { buildPackage, needsBuild } from "./build-package.mjs";
 
 // Nothing may end this process before the services have stopped, not even a closed terminal.
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
@@ -50,7 +59,13 @@ const { ports, urls } = settings;
 const root = fileURLToPath(new URL("..", import.meta.url));
 const home = process.cwd();
 const dataDir = resolve(home, "data");
-const tsx = import.meta.resolve("tsx");
+const serveDatabase = "packages/db/dist/postgres-server/serve.js";
+/** The workspace packages the services run from, built (dist/) before they start. */
+const builtPackages = ["packages/db", "packages/service-kit", "packages/signon-client", "packages/signon", "packages/completion", "examples/editorial-app"];
+/** Node's options for the built services: workspace packages resolve to their dist/ (see their package.json "exports"). */
+const builtConditions = "--conditions=tessera-built";
+/** Every service's migrations, for the conversion of an earlier version's data. */
+const allMigrations = ["signon=packages/signon/migrations", "completion=packages/completion/migrations", "signon_client=packages/signon-client/migrations"];
 const exitWithParent = import.meta.resolve("./start/exit-with-parent.mjs");
 const credentialsFile = join(dataDir, "editorial-app.json");
 const demoCourse = {
@@ -62,21 +77,21 @@ const demoCourse = {
 const services = {
   signon: {
     name: "signon",
-    entry: "packages/signon/src/server.ts",
+    entry: "packages/signon/dist/server.js",
     port: ports.signon,
     ready: "/healthcheck/ready",
     env: { SIGNON_HOST: settings.host, SIGNON_PORT: String(ports.signon), SIGNON_PUBLIC_URL: urls.signonPublic },
   },
   completion: {
     name: "completion",
-    entry: "packages/completion/src/server.ts",
+    entry: "packages/completion/dist/server.js",
     port: ports.completion,
     ready: "/healthcheck/ready",
     env: { HOST: settings.host, PORT: String(ports.completion), SIGNON_URL: urls.signon },
   },
   editorial: {
     name: "editorial",
-    entry: "examples/editorial-app/src/server.ts",
+    entry: "examples/editorial-app/dist/server.js",
     port: ports.editorial,
     ready: "/healthcheck/ready",
     env: {
@@ -88,6 +103,11 @@ const services = {
     },
   },
 };
+
+/** DATABASE_URL as given; empty or unset: the embedded server, whose URL `database` holds once it runs. */
+const givenDatabaseUrl = process.env.DATABASE_URL || undefined;
+/** The embedded database server's process, once started: `{ child, exited, url }`. */
+let database = null;
 
 /** Services in the order they started. */
 const running = [];
@@ -104,10 +124,10 @@ function showOutput(name, child) {
   forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
 }
 
-function spawnTs(entry, args, env) {
-  return spawn(process.execPath, ["--import", tsx, "--import", exitWithParent, join(root, entry), ...args], {
+function spawnBuilt(entry, args, env) {
+  return spawn(process.execPath, [builtConditions, "--import", exitWithParent, join(root, entry), ...args], {
     cwd: home,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), ...env },
     // The IPC channel closes when this process ends, however it ends: the child then stops by itself.
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     // Its own session: the terminal's Ctrl-C and hang-up reach this script only, which stops the rest in order.
@@ -122,7 +142,7 @@ function exitOf(child) {
 function launch(service) {
   // Once stopping, nothing new starts: it would escape the stop that is under way.
   if (stopping) throw new Error(`not starting ${service.name}: stopping`);
-  const child = spawnTs(service.entry, [], service.env);
+  const child = spawnBuilt(service.entry, [], service.env);
   showOutput(service.name, child);
   const exited = exitOf(child);
   const entry = { service, child, exited, stopRequested: false };
@@ -159,6 +179,92 @@ function urlOf(service) {
   return service === services.signon ? urls.signon : service === services.completion ? urls.completion : urls.editorial;
 }
 
+/**
+ * Starts the embedded PostgreSQL server (serve.ts) in a process group of its own, and resolves
+ * once it has printed its URL. Its standard input is a pipe from here: when this process ends,
+ * however it ends, the server stops by itself once the services have disconnected.
+ */
+async function startDatabase() {
+  const migrations = allMigrations.flatMap((pair) => {
+    const [schema, folder] = pair.split("=");
+    return ["--migrations", `${schema}=${join(root, folder)}`];
+  });
+  const child = spawn(process.execPath, [builtConditions, join(root, serveDatabase), "--home", dataDir, ...migrations], {
+    cwd: home,
+    env: process.env,
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
+  let said = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk) => (said += chunk));
+  forwardLines(child.stderr, serviceLineWriter("database", settings.logFormat, process.stderr), process.stderr);
+  const exited = exitOf(child);
+  const line = await new Promise((resolveLine) => {
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes("\n")) resolveLine(out.split("\n")[0]);
+    });
+    void exited.then(() => resolveLine(null));
+  });
+  if (line === null) {
+    // serve.ts printed one sentence (shown above, marked "database"): that is the whole story.
+    throw new StartError(`npm start: the embedded database did not start${said.trim() === "" ? "" : " (see the line above)"}.`, 1);
+  }
+  const { url, conversion } = JSON.parse(line);
+  database = { child, exited, url };
+  void exited.then(({ code, signal }) => {
+    if (!stopping) {
+      console.error(`the database server stopped unexpectedly (${signal ?? `exit code ${code}`}); stopping the services`);
+      void stopAll(1);
+    }
+  });
+  if (conversion !== null) {
+    const rows = conversion.tables.reduce((sum, table) => sum + table.rows, 0);
+    console.log(
+      `Converted the data of an earlier version to PostgreSQL: ${conversion.tables.length} tables, ${rows} rows, ` +
+        `the same count in every table; the old folder is kept at ${conversion.keptAt}.`,
+    );
+  }
+}
+
+/** Waits, up to 30 s, for the database server of an npm start that was killed to finish stopping. */
+async function waitForPreviousDatabase() {
+  const deadline = Date.now() + 30_000;
+  let told = false;
+  for (;;) {
+    const pid = postmasterPid();
+    if (pid === null || Date.now() > deadline) return;
+    if (!told) console.error(`waiting for the database server of the previous npm start (process ${pid}) to stop`);
+    told = true;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
+}
+
+/** The pid of a PostgreSQL server running on ./data/postgres, or null. */
+function postmasterPid() {
+  try {
+    const pid = Number(readFileSync(join(dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    return error?.code === "EPERM" ? Number(readFileSync(join(dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0]) : null;
+  }
+}
+
+/** Builds again the packages whose sources changed since their last build (none, usually). */
+async function buildChanged() {
+  for (const folder of builtPackages) {
+    const packageDir = join(root, folder);
+    if (!(await needsBuild(packageDir))) continue;
+    console.error(`npm start: building ${folder} (its sources changed since its last build)`);
+    await buildPackage(packageDir);
+  }
+}
+
 /** Starts a service and resolves once it answers. */
 async function start(service) {
   const entry = launch(service);
@@ -172,7 +278,7 @@ async function start(service) {
  */
 async function runCommand(name, entry, args) {
   if (stopping) throw new Error(`not running ${name}: stopping`);
-  const child = spawnTs(entry, args, {});
+  const child = spawnBuilt(entry, args, {});
   forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
   let stdout = "";
   child.stdout.setEncoding("utf8");
@@ -191,12 +297,12 @@ async function bootstrap() {
   const args = ["bootstrap", "first-start", "--json", "--credentials-file", credentialsFile];
   args.push("--completion-url", urls.completion, "--example-app-url", urls.editorial);
   if (settings.adminEmail) args.push("--admin-email", settings.adminEmail);
-  return JSON.parse(await runCommand("bootstrap", "packages/signon/src/cli.ts", args));
+  return JSON.parse(await runCommand("bootstrap", "packages/signon/dist/cli.js", args));
 }
 
 /** Loads the demo course (OLX) with the CLI and its learners through the API, with the demo client's token. */
 async function loadDemoCourse(token) {
-  await runCommand("completion", "packages/completion/src/cli.ts", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
+  await runCommand("completion", "packages/completion/dist/cli.js", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
   const response = await fetch(`${urls.completion}/api/completion/v1/admin/import`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -232,7 +338,7 @@ async function stopAll(exitCode) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
   }
-  // The example application, then Completion, then Sign-on (which serves the embedded database): whatever order they started in.
+  // The example application, then Completion, then Sign-on: whatever order they started in.
   const stopOrder = [services.editorial, services.completion, services.signon];
   const inStopOrder = [...running].sort((a, b) => stopOrder.indexOf(a.service) - stopOrder.indexOf(b.service));
   for (const { service, child, exited } of inStopOrder) {
@@ -241,6 +347,16 @@ async function stopAll(exitCode) {
     if (code !== 0) {
       clean = false;
       console.error(`${service.name} did not stop cleanly (${signal ?? `exit code ${code}`})`);
+    }
+  }
+  // The database last: a fast shutdown with its checkpoint, so the next start needs no recovery.
+  if (database !== null) {
+    const { child, exited } = database;
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    const { code, signal } = await exited;
+    if (code !== 0) {
+      clean = false;
+      console.error(`the database server did not stop cleanly (${signal ?? `exit code ${code}`})`);
     }
   }
   process.exit(exitCode === 0 && !clean ? 1 : exitCode);
@@ -289,10 +405,21 @@ async function stopOne(entry) {
 
 /** The data directory's npm-start.lock, once this process holds it. */
 let instanceLock = null;
+/** Whether that lock was left by an npm start that no longer runs (killed): its database server may still be stopping. */
+let previousKilled = false;
 
 /** Refuses, plainly, to start beside another npm start in this directory or on ports something holds. */
 async function checkAlone() {
-  const claim = await claimDataDirectory(dataDir, { signon: urls.signonPublic });
+  let claim;
+  try {
+    claim = await claimDataDirectory(dataDir, { signon: urls.signonPublic });
+  } catch (error) {
+    if (error?.code !== "EACCES" && error?.code !== "EPERM") throw error;
+    throw new StartError(
+      `npm start: ${dataDir} belongs to another account and cannot be written: start Tessera as its owner, or in another directory.`,
+      1,
+    );
+  }
   if (claim.heldBy) {
     const { pid, signon } = claim.heldBy;
     throw new StartError(
@@ -302,6 +429,7 @@ async function checkAlone() {
     );
   }
   instanceLock = claim.path;
+  previousKilled = claim.tookOver === true;
   const taken = await takenPorts(settings.host, [
     { name: "Sign-on (SIGNON_PORT)", port: ports.signon },
     { name: "Completion (COMPLETION_PORT)", port: ports.completion },
@@ -318,6 +446,11 @@ async function checkAlone() {
 
 try {
   await checkAlone();
+  await buildChanged();
+  if (givenDatabaseUrl === undefined) {
+    if (previousKilled) await waitForPreviousDatabase();
+    await startDatabase();
+  }
   await start(services.signon);
   // Completion needs nothing from the set-up, and the example application only its credentials
   // file: when that is there already (a later start), all three go at once.

@@ -5,8 +5,8 @@ export default defineProject({
     name: "db",
     // What services register too: one embedded PostgreSQL server per test run.
     globalSetup: ["@tessera/db/testing/global-setup"],
-    // Starting PGlite (the embedded server tests) takes seconds on a busy machine.
-    testTimeout: 30_000,
+    // Creating a PostgreSQL cluster (initdb, in the embedded server tests) takes seconds, more on a busy machine.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
   },
 });

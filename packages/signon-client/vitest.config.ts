@@ -3,6 +3,8 @@ import { defineProject } from "vitest/config";
 export default defineProject({
   test: {
     name: "signon-client",
+    // Generous: a loaded two-core CI machine runs several workers at once; tests never assert timings.
+    testTimeout: 20_000,
     // One embedded test database server per worker slot, shared by the files of that slot.
     globalSetup: ["@tessera/db/testing/global-setup"],
     // Starting the embedded database takes seconds on a busy machine.

@@ -15,21 +15,22 @@ function isRunning(pid) {
 }
 
 /**
- * Takes `<dataDir>/npm-start.lock` for this process. Returns its path, or the
- * record of the npm start that holds it (`{ pid, signon }`). A lock left by a
- * process that no longer runs is taken over.
+ * Takes `<dataDir>/npm-start.lock` for this process. Returns its path (and
+ * `tookOver`: whether a lock left by a process that no longer runs was taken
+ * over), or the record of the npm start that holds it (`{ pid, signon }`).
  * @param {string} dataDir
  * @param {{ signon: string }} about what a second start should be told
  */
 export async function claimDataDirectory(dataDir, about) {
   await mkdir(dataDir, { recursive: true });
   const path = join(dataDir, "npm-start.lock");
+  let tookOver = false;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const handle = await open(path, "wx");
       await handle.writeFile(JSON.stringify({ pid: process.pid, ...about }));
       await handle.close();
-      return { path };
+      return { path, tookOver };
     } catch (error) {
       if (error.code !== "EEXIST") throw error;
     }
@@ -40,6 +41,7 @@ export async function claimDataDirectory(dataDir, about) {
       // written half, or being removed: treated as held by nobody
     }
     if (holder !== null && typeof holder.pid === "number" && holder.pid !== process.pid && isRunning(holder.pid)) return { heldBy: holder };
+    tookOver = true;
     await unlink(path).catch(() => undefined);
   }
   return { heldBy: { pid: null } };

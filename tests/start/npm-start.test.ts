@@ -1,14 +1,24 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "@tessera/db/testing";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answers, childrenOf, runStart, signonCli, startScript, tsxLoader, whenEnded, type StartRun } from "./support/npm-start.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "tessera-npm-start-"));
+// Run by root, the embedded PostgreSQL server runs as the account "postgres", which must be let through.
+await chmod(scratch, 0o711);
 afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+/** A working directory for one npm start, which the embedded server's account can enter. */
+async function newHome(prefix: string): Promise<string> {
+  const home = await mkdtemp(join(scratch, prefix));
+  await chmod(home, 0o711);
+  return home;
+}
 
 /** A stack trace line, which an operator's mistake must never print. */
 const STACK_LINE = /^\s+at /m;
@@ -62,7 +72,7 @@ describe("npm start on ports of its own (first start)", () => {
   let ready: string;
 
   beforeAll(async () => {
-    home = await mkdtemp(join(scratch, "first-"));
+    home = await newHome("first-");
     ports = await freePorts();
     run = runStart(home, { ...ports });
     ready = await run.printed("Press Ctrl-C to stop.");
@@ -131,7 +141,7 @@ describe("npm start on ports of its own (first start)", () => {
   });
 
   it("refuses a second npm start elsewhere on the same ports plainly, with exit code 1", async () => {
-    const elsewhere = await mkdtemp(join(scratch, "elsewhere-"));
+    const elsewhere = await newHome("elsewhere-");
     const second = runStart(elsewhere, { ...ports });
 
     expect(await second.exited).toEqual({ code: 1, signal: null });
@@ -143,17 +153,17 @@ describe("npm start on ports of its own (first start)", () => {
     expect(existsSync(join(elsewhere, "data", "npm-start.lock"))).toBe(false);
   });
 
-  it("leaves no service running when its process group is killed with SIGKILL", async () => {
-    const services = childrenOf(run.child.pid as number);
-    expect(services).toHaveLength(3);
+  it("leaves nothing running when its process group is killed with SIGKILL: the database server stops cleanly after the services", async () => {
+    const children = childrenOf(run.child.pid as number);
+    expect(children).toHaveLength(4);
 
     process.kill(-(run.child.pid as number), "SIGKILL");
     await run.exited;
 
-    expect(await whenEnded(services)).toEqual([]);
+    expect(await whenEnded(children)).toEqual([]);
     for (const port of Object.values(ports)) expect(await answers(Number(port))).toBe(false);
-    // Sign-on closed the embedded database and gave up its lock.
-    expect(existsSync(join(home, "data", "pglite.lock"))).toBe(false);
+    expect(existsSync(join(home, "data", "postgres", "postmaster.pid"))).toBe(false);
+    expect(await readFile(join(home, "data", "postgres.log"), "utf8")).toMatch(/database system is shut down\n$/);
   });
 
   describe("a later start, on a terminal", () => {
@@ -189,8 +199,8 @@ describe("npm start on ports of its own (first start)", () => {
       for (const line of listening) expect(line).toMatch(/^(signon|completion|editorial) +\| \[\d\d:\d\d:\d\d\.\d{3}\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+$/);
     });
 
-    it("stops every service on SIGHUP (its terminal closed), the example application first, and exits 0", async () => {
-      expect(services).toHaveLength(3);
+    it("stops every service on SIGHUP (its terminal closed), the example application first, then the database server, and exits 0", async () => {
+      expect(services).toHaveLength(4);
 
       process.kill(startPid, "SIGHUP");
 
@@ -204,20 +214,97 @@ describe("npm start on ports of its own (first start)", () => {
         .map((line) => line.split(" ")[0]);
       expect(closing).toEqual(["editorial", "completion", "signon"]);
       expect(existsSync(join(home, "data", "npm-start.lock"))).toBe(false);
+      // A fast, clean shutdown: the next start needs no recovery.
+      const log = await readFile(join(home, "data", "postgres.log"), "utf8");
+      expect(log).toMatch(/database system is shut down\n$/);
+      expect(log.slice(log.lastIndexOf("starting PostgreSQL"))).not.toContain("was interrupted");
     });
+  });
+});
+
+describe("npm start killed with SIGKILL, the database server with it", () => {
+  it("loses nothing acknowledged: the next start recovers the database and finds what the API took", async () => {
+    const home = await newHome("crash-");
+    const ports = await freePorts();
+    const first = runStart(home, { ...ports });
+    let again: StartRun | undefined;
+    try {
+      const printed = await first.printed("Press Ctrl-C to stop.");
+      const token = /API token +([0-9a-f]+)/.exec(printed)?.[1];
+      const imported = await fetch(`http://127.0.0.1:${ports.COMPLETION_PORT}/api/completion/v1/admin/import`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          users: [{ id: 990_001, username: "kept-through-the-crash", email: "kept@example.com", uid: null }],
+          enrollments: [{ username: "kept-through-the-crash", course_key: "course-v1:TesseraX+DL101+2026", is_active: true, mode: "audit" }],
+          roles: [],
+          cohorts: [],
+          completions: [],
+        }),
+      });
+      expect(imported.status).toBe(200);
+      await imported.arrayBuffer();
+
+      // Everything at once, as a machine's power cut would: npm start's group and the database server's.
+      const children = childrenOf(first.child.pid as number);
+      const databaseServer = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("postgres-server/serve"));
+      expect(databaseServer).toBeDefined();
+      const postmaster = Number(readFileSync(join(home, "data", "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
+      process.kill(-(databaseServer as number), "SIGKILL");
+      process.kill(-(first.child.pid as number), "SIGKILL");
+      process.kill(postmaster, "SIGKILL");
+      await first.exited;
+      expect(await whenEnded([...children, postmaster])).toEqual([]);
+
+      again = runStart(home, { ...ports });
+      await again.printed("Press Ctrl-C to stop.");
+      const log = await readFile(join(home, "data", "postgres.log"), "utf8");
+      expect(log).toContain("database system was interrupted");
+      const client = new pg.Client({ connectionString: `postgres://postgres@localhost:5432/tessera?host=${encodeURIComponent(join(home, "data"))}` });
+      await client.connect();
+      try {
+        const { rows } = await client.query("SELECT username FROM completion.learners WHERE username = 'kept-through-the-crash'");
+        expect(rows).toEqual([{ username: "kept-through-the-crash" }]);
+      } finally {
+        await client.end();
+      }
+      again.child.kill("SIGTERM");
+      expect(await again.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      for (const run of [first, again]) {
+        if (run && run.child.exitCode === null && run.child.signalCode === null) process.kill(-(run.child.pid as number), "SIGKILL");
+      }
+    }
+  });
+});
+
+describe("npm start on a data directory it cannot use", () => {
+  it("says in one sentence that ./data belongs to another account, with the way out, and exits 1", async () => {
+    const home = await newHome("foreign-");
+    await mkdir(join(home, "data"), { mode: 0o700 });
+    // An account that is neither this one nor the one PostgreSQL runs as.
+    await chown(join(home, "data"), 4242, 4242);
+    const run = runStart(home, { ...(await freePorts()) });
+
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    const output = run.output();
+    expect(output).toMatch(/belongs to another account/);
+    expect(output).toMatch(/set DATABASE_URL to a PostgreSQL server|start Tessera as its owner/);
+    expect(output).not.toContain("Tessera is running");
+    expect(output).not.toMatch(STACK_LINE);
   });
 });
 
 describe("npm start when npm ends on its own", () => {
   it("stops every service, in order, and gives up the data directory", async () => {
-    const home = await mkdtemp(join(scratch, "under-npm-"));
+    const home = await newHome("under-npm-");
     const ports = await freePorts();
     const run = runStart(home, { ...ports }, { underNpm: true });
     try {
       await run.printed("Press Ctrl-C to stop.");
       const [startPid] = childrenOf(run.child.pid as number);
       const services = childrenOf(startPid as number);
-      expect(services).toHaveLength(3);
+      expect(services).toHaveLength(4);
 
       process.kill(run.child.pid as number, "SIGKILL");
 

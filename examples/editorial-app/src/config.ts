@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 
 /** Where the application keeps its users and sessions. */
 export interface DatabaseConfig {
-  /** A PostgreSQL connection string (`DATABASE_URL`); absent: the embedded database in `dataDir`. */
+  /** A PostgreSQL connection string (`DATABASE_URL`); absent: the embedded PostgreSQL server of `dataDir`. */
   url?: string | undefined;
-  /** Data directory of the embedded database; default `./data/pglite` (shared with the other services). */
+  /** Folder of the local data, whose embedded PostgreSQL server (in `<dataDir>/postgres`) the other services share; default `./data`. */
   dataDir?: string | undefined;
   /** A statement without an answer after this many seconds fails as "database unavailable" (`DATABASE_STATEMENT_TIMEOUT_SECONDS`, default 30). */
   statementTimeoutSeconds?: number | undefined;
@@ -46,7 +46,7 @@ export class ConfigError extends Error {
  * | `EDITORIAL_APP_CLIENT_SECRET` | required, unless in the credentials file |
  * | `EDITORIAL_APP_CREDENTIALS_FILE` | none: the JSON that `signon apps create --json` prints (`client_id`, `client_secret`) |
  * | `EDITORIAL_APP_URL` (its public origin; the callback is `{url}/auth/gds/callback`) | `http://localhost:{PORT}` |
- * | `DATABASE_URL` | embedded database in `EDITORIAL_APP_DATA_DIR` (`./data/pglite`) |
+ * | `DATABASE_URL` | the embedded PostgreSQL server of `EDITORIAL_APP_DATA_DIR` (`./data`) |
  * | `DATABASE_STATEMENT_TIMEOUT_SECONDS` (a statement without an answer after this long fails, 503) | `30` |
  * | `EDITORIAL_APP_SESSION_SWEEP_MS` (how often expired sessions are removed) | `600000` (10 minutes) |
  * | `HOST`, `PORT` | `127.0.0.1`, `3002` |

@@ -2,13 +2,13 @@ import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
 import type { BearerTokenVerifier } from "@tessera/signon-client";
-import Fastify, { type FastifyReply, type FastifySchema } from "fastify";
+import Fastify, { type FastifyReply, type FastifySchema, type RouteOptions } from "fastify";
 import type { CompletionContext } from "./context.js";
 import { isTimestamp } from "./domain/timestamps.js";
 import { installErrorHandler } from "./http/errors.js";
 import type { FastifyTypeBox } from "./http/fastify-typebox.js";
 import { SHARED_SCHEMAS } from "./http/schemas.js";
-import { screenEveryRoute } from "./http/screen-input.js";
+import { refuseEncodedBodies, screenEveryRoute } from "./http/screen-input.js";
 import { BulkDataSchema } from "./ingest/bulk-format.js";
 import { registerOperations } from "./operations.js";
 import { registerSignonPushes } from "./routes/auth/signon-pushes.js";
@@ -53,6 +53,11 @@ export interface AppOptions {
    * Absent: no receivers.
    */
   readonly signonPushes?: BearerTokenVerifier;
+  /**
+   * Called with the options of every route as it is registered, before any is: the fuzz test lists the routes
+   * this way, so that none escapes it.
+   */
+  readonly onRoute?: (route: RouteOptions) => void;
 }
 
 /**
@@ -80,7 +85,10 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app);
+  app.addHook("preParsing", refuseEncodedBodies);
   screenEveryRoute(app);
+  const onRoute = options.onRoute;
+  if (onRoute) app.addHook("onRoute", (route) => onRoute(route as RouteOptions));
   registerOperations(app, ctx, { metricsToken: options.metricsToken ?? null });
   // Before the OpenAPI plugin, like the operations routes: they are Sign-on's interface, not this API's.
   if (options.signonPushes) await registerSignonPushes(app, options.signonPushes);

@@ -1,4 +1,4 @@
-import { fitConfigToDatabase, withStatementTimeout } from "@tessera/db";
+import { withStatementTimeout } from "@tessera/db";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 import { COMMANDS, runCli, USAGE } from "./cli/run-cli.js";
 import { createContext } from "./context.js";
@@ -14,13 +14,12 @@ if (!(COMMANDS as readonly string[]).includes(args[0] ?? "")) {
   process.exit(2);
 }
 
-const settings = readConfigOrExit(process.env);
+const config = readConfigOrExit(process.env);
 // Progress goes to stderr: stdout carries only the command's own output.
-const database = await openCompletionDatabaseOrExit(settings, {
+const database = await openCompletionDatabaseOrExit(config, {
   info: (message) => console.error(message),
   warn: (message) => console.error(message),
 });
-const config = fitConfigToDatabase(settings, database);
 let code = 1;
 try {
   // The CLI never authenticates callers; the resolver is there because the context carries one.

@@ -1,6 +1,6 @@
 /** The completion service's configuration, read once at start-up. */
 export interface CompletionConfig {
-  /** PostgreSQL connection string; undefined: the embedded database (PGlite) in ./data/pglite. */
+  /** PostgreSQL connection string; undefined: the embedded PostgreSQL server of ./data. */
   readonly databaseUrl: string | undefined;
   /** Most database connections this process opens; null: the pool's default (10 on PostgreSQL, 4 embedded). */
   readonly databasePoolSize: number | null;
@@ -17,7 +17,7 @@ export interface CompletionConfig {
   /** Interface and port to listen on. */
   readonly host: string;
   readonly port: number;
-  /** Whether the hot read queries run as named prepared statements (never on the embedded database). */
+  /** Whether the hot read queries run as named prepared statements. */
   readonly preparedStatements: boolean;
   /** Pause of the stale-record worker between empty polls, in milliseconds; 0 disables the worker. */
   readonly staleWorkerIntervalMs: number;
@@ -74,7 +74,7 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
 /**
  * Reads the configuration from environment variables:
  * `DATABASE_URL` (default: none, which means the embedded database),
- * `DATABASE_POOL_SIZE` (1-1000; default 10 on PostgreSQL, 4 on the embedded database),
+ * `DATABASE_POOL_SIZE` (1-1000; default 10),
  * `DATABASE_STATEMENT_TIMEOUT_SECONDS` (1-3600, default 30: a statement without an answer after this long fails, 503),
  * `SIGNON_URL` (default `http://127.0.0.1:3000`),
  * `COMPLETION_AGGREGATOR_TYPES` (comma-separated; default course,chapter,sequential,vertical),
@@ -84,8 +84,8 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
  * `COMPLETION_STALE_WORKER_INTERVAL_MS` (default 1000; 0 turns the worker off),
  * `COMPLETION_METRICS_TOKEN` (default unset: `/metrics` open; at least 16 characters without spaces),
  * `COMPLETION_TRUST_PROXY` (default false: `X-Forwarded-*` headers are ignored),
- * `COMPLETION_PREPARED_STATEMENTS` (default true with `DATABASE_URL`; always false on the embedded database,
- * whose connections share one session).
+ * `COMPLETION_PREPARED_STATEMENTS` (default true; false behind a connection pooler that cannot keep
+ * named prepared statements).
  */
 export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
   const types = (env["COMPLETION_AGGREGATOR_TYPES"] ?? DEFAULT_AGGREGATOR_TYPES.join(","))
@@ -112,6 +112,6 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     staleWorkerIntervalMs: integer(env, "COMPLETION_STALE_WORKER_INTERVAL_MS", 1000, 0, 3_600_000),
     metricsToken: metricsToken(env),
     trustProxy: flag(env, "COMPLETION_TRUST_PROXY"),
-    preparedStatements: databaseUrl !== undefined && flag(env, "COMPLETION_PREPARED_STATEMENTS", true),
+    preparedStatements: flag(env, "COMPLETION_PREPARED_STATEMENTS", true),
   };
 }

@@ -1,4 +1,3 @@
-import { fitConfigToDatabase } from "@tessera/db";
 import { buildApp } from "./app.js";
 import { startStaleWorker } from "./aggregation/stale-worker.js";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
@@ -7,19 +6,18 @@ import { turnOffAllocationSitePretenuring } from "./garbage-collection.js";
 import { openCompletionDatabaseOrExit, readConfigOrExit } from "./startup.js";
 
 turnOffAllocationSitePretenuring();
-const settings = readConfigOrExit(process.env);
+const config = readConfigOrExit(process.env);
 // Start-up notes go to the console; once the app exists, the pool's outage lines go to its JSON log.
 const logTo: { app?: { info(message: string): void; warn(message: string): void } } = {};
 // Started before its database (or during a restart), it waits for it, logging once, instead of exiting.
 const database = await openCompletionDatabaseOrExit(
-  settings,
+  config,
   {
     info: (message) => (logTo.app ? logTo.app.info(message) : console.log(message)),
     warn: (message) => (logTo.app ? logTo.app.warn(message) : console.warn(message)),
   },
   { waitWhileUnavailable: true },
 );
-const config = fitConfigToDatabase(settings, database);
 const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds });
 const ctx = createContext(config, database.db, callers);
 const app = await buildApp(ctx, {

@@ -14,7 +14,7 @@ describe("readConfig", () => {
       host: "127.0.0.1",
       port: 3001,
       staleWorkerIntervalMs: 1000,
-      preparedStatements: false,
+      preparedStatements: true,
       metricsToken: null,
       trustProxy: false,
     });
@@ -53,12 +53,12 @@ describe("readConfig", () => {
     });
   });
 
-  it("runs prepared statements only on PostgreSQL, unless turned off", () => {
+  it("runs prepared statements unless turned off", () => {
     expect(
       [{}, { COMPLETION_PREPARED_STATEMENTS: "true" }, { DATABASE_URL: "postgres://db/x", COMPLETION_PREPARED_STATEMENTS: "false" }].map(
         (env) => readConfig(env).preparedStatements,
       ),
-    ).toEqual([false, false, false]);
+    ).toEqual([true, true, false]);
   });
 
   it.each([

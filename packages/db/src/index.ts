@@ -1,4 +1,4 @@
-export { startDatabase, DEFAULT_DATA_DIR, EMBEDDED_POOL_MAX, START_RETRY_MAX_MS } from "./start-database.js";
+export { startDatabase, DEFAULT_DATA_DIR, START_RETRY_MAX_MS } from "./start-database.js";
 export { DatabaseStartError, databaseAddress } from "./database-start-error.js";
 export type { DatabaseAddress } from "./database-start-error.js";
 export type { StartDatabaseOptions, StartedDatabase } from "./start-database.js";
@@ -14,18 +14,12 @@ export { runMigrations, bookkeepingTable, BOOKKEEPING_SCHEMA } from "./migration
 export type { MigrationSet, MigrationReport, RunMigrationsOptions } from "./migrations.js";
 export { pendingMigrations } from "./pending-migrations.js";
 export type { RunQuery } from "./pending-migrations.js";
-export { startEmbeddedServer, IN_MEMORY } from "./embedded/embedded-server.js";
-export { fitConfigToDatabase, servesOneSession } from "./one-session-server.js";
-export type { EmbeddedServer, EmbeddedServerOptions } from "./embedded/embedded-server.js";
-export { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
-export type { EmbeddedDatabase, OpenEmbeddedOptions } from "./embedded/open-embedded-database.js";
 export { silentLogger } from "./logger.js";
 export type { Logger } from "./logger.js";
 export { startPostgresServer } from "./postgres-server/postgres-server.js";
 export type { PostgresServer, PostgresServerOptions, Transport } from "./postgres-server/postgres-server.js";
 export { PostgresServerError } from "./postgres-server/postgres-server-error.js";
 export type { PostgresServerProblem } from "./postgres-server/postgres-server-error.js";
-export { convertPgliteData } from "./postgres-server/convert-pglite.js";
-export type { ConvertPgliteOptions, PgliteConversion } from "./postgres-server/convert-pglite.js";
+export type { EarlierDataConversion } from "./postgres-server/convert-earlier-data.js";
 export { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
-export type { EmbeddedDatabase as EmbeddedPostgresDatabase, EmbeddedDatabaseOptions } from "./postgres-server/embedded-database.js";
+export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from "./postgres-server/embedded-database.js";

@@ -1,28 +1,30 @@
-import type pg from "pg";
+import path from "node:path";
+import pg from "pg";
 import { configurationMistake, databaseAddress } from "./database-start-error.js";
 import { createDrizzle, type Database } from "./drizzle.js";
 import { describeDatabaseError, isDatabaseUnavailable } from "./faults.js";
-import { openEmbeddedDatabase } from "./embedded/open-embedded-database.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
-import { servesOneSession } from "./one-session-server.js";
 import { createPool } from "./pool.js";
+import { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
+import { PostgresServerError } from "./postgres-server/postgres-server-error.js";
+import { connectionUrl, runningServer } from "./postgres-server/running-server.js";
 
-/** Default data directory of the embedded database, relative to the working directory. */
-export const DEFAULT_DATA_DIR = "./data/pglite";
+/** Default folder of the local data (the embedded PostgreSQL cluster is in `<folder>/postgres`), relative to the working directory. */
+export const DEFAULT_DATA_DIR = "./data";
 
-/** Pool size on the embedded server, where connections take turns on one session anyway. */
-export const EMBEDDED_POOL_MAX = 4;
+/** The database of the services on the embedded server. */
+const EMBEDDED_DATABASE = "tessera";
 
 /** Options of {@link startDatabase}. */
 export interface StartDatabaseOptions<TSchema extends Record<string, unknown>> {
-  /** `DATABASE_URL`. Absent or empty: use the embedded database. */
+  /** `DATABASE_URL`. Absent or empty: use the embedded PostgreSQL server of `dataDir`. */
   url?: string | undefined;
-  /** Data directory of the embedded database (default `./data/pglite`; `memory://` for none). */
+  /** Folder of the local data (default `./data`), whose embedded PostgreSQL server is used when there is no `url`. */
   dataDir?: string | undefined;
   /** Where start-up notes go (never `console`). */
   log?: Logger;
-  /** Pool size (default 10 on PostgreSQL, {@link EMBEDDED_POOL_MAX} on the embedded server). */
+  /** Pool size (default 10). */
   poolMax?: number;
   /** Migrations to apply before returning. */
   migrations?: readonly MigrationSet[];
@@ -49,46 +51,26 @@ export interface StartedDatabase<TSchema extends Record<string, unknown>> {
   url: string;
   pool: pg.Pool;
   db: Database<TSchema>;
-  /**
-   * Whether this is the embedded database: started here, shared with another
-   * process, or reached through `url`. It serves every connection from one
-   * session, so named prepared statements and other session state must not be used.
-   */
-  embedded: boolean;
-  /** Ends the pool, then releases the embedded server (stopping it if this was its last user here). */
+  /** Ends the pool, then stops the embedded server if this process started it. */
   close(): Promise<void>;
 }
 
 /**
- * Connects a service to its database at start-up: to `url` when one is given,
- * otherwise to the embedded PGlite server of `dataDir` (started here, shared
- * with other services of this process, or found running in another process).
- * Applies `migrations` when given.
- *
- * A database that cannot be used as configured (login refused, database
- * missing, a privilege lacking) fails with a `DatabaseStartError` that says so
- * in one sentence; one that cannot be reached fails with the driver's error,
- * or is waited for with `waitWhileUnavailable`.
+ * Connects a service or command to its database at start-up: to `url` when
+ * one is given. Otherwise to the embedded PostgreSQL server of `dataDir`
+ * (`npm start` runs it): the one running there already, or else one started
+ * here for as long as this process needs it. Applies `migrations` when given.
  */
 export async function startDatabase<TSchema extends Record<string, unknown> = Record<string, never>>(
   options: StartDatabaseOptions<TSchema> = {},
 ): Promise<StartedDatabase<TSchema>> {
   const log = options.log ?? silentLogger;
   const given = options.url !== undefined && options.url !== "" ? options.url : undefined;
-  const embedded =
-    given === undefined ? await openEmbeddedDatabase({ dataDir: options.dataDir ?? DEFAULT_DATA_DIR, log }) : undefined;
-  const url = given ?? (embedded as NonNullable<typeof embedded>).url;
-  if (embedded !== undefined) {
-    log.warn(
-      `database: DATABASE_URL is not set, so the embedded PGlite database in ${embedded.dataDir} is used ` +
-        `(${embedded.servedHere ? "served by this process" : "served by another process"} on ${embedded.url}). ` +
-        `It is for one machine only: one session serves every connection in turn. ` +
-        `Set DATABASE_URL to a PostgreSQL server to run more than one instance.`,
-    );
-  }
+  const local = given === undefined ? await openLocalServer(path.resolve(options.dataDir ?? DEFAULT_DATA_DIR), log) : undefined;
+  const url = given ?? (local as NonNullable<typeof local>).url;
   const pool = createPool({
     url,
-    max: options.poolMax ?? (embedded ? EMBEDDED_POOL_MAX : 10),
+    max: options.poolMax ?? 10,
     log,
     ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
   });
@@ -96,16 +78,14 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
     try {
       await pool.end();
     } finally {
-      await embedded?.release();
+      await local?.stop();
     }
   };
-  let oneSession = embedded !== undefined;
   const where = databaseAddress(url).server;
   let waitingSince: number | null = null;
   let attempts = 0;
   for (;;) {
     try {
-      if (!oneSession) oneSession = await servesOneSession(pool);
       if (options.migrations !== undefined) {
         for (const report of await runMigrations(pool, options.migrations)) {
           if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
@@ -116,6 +96,9 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
             );
           }
         }
+      } else {
+        // Nothing to migrate: still make sure the database answers before the service says it is up.
+        await pool.query("select 1");
       }
       break;
     } catch (error) {
@@ -135,5 +118,46 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   if (waitingSince !== null) {
     log.info(`database: reached ${where} after ${((Date.now() - waitingSince) / 1000).toFixed(1)} s (${attempts} failed attempt(s))`);
   }
-  return { url, pool, db: createDrizzle(pool, options.schema), embedded: oneSession, close };
+  return { url, pool, db: createDrizzle(pool, options.schema), close };
+}
+
+/**
+ * The embedded server of `home`: the one running there (its address is in its
+ * `postmaster.pid`), or one started for this process and stopped by `stop`.
+ */
+async function openLocalServer(home: string, log: Logger): Promise<{ url: string; stop(): Promise<void> }> {
+  const dataDir = path.join(home, "postgres");
+  for (let attempt = 0; ; attempt++) {
+    const running = await runningServer(dataDir);
+    if (running !== undefined) {
+      const url = connectionUrl(running, EMBEDDED_DATABASE);
+      await checkReachable(url, home);
+      log.info(`database: DATABASE_URL is not set, so the embedded PostgreSQL server running on ${dataDir} is used`);
+      return { url, stop: async () => undefined };
+    }
+    try {
+      const started = await startEmbeddedDatabase({ home, migrations: [], convert: false, log });
+      log.info(`database: DATABASE_URL is not set, so the embedded PostgreSQL server on ${dataDir} was started for this process`);
+      return { url: started.url, stop: () => started.stop() };
+    } catch (error) {
+      // Another process started it meanwhile: use that one.
+      if (error instanceof PostgresServerError && error.problem === "already-running" && attempt < 20) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+/** The running server's database must exist (npm start creates it before any service starts). */
+async function checkReachable(url: string, home: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`The embedded PostgreSQL server of ${home} runs but cannot be used (${(error as Error).message}): stop it and start again, or set DATABASE_URL to a PostgreSQL server.`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

@@ -1,22 +1,23 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fitConfigToDatabase, openEmbeddedDatabase, startDatabase, startEmbeddedServer, type Logger } from "../src/index.js";
+import { startDatabase, startEmbeddedDatabase, type Logger } from "../src/index.js";
+import { runningServer } from "../src/postgres-server/running-server.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 import * as schema from "./fixtures/schema.js";
 
 let parent: string;
-let dataDir: string;
+let home: string;
 
 beforeAll(async () => {
   parent = await mkdtemp(join(tmpdir(), "tessera-db-"));
-  dataDir = join(parent, "pglite");
+  // Run by root, the server runs as the account "postgres", which must be let through.
+  await chmod(parent, 0o711);
+  home = join(parent, "data");
 });
 
 afterAll(async () => {
@@ -29,24 +30,24 @@ function recordingLogger(): Logger & { lines: string[] } {
 }
 
 describe("startDatabase", () => {
-  it("starts the embedded database when no url is given, says it is for one machine, and migrates", async () => {
+  it("starts the embedded PostgreSQL server of the data folder when no url is given, migrates, and stops it at close", async () => {
     const log = recordingLogger();
-    const database = await startDatabase({ dataDir, log, migrations: [fixtureMigrations], schema });
+    const database = await startDatabase({ dataDir: home, log, migrations: [fixtureMigrations], schema });
     try {
-      expect(database.embedded).toBe(true);
-      expect(database.url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
-      expect(log.lines.some((line) => line.includes("one machine only"))).toBe(true);
+      expect(database.url).toBe(`postgres://postgres@localhost:5432/tessera?host=${encodeURIComponent(home)}`);
+      expect(log.lines).toContain(`database: DATABASE_URL is not set, so the embedded PostgreSQL server on ${join(home, "postgres")} was started for this process`);
       expect(log.lines).toContain("database: applied 2 migration(s) to schema fixture");
       await database.db.insert(schema.notes).values({ title: "written before a restart" });
-      expect(existsSync(`${dataDir}.lock`)).toBe(true);
+      expect(await runningServer(join(home, "postgres"))).toBeDefined();
     } finally {
       await database.close();
     }
-    expect(existsSync(`${dataDir}.lock`)).toBe(false);
+    expect(await runningServer(join(home, "postgres"))).toBeUndefined();
+    expect(await readFile(join(home, "postgres.log"), "utf8")).toMatch(/database system is shut down\n$/);
   });
 
-  it("keeps the data in the data directory across a restart", async () => {
-    const database = await startDatabase({ dataDir, migrations: [fixtureMigrations], schema });
+  it("keeps the data across a restart", async () => {
+    const database = await startDatabase({ dataDir: home, migrations: [fixtureMigrations], schema });
     try {
       const notes = await database.db.select({ title: schema.notes.title }).from(schema.notes);
       expect(notes).toEqual([{ title: "written before a restart" }]);
@@ -55,125 +56,54 @@ describe("startDatabase", () => {
     }
   });
 
-  it("shares one embedded server among the services of one process", async () => {
-    const signon = await startDatabase({ dataDir });
-    const completion = await startDatabase({ dataDir });
-    expect(completion.url).toBe(signon.url);
-    await signon.close();
-    // The server stays up for the service still using it.
-    const { rows } = await completion.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM fixture.notes");
-    expect(rows).toEqual([{ n: 1 }]);
-    await completion.close();
-    expect(existsSync(`${dataDir}.lock`)).toBe(false);
-  });
-
-  it("opens a directory again while this process is still closing its last server on it", async () => {
-    const first = await openEmbeddedDatabase({ dataDir });
-    const closing = first.release();
-    const second = await openEmbeddedDatabase({ dataDir });
-    const pool = new pg.Pool({ connectionString: second.url });
+  it("uses the server running on the data folder, in this process and in another, and leaves it running", async () => {
+    const running = await startEmbeddedDatabase({ home, migrations: [] });
     try {
-      await closing;
-      expect(second.url).not.toBe(first.url);
-      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM fixture.notes");
-      expect(rows).toEqual([{ n: 1 }]);
-    } finally {
-      await pool.end();
-      await second.release();
-    }
-    expect(existsSync(`${dataDir}.lock`)).toBe(false);
-  });
-
-  it("lets another process use the running server instead of opening the data directory again", async () => {
-    const database = await startDatabase({ dataDir });
-    try {
-      const script = fileURLToPath(new URL("./fixtures/count-notes.ts", import.meta.url));
-      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", script, dataDir]);
-      expect(JSON.parse(stdout)).toEqual({ url: database.url, embedded: true, notes: 1 });
-      // The other process closing does not stop this process's server.
-      expect((await database.pool.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
-    } finally {
+      const log = recordingLogger();
+      const database = await startDatabase({ dataDir: home, log });
+      expect(database.url).toBe(running.url);
+      expect(log.lines).toEqual([`database: DATABASE_URL is not set, so the embedded PostgreSQL server running on ${join(home, "postgres")} is used`]);
       await database.close();
+
+      const script = fileURLToPath(new URL("./fixtures/count-notes.ts", import.meta.url));
+      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", script, home]);
+      expect(JSON.parse(stdout)).toEqual({ url: running.url, notes: 1 });
+      expect((await runningServer(join(home, "postgres")))?.host).toBe(home);
+    } finally {
+      await running.stop();
     }
   });
 
-  it("keeps what a process committed before it exited without closing, and takes over its lock", async () => {
-    const script = fileURLToPath(new URL("./fixtures/write-and-exit.ts", import.meta.url));
-    await promisify(execFile)(process.execPath, ["--import", "tsx", script, dataDir]);
-    expect(existsSync(`${dataDir}.lock`)).toBe(true);
-    const database = await startDatabase({ dataDir });
+  it("keeps what was committed when the server is killed with SIGKILL: the next start recovers it", async () => {
+    const database = await startDatabase({ dataDir: home });
+    const postmaster = Number((await readFile(join(home, "postgres", "postmaster.pid"), "utf8")).split("\n")[0]);
     try {
-      const { rows } = await database.pool.query<{ title: string }>("SELECT title FROM fixture.notes ORDER BY id");
+      await database.pool.query("INSERT INTO fixture.notes (title) VALUES ('committed before the crash')");
+      process.kill(postmaster, "SIGKILL");
+    } finally {
+      await database.close().catch(() => undefined);
+    }
+    const again = await startDatabase({ dataDir: home });
+    try {
+      const { rows } = await again.pool.query<{ title: string }>("SELECT title FROM fixture.notes ORDER BY id");
       expect(rows.map((row) => row.title)).toEqual(["written before a restart", "committed before the crash"]);
     } finally {
-      await database.close();
+      await again.close();
     }
+    expect(await readFile(join(home, "postgres.log"), "utf8")).toContain("database system was interrupted");
   });
 
-  it("takes over the lock file of a process that no longer runs", async () => {
-    await writeFile(`${dataDir}.lock`, JSON.stringify({ pid: 2 ** 22 + 12_345, url: null }));
-    const database = await startDatabase({ dataDir });
-    try {
-      expect(database.embedded).toBe(true);
-    } finally {
-      await database.close();
-    }
-  });
-
-  it("connects to the server of another live process instead of opening its data directory", async () => {
-    const elsewhere = await startEmbeddedServer();
-    const lockedDir = join(parent, "held-elsewhere");
-    // The vitest main process stands in for the other process that serves the directory.
-    await writeFile(`${lockedDir}.lock`, JSON.stringify({ pid: process.ppid, url: elsewhere.url }));
-    try {
-      const database = await startDatabase({ dataDir: lockedDir });
-      expect(database.url).toBe(elsewhere.url);
-      expect(database.embedded).toBe(true);
-      await database.close();
-      expect(existsSync(lockedDir)).toBe(false);
-      expect(existsSync(`${lockedDir}.lock`)).toBe(true);
-    } finally {
-      await elsewhere.close();
-    }
-  });
-
-  it("refuses a data directory held by a live process that does not answer", async () => {
-    const lockedDir = join(parent, "held-silently");
-    await writeFile(`${lockedDir}.lock`, JSON.stringify({ pid: process.ppid, url: "postgres://postgres@127.0.0.1:1/postgres" }));
-    await expect(openEmbeddedDatabase({ dataDir: lockedDir, waitMs: 200 })).rejects.toThrow(
-      `is held by process ${process.ppid}`,
-    );
-  });
-
-  it("connects to the given url, starts nothing, and knows an embedded server behind it", async () => {
-    const server = await startEmbeddedServer();
+  it("connects to the given url and starts nothing", async () => {
+    const running = await startEmbeddedDatabase({ home, migrations: [] });
     const log = recordingLogger();
     try {
-      const database = await startDatabase({ url: server.url, log });
-      expect(database.embedded).toBe(true);
+      const database = await startDatabase({ url: running.url, log });
       expect((await database.pool.query<{ one: number }>("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
       expect(log.lines).toEqual([]);
       await database.close();
+      expect(await runningServer(join(home, "postgres"))).toBeDefined();
     } finally {
-      await server.close();
+      await running.stop();
     }
-  });
-
-  it.runIf(process.env["DATABASE_URL"])("reports a PostgreSQL server as not embedded", async () => {
-    const database = await startDatabase({ url: process.env["DATABASE_URL"] });
-    try {
-      expect(database.embedded).toBe(false);
-    } finally {
-      await database.close();
-    }
-  });
-});
-
-describe("fitConfigToDatabase", () => {
-  it("turns named prepared statements off on the embedded database and leaves everything else", () => {
-    const config = { preparedStatements: true, port: 3000 };
-    expect(fitConfigToDatabase(config, { embedded: true })).toEqual({ preparedStatements: false, port: 3000 });
-    expect(fitConfigToDatabase(config, { embedded: false })).toBe(config);
-    expect(config.preparedStatements).toBe(true);
   });
 });

@@ -17,7 +17,7 @@ export type { UserStore } from "./storage/user-store.js";
 export type { SessionStore, SessionRecord, SessionTokens, PendingSignIn } from "./storage/session-store.js";
 export { MemoryUserStore } from "./storage/memory-user-store.js";
 export { MemorySessionStore } from "./storage/memory-session-store.js";
-export { BearerTokenVerifier, bearerTokenFromHeader, createBearerTokenVerifier } from "./bearer/bearer-token-verifier.js";
+export { BearerTokenVerifier, bearerTokenFromHeader, createBearerTokenVerifier, MAX_BEARER_TOKEN_LENGTH } from "./bearer/bearer-token-verifier.js";
 export { codeChallengeS256, createCodeVerifier } from "./oauth/pkce.js";
 export { safeReturnPath } from "./sign-in/start-sign-in.js";
 export type { SignedInSession, WarningLogger } from "./sessions/resolve-session.js";

@@ -52,6 +52,15 @@ describe("requireBearerToken", () => {
     expect(response.headers["www-authenticate"]).toBe('Bearer error="invalid_token"');
   });
 
+  it("answers 401 invalid_token for a token longer than any Sign-on issues, without asking Sign-on", async () => {
+    // 20,000 characters: past Node's 16 KiB request header limit, Sign-on would refuse the request itself.
+    const response = await whoami("A".repeat(20_000));
+
+    expect(response.statusCode).toBe(401);
+    expect(response.headers["www-authenticate"]).toBe('Bearer error="invalid_token"');
+    expect(h.signon.userInfoRequests).toBe(0);
+  });
+
   it("answers 503 when Sign-on cannot be asked, and does not remember that", async () => {
     const user = h.signon.addUser(createUser());
     const token = h.signon.issueApiToken(user.uid);

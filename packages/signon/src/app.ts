@@ -162,6 +162,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(import("./routes/account/index.js"));
   await app.register(import("./routes/invitations/index.js"));
   await app.register(import("./routes/password-reset/index.js"));
+  await app.register(import("./routes/unlock/index.js"));
   await app.register(authorizeRoutes);
   await app.register(tokenRoutes);
   await app.register(userJsonRoutes);

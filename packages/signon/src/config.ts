@@ -25,7 +25,7 @@ export interface SignonConfig {
   /** A session ends this many seconds after sign-in, however active. */
   sessionMaxSeconds: number;
   passwordHashing: PasswordHashingCost;
-  /** Whether hot-path queries run as named prepared statements (PostgreSQL; not the embedded database). */
+  /** Whether hot-path queries run as named prepared statements. */
   preparedStatements: boolean;
   /** Bearer token that `GET /metrics` requires, or `null` to leave it open to whoever reaches the port. */
   metricsToken: string | null;
@@ -82,13 +82,13 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_HOST` [127.0.0.1], `SIGNON_PORT` [3000]: where to listen. Development refuses a non-loopback host.
  * - `SIGNON_PUBLIC_URL` [http://localhost:PORT in development; required in production, https]
  * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
- * - `DATABASE_POOL_SIZE` [10 on PostgreSQL, 4 on the embedded database]: most connections this process opens.
+ * - `DATABASE_POOL_SIZE` [10]: most connections this process opens.
  * - `DATABASE_STATEMENT_TIMEOUT_SECONDS` [30]: a statement without an answer after this long fails (503), and its connection is dropped.
  * - `SIGNON_TLS_CERT`, `SIGNON_TLS_KEY`: PEM files; both or neither.
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
  * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
- * - `SIGNON_PREPARED_STATEMENTS` [true with `DATABASE_URL`, false on the embedded database]:
+ * - `SIGNON_PREPARED_STATEMENTS` [true]:
  *   `false` behind a connection pooler that cannot keep prepared statements.
  * - `SIGNON_METRICS_TOKEN` [unset: `/metrics` open]: at least 16 characters; `/metrics` then requires `Authorization: Bearer <token>`.
  * - `SIGNON_PUSH_DELIVERY` [true]: `false` stops this process delivering pushes (they still queue).
@@ -133,10 +133,7 @@ export function loadConfig(
 
   const publicUrl = readPublicUrl(env, purpose === "server" ? mode : "development", port);
   const databaseUrl = env.DATABASE_URL?.trim() || null;
-  const preparedStatements = readBoolean(env, "SIGNON_PREPARED_STATEMENTS", databaseUrl !== null);
-  if (preparedStatements && databaseUrl === null) {
-    throw new ConfigError("SIGNON_PREPARED_STATEMENTS", "the embedded database serves every connection from one session, where prepared statements collide; set DATABASE_URL or leave this unset");
-  }
+  const preparedStatements = readBoolean(env, "SIGNON_PREPARED_STATEMENTS", true);
   const smtpUrl = readSmtpUrl(env);
   const secretKey = readSecretKey(env);
   if (purpose === "server" && mode === "production" && secretKey === null) {

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { startDatabase, type Logger, type StartedDatabase } from "@tessera/db";
 import type { SignonConfig } from "./config.js";
 import { signonMigrations } from "./db/migrations.js";
@@ -6,8 +5,8 @@ import * as schema from "./db/schema.js";
 
 /**
  * Connects to Sign-on's database and applies pending migrations: PostgreSQL
- * at `DATABASE_URL`, or else the embedded database in `<dataDir>/pglite`
- * (shared with a server already running on it in another process).
+ * at `DATABASE_URL`, or else the embedded PostgreSQL server of `<dataDir>`
+ * (the one `npm start` runs, or one started for this process).
  * With `waitWhileUnavailable` (the server) it waits for a database it cannot
  * reach yet instead of failing.
  */
@@ -21,7 +20,7 @@ export function openSignonDatabase(
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
     statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
     waitWhileUnavailable: options.waitWhileUnavailable ?? false,
-    dataDir: join(config.dataDir, "pglite"),
+    dataDir: config.dataDir,
     migrations: [signonMigrations],
     schema,
     ...(log ? { log } : {}),

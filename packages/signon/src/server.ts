@@ -1,6 +1,6 @@
 import { pathToFileURL } from "node:url";
 import Fastify, { type FastifyInstance } from "fastify";
-import { DatabaseStartError, fitConfigToDatabase, isDatabaseUnavailable } from "@tessera/db";
+import { DatabaseStartError, isDatabaseUnavailable } from "@tessera/db";
 import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
 import type { SignonContext } from "./context.js";
@@ -35,11 +35,10 @@ export async function startSignon(
   env: Record<string, string | undefined> = process.env,
   options: { logger?: boolean; fetch?: typeof fetch; inactivityFirstRunMs?: number } = {},
 ): Promise<RunningSignon> {
-  const settings = loadConfig(env);
-  const app = Fastify(signonServerOptions(settings, options.logger ?? true));
+  const config = loadConfig(env);
+  const app = Fastify(signonServerOptions(config, options.logger ?? true));
   // Started before its database (or during a restart), it waits for it, logging once, instead of exiting.
-  const database = await openSignonDatabase(settings, app.log, { waitWhileUnavailable: true });
-  const config = fitConfigToDatabase(settings, database);
+  const database = await openSignonDatabase(config, app.log, { waitWhileUnavailable: true });
   let pushes: PushDeliveryService | null = null;
   // What the background work of this process (push delivery, the inactivity job) runs with.
   const ctx: SignonContext = { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: () => new Date() };

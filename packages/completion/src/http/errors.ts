@@ -6,7 +6,7 @@ import { SignonUnavailableError } from "../auth/signon-caller-resolver.js";
 export class ApiError extends Error {
   override readonly name = "ApiError";
   constructor(
-    readonly statusCode: 400 | 401 | 403 | 404 | 503,
+    readonly statusCode: 400 | 401 | 403 | 404 | 415 | 503,
     readonly detail: string,
     /** The `WWW-Authenticate` challenge of a 401. */
     readonly challenge?: string,

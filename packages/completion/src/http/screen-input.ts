@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from "fastify";
+import type { FastifyInstance, FastifyRequest, preParsingAsyncHookHandler, preValidationAsyncHookHandler } from "fastify";
 import { findUnstorableInput } from "../domain/storable-input.js";
-import { badRequest } from "./errors.js";
+import { ApiError, badRequest } from "./errors.js";
 
 /** The parts of a request that carry input, as Fastify names them in validation messages. */
 const PARTS = ["params", "querystring", "body"] as const;
@@ -35,3 +35,19 @@ export function screenEveryRoute(app: FastifyInstance): void {
     route.preValidation = [...own, screenRequestInput];
   });
 }
+
+/**
+ * Refuses, with 415, a request body in a content coding (`Content-Encoding:
+ * gzip`, …): the service reads bodies as they come and decodes none, so a
+ * compressed body would otherwise be read as the bytes of its coding, and one
+ * mislabelled as compressed as if it were not (RFC 9110 §8.4). It runs
+ * before the body is read, after the `onRequest` steps (where the push
+ * receivers check their token).
+ */
+export const refuseEncodedBodies: preParsingAsyncHookHandler = async (request, _reply, payload) => {
+  const coding = request.headers["content-encoding"];
+  if (coding === undefined || /^\s*(identity\s*)?$/i.test(coding)) return payload;
+  const length = request.headers["content-length"];
+  if (request.headers["transfer-encoding"] === undefined && (length === undefined || /^\s*0*\s*$/.test(length))) return payload;
+  throw new ApiError(415, "Unsupported Content-Encoding: send the body without a content coding.");
+};

@@ -8,9 +8,9 @@ interface ArrayQueryable {
 
 /**
  * Runs the hot read queries as fixed SQL texts, with rows as arrays: no query
- * building per request, less parsing. On PostgreSQL they are named prepared
- * statements (parsed and planned once per connection); on the embedded
- * database, whose connections share one session, they stay unnamed.
+ * building per request, less parsing. They are named prepared statements
+ * (parsed and planned once per connection), unless turned off for a
+ * connection pooler that cannot keep them: then they stay unnamed.
  */
 export class FixedStatements {
   readonly #db: Database;

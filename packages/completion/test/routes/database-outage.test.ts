@@ -23,7 +23,7 @@ let token = "";
 beforeAll(async () => {
   pool = createPool({ url: proxy.urlFor(h.database.url), max: 4, connectionTimeoutMs: 2000 });
   ctx = createContext(
-    { aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: h.database.kind === "postgres" },
+    { aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true },
     createDrizzle(pool, schema),
     new SignonCallerResolver({ signonUrl: h.signon.url, cacheSeconds: 0 }),
   );

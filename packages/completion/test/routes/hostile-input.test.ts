@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run-cli.js";
@@ -154,6 +155,47 @@ describe("nesting: limits checked before validation, 400", () => {
       status: 400,
       body: { detail: `Invalid body: body/blocks/x/0/0/0/0/0/0/… is nested more than ${MAX_JSON_DEPTH} levels deep.` },
     });
+  });
+});
+
+describe("headers", () => {
+  it("refuses a body in a content coding with 415, and stores nothing", async () => {
+    const json = JSON.stringify({ username: "ada", course_key: COURSE, blocks: { [block("problem", "p2")]: 1 } });
+    const before = await rowCounts();
+    for (const [coding, payload] of [
+      ["gzip", gzipSync(json)],
+      ["gzip", json],
+      ["br", json],
+      ["x-unknown, gzip", json],
+    ] as const) {
+      const response = await h.app.inject({
+        method: "POST",
+        url: BATCH,
+        headers: { authorization: `Bearer ${tokens.staff}`, "content-type": "application/json", "content-encoding": coding },
+        payload,
+      });
+      expect({ status: response.statusCode, body: response.json() }, coding).toEqual({
+        status: 415,
+        body: { detail: "Unsupported Content-Encoding: send the body without a content coding." },
+      });
+    }
+    expect(await rowCounts()).toEqual(before);
+
+    const identity = await h.app.inject({
+      method: "POST",
+      url: BATCH,
+      headers: { authorization: `Bearer ${tokens.staff}`, "content-type": "application/json", "content-encoding": "identity" },
+      payload: json,
+    });
+    expect(identity.statusCode).toBe(200);
+    // A request without a body may carry the header: nothing to decode.
+    const read = await h.app.inject({ method: "GET", url: `${DETAIL}?username=ada`, headers: { authorization: `Bearer ${tokens.staff}`, "content-encoding": "gzip" } });
+    expect(read.statusCode).toBe(200);
+  });
+
+  it("answers 401 to a bearer token longer than any Sign-on issues, without asking Sign-on (whose server would refuse the header)", async () => {
+    const response = await h.app.inject({ method: "GET", url: DETAIL, headers: { authorization: `Bearer ${"A".repeat(20_000)}` } });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 401, body: { detail: "Invalid token." } });
   });
 });
 

@@ -30,26 +30,66 @@ export interface OpenApiDocument {
   readonly components?: { readonly schemas?: Record<string, Schema> };
 }
 
-/** An operation of the document: method, path template, query parameters and body schema. */
+/** The methods the fuzz test sends. */
+export type FuzzMethod = "GET" | "HEAD" | "POST" | "PUT";
+
+/**
+ * What a refusal of a route looks like: the API's `{"detail": …}`; the push
+ * receivers' `{"error", "error_description"}` (`@tessera/signon-client`); or
+ * `/metrics`, whose 401 is `{"error": "unauthorized"}` (`@tessera/service-kit`)
+ * and whose other refusals are the API's.
+ */
+export type RefusalShape = "detail" | "signon-client" | "metrics";
+
+/** A route the app registered, with what requests are derived from. */
 export interface FuzzRoute {
-  /** `METHOD /path/{course_key}/`, as the report names it. */
+  /** `METHOD /path/{course_key}/` or `METHOD /path/{uid}`, as the report names it. */
   readonly name: string;
-  readonly method: "GET" | "POST" | "PUT";
+  readonly method: FuzzMethod;
+  /** The path with its parameters as `{name}`. */
   readonly template: string;
+  /** The path parameters, each one of {@link PATH_PARAMETERS}. */
+  readonly params: readonly string[];
   readonly query: readonly Parameter[];
   readonly body: Schema | null;
+  /** Whether the route is in the OpenAPI document (else it is one of {@link UNDOCUMENTED_ROUTES}). */
+  readonly documented: boolean;
+  /** Who sends its plausible requests. */
+  readonly callers: readonly FuzzCaller[];
+  readonly refusal: RefusalShape;
+  /** Whether a request may change stored data; a route that may not is checked to change nothing, whatever it answers. */
+  readonly writes: boolean;
+  /** How often it is picked, relative to the others. */
+  readonly weight: number;
 }
 
 /** Who sends a request: a token of the scenario, no `Authorization` header, or a broken one. */
-export type FuzzCaller = "staff" | "admin" | "learner" | "masquerade" | "none" | "unknown-token" | "malformed-header";
+export type FuzzCaller =
+  | "staff"
+  | "admin"
+  | "learner"
+  | "masquerade"
+  /** An API user of Sign-on holding `user_update_permission`, as Sign-on's own push credential does. */
+  | "push"
+  /** The bearer token `/metrics` requires. */
+  | "metrics"
+  | "none"
+  | "unknown-token"
+  /** A well-formed token of 20,000 characters: past the request header limit of Sign-on's server. */
+  | "oversized-token"
+  /** `Basic …`, or a bearer token with characters outside RFC 6750's. */
+  | "malformed-header"
+  | "latin1-header";
 
 /** One request, ready for `app.inject`. */
 export interface FuzzRequest {
   readonly route: string;
-  readonly method: "GET" | "POST" | "PUT";
+  readonly method: FuzzMethod;
   readonly url: string;
   readonly caller: FuzzCaller;
   readonly contentType: string | null;
+  /** Further headers of a spoiled request (a `content-encoding` the service does not decode). */
+  readonly headers: Readonly<Record<string, string>>;
   readonly payload: string | Buffer | null;
 }
 
@@ -63,24 +103,123 @@ export interface FuzzVocabulary {
   readonly cohortIds: readonly number[];
   /** Stored users, as the bulk format writes them. */
   readonly users: readonly { readonly id: number; readonly username: string; readonly email: string }[];
+  /** Sign-on users' uids, which the push receivers take in their path. */
+  readonly signonUids: readonly string[];
+  /** The block keys of each course that has a structure, so that a plausible batch names blocks of its course. */
+  readonly blocksByCourse: Readonly<Record<string, readonly string[]>>;
 }
 
-/** The operations of a document, with the course-key wildcard as `{course_key}`. */
-export function routesOf(document: OpenApiDocument): FuzzRoute[] {
+/** The path parameters the fuzz test can fill: Fastify's wildcard (a course key here, see `app.ts`) and a Sign-on uid. */
+const PATH_PARAMETERS: Record<string, string> = { "*": "course_key", uid: "uid" };
+
+/** What the fuzz test knows of a route outside the OpenAPI document, by `METHOD /url` as Fastify registered it. */
+interface UndocumentedRoute {
+  readonly callers: readonly FuzzCaller[];
+  readonly refusal: RefusalShape;
+  /** How often it is picked: a documented route's GET, POST or PUT is 4, its HEAD 1. */
+  readonly weight: number;
+}
+
+/**
+ * The routes outside the OpenAPI document: the operators' endpoints, the
+ * document itself, and Sign-on's push receivers. A route in neither place
+ * fails the catalogue, so a new one cannot escape the fuzz test.
+ */
+export const UNDOCUMENTED_ROUTES: Readonly<Record<string, UndocumentedRoute>> = {
+  "GET /healthcheck/live": { callers: ["none"], refusal: "detail", weight: 1 },
+  "GET /healthcheck/ready": { callers: ["none"], refusal: "detail", weight: 1 },
+  "GET /metrics": { callers: ["metrics"], refusal: "metrics", weight: 1 },
+  "GET /api/completion/v1/openapi.json": { callers: ["none", "learner"], refusal: "detail", weight: 1 },
+  "PUT /auth/gds/api/users/:uid": { callers: ["push"], refusal: "signon-client", weight: 3 },
+  "POST /auth/gds/api/users/:uid/reauth": { callers: ["push"], refusal: "signon-client", weight: 3 },
+};
+
+/** The routes' options as an `onRoute` hook sees them: method, URL and JSON schemas. */
+export interface RegisteredRoute {
+  readonly method: string | readonly string[];
+  readonly url: string;
+  readonly schema?: object | undefined;
+}
+
+function queryParameters(schema: Schema | undefined, problems: string[], name: string): Parameter[] {
+  if (schema === undefined) return [];
+  if (schema["patternProperties"] !== undefined || (schema["additionalProperties"] !== undefined && schema["additionalProperties"] !== false)) {
+    problems.push(`${name}: an open query schema whose fields the fuzz test does not know`);
+  }
+  return Object.entries((schema["properties"] ?? {}) as Record<string, Schema>).map(([field, property]) => ({ name: field, in: "query", schema: property }));
+}
+
+/**
+ * The routes to fuzz: every route the app registered (an `onRoute` hook
+ * collects them), with the query parameters and body schema of its OpenAPI
+ * operation, or for a route outside the document those of its own schemas
+ * and what {@link UNDOCUMENTED_ROUTES} says of it. Throws, naming them all, for
+ * routes the fuzz test cannot fill: a method it does not send, a path
+ * parameter it has no values for, an open query schema, a route in neither
+ * the document nor the list, or an operation of the document that no
+ * registered route serves.
+ */
+export function fuzzRoutes(registered: readonly RegisteredRoute[], document: OpenApiDocument): FuzzRoute[] {
   const routes: FuzzRoute[] = [];
-  for (const [template, operations] of Object.entries(document.paths)) {
-    for (const [method, operation] of Object.entries(operations)) {
-      const upper = method.toUpperCase();
-      if (upper !== "GET" && upper !== "POST" && upper !== "PUT") throw new Error(`The fuzz test does not know the method ${upper} of ${template}.`);
+  const problems: string[] = [];
+  const served = new Set<string>();
+  for (const options of registered) {
+    for (const method of [options.method].flat()) {
+      const label = `${method} ${options.url}`;
+      if (method !== "GET" && method !== "HEAD" && method !== "POST" && method !== "PUT") {
+        problems.push(`${label}: a method the fuzz test does not send`);
+        continue;
+      }
+      const params = [...options.url.matchAll(/:(\w+)|\*$/g)].map((match) => match[1] ?? "*");
+      const unknown = params.filter((param) => PATH_PARAMETERS[param] === undefined);
+      for (const param of unknown) problems.push(`${label}: the path parameter ${param} is unknown to the fuzz test`);
+      if (unknown.length > 0) continue;
+      const template = options.url.replace(/:(\w+)/g, "{$1}").replace(/\*$/, "{course_key}/");
+      // A HEAD route is its GET route's twin: same parameters, no body in the answer.
+      const asGet = method === "HEAD" ? "get" : method.toLowerCase();
+      const operation = document.paths[template]?.[asGet];
+      const name = `${method} ${template}`;
+      const common = { name, method, template, params: params.map((param) => PATH_PARAMETERS[param]!) } as const;
+      if (operation !== undefined) {
+        served.add(`${asGet} ${template}`);
+        const admin = template.includes("/admin/");
+        routes.push({
+          ...common,
+          query: (operation.parameters ?? []).filter((parameter) => parameter.in === "query"),
+          body: operation.requestBody?.content?.["application/json"]?.schema ?? null,
+          documented: true,
+          callers: admin ? ["admin"] : ["staff", "staff", "learner", "masquerade"],
+          refusal: "detail",
+          // Reads too: a single-user read stores the recomputed aggregates of a stale learner first (C14).
+          writes: true,
+          weight: method === "HEAD" ? 1 : 4,
+        });
+        continue;
+      }
+      const known = UNDOCUMENTED_ROUTES[`${method === "HEAD" ? "GET" : method} ${options.url}`];
+      if (known === undefined) {
+        problems.push(`${label}: neither in the OpenAPI document nor in the fuzz test's UNDOCUMENTED_ROUTES`);
+        continue;
+      }
+      const schema = (options.schema ?? {}) as Record<string, Schema | undefined>;
       routes.push({
-        name: `${upper} ${template}`,
-        method: upper,
-        template,
-        query: (operation.parameters ?? []).filter((parameter) => parameter.in === "query"),
-        body: operation.requestBody?.content?.["application/json"]?.schema ?? null,
+        ...common,
+        query: queryParameters(schema["querystring"], problems, label),
+        body: schema["body"] ?? null,
+        documented: false,
+        callers: known.callers,
+        refusal: known.refusal,
+        writes: false,
+        weight: method === "HEAD" ? 1 : known.weight,
       });
     }
   }
+  for (const [template, operations] of Object.entries(document.paths)) {
+    for (const method of Object.keys(operations)) {
+      if (!served.has(`${method} ${template}`)) problems.push(`${method.toUpperCase()} ${template}: in the OpenAPI document, but no route registered serves it`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`The fuzz test cannot fill these routes:\n${problems.join("\n")}`);
   return routes;
 }
 
@@ -172,7 +311,10 @@ function plausibleByName(name: string, type: unknown, vocabulary: FuzzVocabulary
     case "email":
       return mostly(vocabulary.emails, ["new@example.com", "ADA@EXAMPLE.COM"]);
     case "uid":
+      // A bulk file's (null allowed); a pushed user's takes its path's uid (see `requestsFor`).
       return fc.constantFrom(null, "3f1c2b9e-0000-4000-8000-000000000001", "uid-1");
+    case "permissions":
+      return fc.array(mostly(["signin", "staff", "admin", "masquerade"], ["user_update_permission", "unknown", "Staff"]), { maxLength: 4 });
     case "course_key":
       return mostly(vocabulary.courseKeys, ["course-v1:o+c+r", "o/c/r", "not a key"]);
     case "block_key":
@@ -252,7 +394,7 @@ export class SchemaValues {
     if (variants) return fc.oneof(...variants.map((variant) => this.#plausible(variant, name, spoil, depth)));
     const type = schema["type"];
     const byName = plausibleByName(name, type, this.#vocabulary);
-    if (byName && type !== "object" && (type !== "array" || name === "user_ids" || name === "requested_fields")) return byName;
+    if (byName && type !== "object" && (type !== "array" || name === "user_ids" || name === "requested_fields" || name === "permissions")) return byName;
     switch (type) {
       case "object":
         return this.#object(schema, name, spoil, depth);
@@ -300,7 +442,18 @@ export class SchemaValues {
     }
     const shape: Record<string, fc.Arbitrary<unknown>> = {};
     for (const [key, property] of entries) shape[key] = this.of(property, key, spoil, depth + 1);
-    const record = fc.record(shape, { requiredKeys: entries.map(([key]) => key).filter((key) => required.has(key)) });
+    const requiredKeys = entries.map(([key]) => key).filter((key) => required.has(key));
+    const record = fc.record(shape, { requiredKeys });
+    if (!spoil && "course_key" in properties && "blocks" in properties) {
+      // A plausible batch names blocks of its own course: the course first, then blocks of it.
+      return plausibleByName("course_key", "string", this.#vocabulary)!.chain((courseKey) => {
+        const own = this.#vocabulary.blocksByCourse[courseKey as string] ?? [];
+        if (own.length === 0) return record;
+        const blocks = fc.dictionary(fc.constantFrom(...own), plausibleByName("completion", "number", this.#vocabulary)!, { minKeys: 1, maxKeys: 4 });
+        const aligned: Record<string, fc.Arbitrary<unknown>> = { ...shape, course_key: fc.constant(courseKey), blocks };
+        return fc.record(aligned, { requiredKeys });
+      });
+    }
     if (!spoil) return record;
     // Now and then a property the schema does not know, or one it requires left out.
     return fc.oneof(
@@ -353,21 +506,53 @@ const RAW_BODIES: fc.Arbitrary<string | Buffer> = fc.oneof(
   fc.constant("x".repeat(1_100_000)),
 );
 
-const AUTHORISED_CALLERS = fc.constantFrom<FuzzCaller>("staff", "staff", "learner", "masquerade");
-const ANY_CALLER = fc.constantFrom<FuzzCaller>("staff", "admin", "learner", "masquerade", "none", "unknown-token", "malformed-header");
+const ANY_CALLER = fc.constantFrom<FuzzCaller>("staff", "admin", "learner", "masquerade", "push", "metrics", "none", "unknown-token", "oversized-token", "malformed-header", "latin1-header");
+
+/** Content encodings the service does not decode, now and then on a spoiled request. */
+const CONTENT_ENCODINGS = fc.oneof(
+  { arbitrary: fc.constant<Record<string, string>>({}), weight: 6 },
+  { arbitrary: fc.constantFrom("gzip", "br", "deflate", "identity", "x-unknown", "gzip, gzip").map((encoding) => ({ "content-encoding": encoding })), weight: 1 },
+);
+
+/** A path parameter's value: as it goes in the path, and as the route reads it (null when that is not the point). */
+interface PathValue {
+  readonly encoded: string;
+  readonly decoded: string | null;
+}
+
+type Body =
+  | { readonly kind: "none" }
+  | { readonly kind: "json"; readonly contentType: string | null; readonly value: unknown }
+  | { readonly kind: "raw"; readonly contentType: string | null; readonly payload: string | Buffer };
+
+/** A pushed user names the user of its path (`PUT /users/{uid}`): a plausible push says the same uid in both. */
+function withPathUid(value: unknown, uid: string): unknown {
+  if (typeof value !== "object" || value === null || !("user" in value)) return value;
+  const user = (value as { user: unknown }).user;
+  if (typeof user !== "object" || user === null || Array.isArray(user)) return value;
+  return { ...value, user: { ...user, uid } };
+}
 
 /**
- * Requests for one route: three in five plausible (an authorised caller, a
- * known course key, well-formed parameters and body drawn from the
- * scenario), two in five spoiled anywhere: caller, path, query, body and
- * content type.
+ * Requests for one route: three in five plausible (one of the route's
+ * callers, known path parameters, well-formed parameters and body drawn
+ * from the scenario), two in five spoiled anywhere: caller, path, query,
+ * body, content type and content encoding.
  */
 export function requestsFor(route: FuzzRoute, values: SchemaValues, vocabulary: FuzzVocabulary): fc.Arbitrary<FuzzRequest> {
   const build = (spoiled: boolean): fc.Arbitrary<FuzzRequest> => {
-    const knownKeys = mostly(vocabulary.courseKeys, ["course-v1:o+c+r", "o/c/r"]);
-    const courseKey = spoiled
-      ? fc.oneof({ arbitrary: knownKeys, weight: 4 }, { arbitrary: HOSTILE_PATH_KEYS, weight: 1 }, { arbitrary: HOSTILE_TEXT.map(percentEncode), weight: 1 })
-      : knownKeys;
+    const pathValue = (param: string): fc.Arbitrary<PathValue> => {
+      const known = (param === "uid" ? mostly(vocabulary.signonUids, ["3f1c2b9e-0000-4000-8000-000000000001", "x"]) : mostly(vocabulary.courseKeys, ["course-v1:o+c+r", "o/c/r"])).map(
+        (value): PathValue => ({ encoded: param === "uid" ? percentEncode(value) : value, decoded: value }),
+      );
+      if (!spoiled) return known;
+      return fc.oneof(
+        { arbitrary: known, weight: 4 },
+        { arbitrary: HOSTILE_PATH_KEYS.map((encoded): PathValue => ({ encoded, decoded: null })), weight: 1 },
+        { arbitrary: HOSTILE_TEXT.map((text): PathValue => ({ encoded: percentEncode(text), decoded: text })), weight: 1 },
+      );
+    };
+    const pathValues = fc.tuple(...route.params.map(pathValue));
     const parameters = fc.tuple(
       ...route.query.map((parameter) =>
         fc.oneof(
@@ -384,24 +569,41 @@ export function requestsFor(route: FuzzRoute, values: SchemaValues, vocabulary: 
       ),
     );
     const rawPieces = spoiled ? fc.array(RAW_QUERY_PIECES, { maxLength: 2 }) : fc.constant<string[]>([]);
-    const json = (spoil: boolean) => values.of(route.body ?? {}, "", spoil).map((value) => ({ contentType: "application/json" as string | null, payload: (JSON.stringify(value) ?? "null") as string | Buffer | null }));
-    const body: fc.Arbitrary<{ contentType: string | null; payload: string | Buffer | null }> =
+    const json = (spoil: boolean, contentType: fc.Arbitrary<string | null> = fc.constant("application/json")) =>
+      fc.tuple(contentType, values.of(route.body ?? {}, "", spoil)).map(([type, value]): Body => ({ kind: "json", contentType: type, value }));
+    const raw = (contentTypes: fc.Arbitrary<string>) => fc.tuple(contentTypes, RAW_BODIES).map(([contentType, payload]): Body => ({ kind: "raw", contentType, payload }));
+    const none = fc.constant<Body>({ kind: "none" });
+    const body: fc.Arbitrary<Body> =
       route.body === null
         ? spoiled
-          ? fc.oneof({ arbitrary: fc.constant({ contentType: null, payload: null }), weight: 3 }, { arbitrary: fc.tuple(CONTENT_TYPES, RAW_BODIES).map(([contentType, payload]) => ({ contentType, payload })), weight: 1 })
-          : fc.constant({ contentType: null, payload: null })
+          ? fc.oneof({ arbitrary: none, weight: 3 }, { arbitrary: raw(CONTENT_TYPES), weight: 1 })
+          : none
         : spoiled
           ? fc.oneof(
               { arbitrary: json(true), weight: 6 },
-              { arbitrary: fc.tuple(fc.oneof(fc.constant("application/json"), CONTENT_TYPES), RAW_BODIES).map(([contentType, payload]) => ({ contentType, payload })), weight: 2 },
-              { arbitrary: fc.tuple(CONTENT_TYPES, json(false)).map(([contentType, { payload }]) => ({ contentType: contentType === "" ? null : contentType, payload })), weight: 1 },
+              { arbitrary: raw(fc.oneof(fc.constant("application/json"), CONTENT_TYPES)), weight: 2 },
+              { arbitrary: json(false, CONTENT_TYPES.map((type) => (type === "" ? null : type))), weight: 1 },
             )
           : json(false);
-    const caller = spoiled ? ANY_CALLER : route.name.includes("/admin/") ? fc.constant<FuzzCaller>("admin") : AUTHORISED_CALLERS;
-    return fc.tuple(courseKey, parameters, rawPieces, body, caller).map(([key, pieces, raw, { contentType, payload }, who]) => {
-      const path = route.template.replace("{course_key}", key);
-      const queryText = [...pieces.flat(), ...raw].join("&");
-      return { route: route.name, method: route.method, url: queryText === "" ? path : `${path}?${queryText}`, caller: who, contentType, payload };
+    const caller = spoiled ? ANY_CALLER : fc.constantFrom(...route.callers);
+    const headers = spoiled ? CONTENT_ENCODINGS : fc.constant<Record<string, string>>({});
+    const aligned = spoiled ? fc.boolean() : fc.constant(true);
+    return fc.tuple(pathValues, parameters, rawPieces, body, caller, headers, aligned).map(([path, pieces, rawQuery, content, who, extra, align]) => {
+      let url = route.template;
+      route.params.forEach((param, index) => (url = url.replace(`{${param}}`, path[index]!.encoded)));
+      const queryText = [...pieces.flat(), ...rawQuery].join("&");
+      const uid = path[route.params.indexOf("uid")]?.decoded ?? null;
+      const payload =
+        content.kind === "none" ? null : content.kind === "raw" ? content.payload : (JSON.stringify(align && uid !== null ? withPathUid(content.value, uid) : content.value) ?? "null");
+      return {
+        route: route.name,
+        method: route.method,
+        url: queryText === "" ? url : `${url}?${queryText}`,
+        caller: who,
+        contentType: content.kind === "none" ? null : content.contentType,
+        headers: extra,
+        payload,
+      };
     });
   };
   return fc.oneof({ arbitrary: build(false), weight: 3 }, { arbitrary: build(true), weight: 2 });

@@ -1,7 +1,7 @@
 import { signonMigrations } from "@tessera/signon";
 import { truncateSchemas, useTestDatabase, type TestDatabase } from "@tessera/db/testing";
 import { afterAll, beforeEach } from "vitest";
-import { buildApp } from "../../src/app.js";
+import { buildApp, type AppOptions } from "../../src/app.js";
 import { SignonCallerResolver } from "../../src/auth/signon-caller-resolver.js";
 import { DEFAULT_AGGREGATOR_TYPES } from "../../src/config.js";
 import { createContext, type CompletionContext } from "../../src/context.js";
@@ -23,6 +23,12 @@ export interface HarnessOptions {
   readonly rebuildStaleFromScratch?: boolean;
   readonly aggregatorTypes?: readonly string[];
   readonly now?: () => Date;
+  /** How long an answer of Sign-on's `/user.json` is reused (default 0: permission changes show at once). */
+  readonly callerCacheSeconds?: number;
+  /** Serve Sign-on's push receivers under `/auth/gds/api`, as `server.ts` does. */
+  readonly signonPushes?: boolean;
+  /** Further options of the app (`metricsToken`, `onRoute`, …). */
+  readonly app?: Omit<AppOptions, "signonPushes">;
 }
 
 /**
@@ -37,17 +43,18 @@ export interface HarnessOptions {
 export async function useHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database = await useTestDatabase({ migrations: [signonMigrations, COMPLETION_MIGRATIONS], schema });
   const signon = await startRealSignon(database);
+  const callers = new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: options.callerCacheSeconds ?? 0 });
   const ctx = createContext(
     {
       aggregatorTypes: options.aggregatorTypes ?? DEFAULT_AGGREGATOR_TYPES,
       rebuildStaleFromScratch: options.rebuildStaleFromScratch ?? false,
-      preparedStatements: database.kind === "postgres",
+      preparedStatements: true,
     },
     database.db,
-    new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: 0 }),
+    callers,
     options.now ?? (() => new Date("2026-06-01T12:00:00Z")),
   );
-  const app = await buildApp(ctx);
+  const app = await buildApp(ctx, { ...options.app, ...(options.signonPushes === true ? { signonPushes: callers.verifier } : {}) });
   await app.ready();
   beforeEach(() => truncateSchemas(database.pool, [COMPLETION_MIGRATIONS.schema]));
   afterAll(async () => {

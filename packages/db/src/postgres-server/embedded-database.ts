@@ -1,10 +1,8 @@
-import { rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { silentLogger, type Logger } from "../logger.js";
 import type { MigrationSet } from "../migrations.js";
-import { createPool } from "../pool.js";
-import { convertPgliteData, type PgliteConversion } from "./convert-pglite.js";
+import { convertEarlierData, earlierDataToConvert, markConversionStarted, notConvertedYet, type EarlierDataConversion } from "./convert-earlier-data.js";
 import { startPostgresServer, type PostgresServer } from "./postgres-server.js";
 
 /** Options of {@link startEmbeddedDatabase}. */
@@ -13,8 +11,14 @@ export interface EmbeddedDatabaseOptions {
   home: string;
   /** The database the services use (default `tessera`), created when missing. */
   database?: string;
-  /** Every service's migrations, to convert an earlier version's PGlite data found in `<home>/pglite`. */
+  /** Every service's migrations, to convert the data an earlier version left in `<home>`. */
   migrations: readonly MigrationSet[];
+  /**
+   * Whether this start may convert an earlier version's data (default true).
+   * A command that knows only its own service's migrations passes false: it
+   * is then refused, with a sentence saying to run `npm start` once.
+   */
+  convert?: boolean;
   log?: Logger;
 }
 
@@ -23,20 +27,21 @@ export interface EmbeddedDatabase {
   /** Connection string of the services' database. */
   readonly url: string;
   readonly server: PostgresServer;
-  /** What was converted from an earlier version's PGlite folder at this start, if anything. */
-  readonly conversion: PgliteConversion | undefined;
+  /** What was converted from an earlier version's data at this start, if anything. */
+  readonly conversion: EarlierDataConversion | undefined;
   /** Fast, clean shutdown of the server. */
   stop(): Promise<void>;
 }
 
 /**
  * Starts the PostgreSQL server of a local installation on `<home>/postgres`,
- * makes sure the services' database exists, and converts the data of an
- * earlier version (PGlite, in `<home>/pglite`) into it, once.
+ * makes sure the services' database exists, and converts the data that an
+ * earlier version kept in `<home>` (its own database engine's folder) into
+ * it, once.
  *
  * @throws {PostgresServerError} from the start, or an error naming both
- *   folders when `<home>/pglite` is found beside a database that already
- *   holds data.
+ *   folders when an earlier version's data is found beside a database that
+ *   already holds data.
  */
 export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? silentLogger;
@@ -45,27 +50,17 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   const server = await startPostgresServer({ dataDir: path.join(home, "postgres"), log });
   try {
     const url = server.urlOf(database);
-    const pgliteDir = path.join(home, "pglite");
-    const marker = path.join(home, "pglite-conversion-started");
-    const convert = (await exists(path.join(pgliteDir, "PG_VERSION"))) && (await conversionAllowed(server.url, database, marker, pgliteDir));
-    // Written before the database is made, removed once the conversion has finished: one cut short runs again.
-    if (convert) await writeFile(marker, `${new Date().toISOString()}\n`);
+    const convert = await earlierDataToConvert(home, database, () => databaseExists(server.url, database));
+    if (convert && options.convert === false) throw notConvertedYet(home);
+    // Marked before the database is made, unmarked once the conversion has finished: one cut short runs again.
+    if (convert) await markConversionStarted(home);
     await createDatabaseIfMissing(server.url, database);
-    const conversion = convert ? await convertInto(url, pgliteDir, marker, options.migrations, log) : undefined;
+    const conversion = convert ? await convertEarlierData({ home, url, migrations: options.migrations, log }) : undefined;
     return { url, server, conversion, stop: () => server.stop() };
   } catch (error) {
     await server.stop();
     throw error;
   }
-}
-
-/** A conversion goes into a database made for it only, never over one that holds data of its own. */
-async function conversionAllowed(serverUrl: string, database: string, marker: string, pgliteDir: string): Promise<boolean> {
-  if (!(await databaseExists(serverUrl, database)) || (await exists(marker))) return true;
-  throw new Error(
-    `${pgliteDir} holds data of an earlier Tessera (PGlite), but the database "${database}" of the PostgreSQL server beside it ` +
-      `already has its own: move one of the two folders away and start again.`,
-  );
 }
 
 async function databaseExists(serverUrl: string, database: string): Promise<boolean> {
@@ -86,26 +81,5 @@ async function createDatabaseIfMissing(serverUrl: string, database: string): Pro
     await client.query(`CREATE DATABASE "${database.replaceAll('"', '""')}"`);
   } finally {
     await client.end();
-  }
-}
-
-async function convertInto(url: string, pgliteDir: string, marker: string, migrations: readonly MigrationSet[], log: Logger): Promise<PgliteConversion> {
-  const target = createPool({ url, max: 2, log });
-  try {
-    log.info(`database: converting the data of an earlier version in ${pgliteDir} to PostgreSQL`);
-    const conversion = await convertPgliteData({ pgliteDir, target, migrations, log });
-    await rm(marker);
-    return conversion;
-  } finally {
-    await target.end();
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
   }
 }

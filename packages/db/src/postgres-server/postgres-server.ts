@@ -6,8 +6,9 @@ import { freePort } from "../free-port.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { postgresBinaries } from "./binaries.js";
 import { prepareDataDirectory } from "./data-directory.js";
-import { initCluster, readPassword, runAs, SUPERUSER } from "./init-cluster.js";
+import { initCluster, readPassword, runAs } from "./init-cluster.js";
 import { PostgresServerError, USE_DATABASE_URL } from "./postgres-server-error.js";
+import { connectionUrl } from "./running-server.js";
 import { isLeftoverSharedMemory, logSize, readLogFrom, startFailure } from "./server-log.js";
 import { serverUser } from "./server-user.js";
 
@@ -156,15 +157,6 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
 function defaultTransport(home: string): Transport {
   if (process.platform === "win32") return "tcp";
   return path.join(home, `.s.PGSQL.${SOCKET_PORT}`).length <= SOCKET_PATH_LIMIT ? "socket" : "tcp";
-}
-
-function connectionUrl(connection: { host: string; port: number; password: string | undefined }, database: string): string {
-  const db = encodeURIComponent(database);
-  if (connection.password === undefined) {
-    // node-postgres and libpq take a socket folder as the `host` parameter.
-    return `postgres://${SUPERUSER}@localhost:${connection.port}/${db}?host=${encodeURIComponent(connection.host)}`;
-  }
-  return `postgres://${SUPERUSER}:${encodeURIComponent(connection.password)}@${connection.host}:${connection.port}/${db}`;
 }
 
 /** Where this start's lines begin in the log, after trimming a log that grew too large. */

@@ -5,12 +5,22 @@ import { userDetailsFromJson, type SignonUserDetails } from "../user.js";
 import { BoundedTtlCache } from "./bounded-ttl-cache.js";
 
 /**
+ * The longest bearer token the verifier sends to Sign-on. Sign-on's tokens
+ * are 64 characters, and its `/user.json` takes an `access_token` parameter of
+ * at most 512: a longer token cannot be valid, and sending it would only let
+ * Sign-on (or a proxy in front of it) refuse an oversized request header,
+ * which reads as Sign-on being unavailable (a 503 to the caller).
+ */
+export const MAX_BEARER_TOKEN_LENGTH = 1024;
+
+/**
  * Checks bearer tokens of API requests through Sign-on's `/user.json` and
  * remembers each answer (valid or not) for at most `bearerCacheTtlSeconds`.
  * The cache is keyed by the SHA-256 of the token, bounded in size, and a
  * token being checked is checked once however many requests carry it.
  * Sign-on being unreachable is not remembered: the error goes to the caller.
  * `forgetUser(uid)` drops a user's answers at once (a push said they changed).
+ * A token longer than {@link MAX_BEARER_TOKEN_LENGTH} is rejected without asking.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6750#section-2.1
  */
@@ -26,6 +36,7 @@ export class BearerTokenVerifier {
 
   /** The token's user (with this application's permissions), or `null` when Sign-on rejects it. */
   async verify(token: string): Promise<SignonUserDetails | null> {
+    if (token.length > MAX_BEARER_TOKEN_LENGTH) return null;
     const key = sha256Hex(token);
     const cached = this.#cache.get(key, this.config.clock.now());
     if (cached !== undefined) return cached;

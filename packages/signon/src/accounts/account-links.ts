@@ -7,14 +7,15 @@ import {
   markAccountLinkUsed,
   type AccountLink,
   type AccountLinkPurpose,
+  type PasswordLinkPurpose,
 } from "../repositories/account-links.js";
 import { findUserByUid, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 
-export type { AccountLinkPurpose };
+export type { AccountLinkPurpose, PasswordLinkPurpose };
 
-/** How long each kind of link works. */
-export const accountLinkLifetimeSeconds: Record<AccountLinkPurpose, number> = {
+/** How long each kind of password link works (an unlock link works until its lock ends). */
+export const accountLinkLifetimeSeconds: Record<PasswordLinkPurpose, number> = {
   invitation: 7 * 24 * 3600,
   password_reset: 6 * 3600,
 };
@@ -25,15 +26,19 @@ const tokenPattern = /^[0-9a-f]{64}$/;
  * Creates a single-use link token for a user, replacing their unused links of
  * the same purpose. Only the token's SHA-256 digest is stored; the token goes
  * into the e-mail. Run it inside the transaction of the change that sends it.
+ * A password link works for its purpose's lifetime; an unlock link until
+ * `expiresAt`, the end of the lock.
  */
 export async function createAccountLink(
   db: SignonDatabase,
   userUid: string,
   purpose: AccountLinkPurpose,
   now: Date,
+  unlockExpiresAt?: Date,
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomHex();
-  const expiresAt = new Date(now.getTime() + accountLinkLifetimeSeconds[purpose] * 1000);
+  const expiresAt = purpose === "unlock" ? unlockExpiresAt : new Date(now.getTime() + accountLinkLifetimeSeconds[purpose] * 1000);
+  if (!expiresAt) throw new Error("an unlock link needs the end of its lock");
   await deleteUnusedAccountLinks(db, userUid, purpose);
   await insertAccountLink(db, { tokenHash: sha256Hex(token), userUid, purpose, expiresAt, createdAt: now });
   return { token, expiresAt };

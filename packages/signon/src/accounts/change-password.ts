@@ -1,12 +1,12 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { storePasswordHash } from "../repositories/password-history.js";
-import { recordWrongPassword, type User } from "../repositories/users.js";
+import type { User } from "../repositories/users.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { hashPassword, verifyPassword } from "./password.js";
 import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
-import { wrongPasswordsBeforeLock } from "./sign-in.js";
+import { countSignInFailureFor } from "./sign-in-limits.js";
 
 /** The "change your password" form. */
 export interface PasswordChange {
@@ -17,7 +17,7 @@ export interface PasswordChange {
 
 /**
  * Changes a signed-in person's password: the current one must be right (a
- * wrong one counts towards the account lock, S15), the new one must pass the
+ * wrong one counts as a failed sign-in from this address, S15), the new one must pass the
  * policy. Stores it with its history, writes `password_changed` and ends
  * every sign-in of the user but this browser's session (S18): tokens of
  * every application revoked, reauth pushed. Returns messages per field when
@@ -29,13 +29,11 @@ export async function changePassword(
   sessionIdHash: string,
   form: PasswordChange,
   origin: RequestOrigin,
+  onMailFailure: (error: unknown) => void = () => undefined,
 ): Promise<{ ok: true } | { ok: false; errors: FieldErrors }> {
   const now = ctx.now();
   if (form.current === "" || !(await verifyPassword(user.passwordHash, form.current, ctx.config.passwordHashing))) {
-    if (form.current !== "") {
-      const updated = await recordWrongPassword(ctx.db, user.uid, wrongPasswordsBeforeLock, now);
-      if (user.lockedAt === null && updated?.lockedAt != null) await audit(ctx.db, { action: "account_locked", at: now, subjectUid: user.uid, origin });
-    }
+    if (form.current !== "") await countSignInFailureFor(ctx, { email: user.email, kind: "password", origin, now }, onMailFailure);
     return { ok: false, errors: { current: form.current === "" ? "Enter your current password" : "Your current password is not right" } };
   }
   const errors = await checkNewPasswordForm(ctx, user, form.password, form.confirmation);

@@ -6,7 +6,7 @@ const actionWords: Record<AuditAction, string> = {
   sign_in: "Signed in",
   sign_in_failed: "Sign-in failed",
   sign_in_refused: "Sign-in refused",
-  account_locked: "Account locked after too many wrong attempts",
+  account_locked: "Account locked after too many failed sign-ins",
   account_unlocked: "Account unlocked",
   sign_out: "Signed out",
   authorization_code_issued: "Signed in to an application",
@@ -79,5 +79,16 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   if (typeof details.cause === "string" && typeof details.tokens === "number") {
     text += ` after ${causeWords[details.cause] ?? details.cause.replace(/_/g, " ")}: ${details.tokens} ${details.tokens === 1 ? "token" : "tokens"} revoked`;
   }
+  if (event.action === "account_locked" && typeof details.failures === "number") text += ` (${details.failures} failed sign-ins${lockSources(details.sources)})`;
+  if (details.through === "unlock_link") text += " (through the link mailed with the lock)";
   return text;
+}
+
+/** The causes of a lock as its audit event keeps them: each source address and how often it failed. */
+function lockSources(value: unknown): string {
+  if (!Array.isArray(value)) return "";
+  const parts = value
+    .filter((item): item is { address: string; kind: string; failures: number } => typeof item === "object" && item !== null && typeof (item as { address?: unknown }).address === "string")
+    .map((item) => `${item.address}: ${item.failures} ${item.kind === "two_step_code" ? "wrong codes" : "wrong passwords"}`);
+  return parts.length === 0 ? "" : `; ${parts.join(", ")}`;
 }

@@ -133,7 +133,7 @@ export async function acceptInvitation(
   form: { password: string; confirmation: string },
   origin: RequestOrigin,
 ): Promise<AcceptInvitationResult> {
-  const result = await setPasswordThroughLink(ctx, token, "invitation", form, async (tx, user, now) => {
+  const result = await setPasswordThroughLink(ctx, token, "invitation", form, origin, async (tx, user, now) => {
     await audit(tx, { action: "invitation_accepted", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
   });
   if (!result.ok) return result;

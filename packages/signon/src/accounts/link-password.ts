@@ -1,10 +1,12 @@
 import type { SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
 import { storePasswordHash } from "../repositories/password-history.js";
-import { clearPasswordFailures, type User } from "../repositories/users.js";
-import { consumeAccountLink, inspectAccountLink, type AccountLinkPurpose } from "./account-links.js";
+import type { RequestOrigin } from "../context.js";
+import type { User } from "../repositories/users.js";
+import { consumeAccountLink, inspectAccountLink, type PasswordLinkPurpose } from "./account-links.js";
 import { hashPassword } from "./password.js";
 import { checkNewPasswordForm, type FieldErrors } from "./password-policy.js";
+import { clearAccountLock, signInSource } from "./sign-in-limits.js";
 
 /** What setting a password through an e-mailed link gave: the link's user, form errors, or why the link cannot be used. */
 export type LinkPasswordResult =
@@ -15,15 +17,18 @@ export type LinkPasswordResult =
 /**
  * Sets the password chosen through an e-mailed link (invitation or password
  * reset): checks it against the policy, then in one transaction uses up the
- * link, stores the password (and its history), clears failed attempts and
- * runs `alsoInTransaction` (what the purpose adds, and its audit event).
+ * link, stores the password (and its history), lifts any lock (S15: with the
+ * failed sign-ins counted against the address from the browser's own source
+ * address) and runs `alsoInTransaction` (what the purpose adds, and its
+ * audit event).
  * A link used meanwhile by another request answers `used`.
  */
 export async function setPasswordThroughLink(
   ctx: SignonContext,
   token: string,
-  purpose: AccountLinkPurpose,
+  purpose: PasswordLinkPurpose,
   form: { password: string; confirmation: string },
+  origin: RequestOrigin,
   alsoInTransaction: (tx: SignonDatabase, user: User, now: Date) => Promise<void>,
 ): Promise<LinkPasswordResult> {
   const found = await inspectAccountLink(ctx, token, purpose);
@@ -35,7 +40,7 @@ export async function setPasswordThroughLink(
   const done = await ctx.db.transaction(async (tx) => {
     if (!(await consumeAccountLink(tx, token, purpose, now))) return false;
     await storePasswordHash(tx, found.user.uid, passwordHash, now);
-    await clearPasswordFailures(tx, found.user.uid, now);
+    await clearAccountLock(tx, found.user, now, { source: signInSource(origin) });
     await alsoInTransaction(tx, found.user, now);
     return true;
   });

@@ -3,11 +3,12 @@ import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { revokeGrantsOfUser } from "../repositories/grants.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
-import { clearPasswordFailures, findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
+import { findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { hashPassword } from "./password.js";
+import { clearAccountLock } from "./sign-in-limits.js";
 
 /** A refused account change, with a message for the operator. */
 export class AccountError extends Error {}
@@ -132,7 +133,7 @@ export async function unsuspendUser(ctx: SignonContext, email: string, actorUid:
   const now = ctx.now();
   const unsuspended = await ctx.db.transaction(async (tx) => {
     const updated = await updateUser(tx, user.uid, { suspendedAt: null, suspensionReason: null, updatedAt: now });
-    await clearPasswordFailures(tx, user.uid, now);
+    await clearAccountLock(tx, user, now, "every");
     await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid, origin });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
     await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
@@ -225,12 +226,16 @@ async function changeUser(
   return updated;
 }
 
-/** Lifts a lock from wrong passwords before its hour is up (S15). `origin` is recorded in the audit event. */
+/**
+ * Lifts the lock of an account before its hour is up and forgets the failed
+ * sign-ins counted against its address, so every source address that was
+ * refused for it may try again (S15). `origin` is recorded in the audit event.
+ */
 export async function unlockUser(ctx: SignonContext, email: string, actorUid: string | null = null, origin: RequestOrigin | null = null): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
   const now = ctx.now();
   await ctx.db.transaction(async (tx) => {
-    await clearPasswordFailures(tx, user.uid, now);
+    await clearAccountLock(tx, user, now, "every");
     await audit(tx, { action: "account_unlocked", at: now, actorUid, subjectUid: user.uid, origin });
   });
   return user;

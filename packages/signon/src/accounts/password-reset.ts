@@ -95,7 +95,7 @@ export async function resetPassword(
   form: { password: string; confirmation: string },
   origin: RequestOrigin,
 ): Promise<PasswordResetResult> {
-  const result = await setPasswordThroughLink(ctx, token, "password_reset", form, async (tx, user, now) => {
+  const result = await setPasswordThroughLink(ctx, token, "password_reset", form, origin, async (tx, user, now) => {
     await audit(tx, { action: "password_reset", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
     await endSignInsEverywhere(tx, { user, cause: "password_reset", now, actorUid: user.uid, origin });
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { hash, verify, type Algorithm } from "@node-rs/argon2";
 
 // The package exports `Algorithm` as an ambient const enum, which isolated modules cannot read.
@@ -19,10 +20,24 @@ export async function hashPassword(password: string, cost: PasswordHashingCost):
   return hash(password, { algorithm: argon2id, ...cost });
 }
 
+const dummyHashes = new Map<string, Promise<string>>();
+
+/** A fixed hash of a random password at `cost`, made once per cost, that no password matches in practice. */
+function dummyHash(cost: PasswordHashingCost): Promise<string> {
+  const key = `${cost.memoryCost}:${cost.timeCost}:${cost.parallelism}`;
+  let made = dummyHashes.get(key);
+  if (!made) {
+    made = hashPassword(randomBytes(32).toString("hex"), cost);
+    dummyHashes.set(key, made);
+  }
+  return made;
+}
+
 /**
- * Checks a password against a stored hash. With no stored hash (unknown user,
- * or an account without a password) a throwaway hash is still computed, so
- * the answer takes as long as for a real account.
+ * Checks a password against a stored hash. With no stored hash (unknown
+ * user, or an account without a password) the password is checked against a
+ * fixed dummy hash of the same cost, so the answer does the same work and
+ * takes as long as for a real account (S15).
  */
 export async function verifyPassword(
   storedHash: string | null,
@@ -30,7 +45,11 @@ export async function verifyPassword(
   cost: PasswordHashingCost,
 ): Promise<boolean> {
   if (storedHash === null) {
-    await hashPassword(password, cost);
+    try {
+      await verify(await dummyHash(cost), password);
+    } catch {
+      // Same as a stored hash that cannot be read: not a match.
+    }
     return false;
   }
   try {

@@ -2,15 +2,13 @@ import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { insertRememberedBrowser, isBrowserRemembered } from "../repositories/remembered-browsers.js";
 import { deleteSession } from "../repositories/sessions.js";
-import { acceptOtpStep, recordWrongOtp } from "../repositories/two-step-secrets.js";
+import { acceptOtpStep } from "../repositories/two-step-secrets.js";
 import type { User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 import { resolveWebSession, startSession } from "./sessions.js";
-import { lockSeconds } from "./sign-in.js";
+import { clearSourceFailures, countSignInFailureFor, isLocked, secondsUntilSignInAllowed } from "./sign-in-limits.js";
 import { matchingOtpStep, normaliseOtpCode, openOtpSecret } from "./two-step.js";
 
-/** An account locks after this many wrong 2-step codes in a row (S15). */
-export const wrongCodesBeforeLock = 10;
 /** A remembered browser skips the 2-step code for this long. */
 export const rememberBrowserSeconds = 30 * 24 * 3600;
 
@@ -30,15 +28,19 @@ export type SecondFactorResult =
       /** The cookie value that remembers this browser, when asked for. */
       rememberToken: string | null;
     }
-  | { ok: false; reason: "no_session" | "wrong_code" | "reused_code" | "locked" };
+  | { ok: false; reason: "no_session" | "wrong_code" | "reused_code" | "locked" }
+  | { ok: false; reason: "refused"; retryAfterSeconds: number };
 
 /**
  * Completes a sign-in that waits for its 2-step code. A right code, not used
  * before, replaces the half-signed-in session with a fully signed-in one under
  * a new id (no fixation) and records the sign-in; with `rememberBrowser`, it
- * also remembers the browser for 30 days. Wrong and reused codes count
- * towards the lock (S15); the tenth in a row locks the account and ends the
- * half-signed-in session.
+ * also remembers the browser for 30 days. Wrong and reused codes count as
+ * failed sign-ins for the person's address from this source (S15): the
+ * tenth from one source in an hour refuses that source for the address for
+ * an hour (`refused`), and they count towards the lock of the account for
+ * everyone. A refused source or a locked account ends the half-signed-in
+ * session. A right password does not reset the count of wrong codes.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6238#section-5.2
  */
@@ -47,12 +49,18 @@ export async function completeSecondFactor(
   sessionId: string | undefined,
   input: { code: string; rememberBrowser: boolean },
   origin: RequestOrigin,
+  onMailFailure: (error: unknown) => void = () => undefined,
 ): Promise<SecondFactorResult> {
   const session = await resolveWebSession(ctx, sessionId);
   if (!session || !session.awaitingSecondFactor || sessionId === undefined) return { ok: false, reason: "no_session" };
   const { user } = session;
   const now = ctx.now();
-  if (user.lockedAt !== null && user.lockedAt.getTime() + lockSeconds * 1000 > now.getTime()) {
+  const refusedFor = await secondsUntilSignInAllowed(ctx, user.email, origin, now);
+  if (refusedFor !== null) {
+    await deleteSession(ctx.db, session.idHash);
+    return { ok: false, reason: "refused", retryAfterSeconds: refusedFor };
+  }
+  if (isLocked(user, now)) {
     await deleteSession(ctx.db, session.idHash);
     await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "locked" } });
     return { ok: false, reason: "locked" };
@@ -62,30 +70,31 @@ export async function completeSecondFactor(
   const code = normaliseOtpCode(input.code);
   const step = code === null ? null : matchingOtpStep(user, secret, code, now);
 
-  return ctx.db.transaction(async (tx): Promise<SecondFactorResult> => {
-    if (step !== null && (await acceptOtpStep(tx, user.uid, step, now))) {
-      await audit(tx, { action: "two_step_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
-      const newSessionId = await startSession({ ...ctx, db: tx }, user, sessionId, origin);
-      let rememberToken: string | null = null;
-      if (input.rememberBrowser) {
-        rememberToken = randomHex();
-        await insertRememberedBrowser(tx, {
-          tokenHash: sha256Hex(rememberToken),
-          userUid: user.uid,
-          expiresAt: new Date(now.getTime() + rememberBrowserSeconds * 1000),
-          createdAt: now,
-        });
-      }
-      return { ok: true, user, sessionId: newSessionId, rememberToken };
+  const accepted = await ctx.db.transaction(async (tx) => {
+    if (step === null || !(await acceptOtpStep(tx, user.uid, step, now))) return null;
+    await audit(tx, { action: "two_step_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+    await clearSourceFailures(tx, user.email, origin, "two_step_code");
+    const newSessionId = await startSession({ ...ctx, db: tx }, user, sessionId, origin);
+    let rememberToken: string | null = null;
+    if (input.rememberBrowser) {
+      rememberToken = randomHex();
+      await insertRememberedBrowser(tx, {
+        tokenHash: sha256Hex(rememberToken),
+        userUid: user.uid,
+        expiresAt: new Date(now.getTime() + rememberBrowserSeconds * 1000),
+        createdAt: now,
+      });
     }
-    const reason = step === null ? "wrong_code" : "reused_code";
-    const updated = await recordWrongOtp(tx, user.uid, wrongCodesBeforeLock, now);
-    await audit(tx, { action: "two_step_failed", at: now, subjectUid: user.uid, origin, details: { reason, failures: updated?.failedOtpAttempts ?? null } });
-    if (updated?.lockedAt != null && updated.failedOtpAttempts >= wrongCodesBeforeLock) {
-      await audit(tx, { action: "account_locked", at: now, subjectUid: user.uid, origin, details: { reason: "wrong_two_step_codes" } });
-      await deleteSession(tx, session.idHash);
-      return { ok: false, reason: "locked" };
-    }
-    return { ok: false, reason };
+    return { ok: true as const, user, sessionId: newSessionId, rememberToken };
   });
+  if (accepted) return accepted;
+
+  const reason = step === null ? "wrong_code" : "reused_code";
+  const counted = await countSignInFailureFor(ctx, { email: user.email, kind: "two_step_code", origin, now }, onMailFailure);
+  await audit(ctx.db, { action: "two_step_failed", at: now, subjectUid: user.uid, origin, details: { reason, failures: counted.failures } });
+  if (counted.retryAfterSeconds !== null) {
+    await deleteSession(ctx.db, session.idHash);
+    return { ok: false, reason: "refused", retryAfterSeconds: counted.retryAfterSeconds };
+  }
+  return { ok: false, reason };
 }

@@ -1,6 +1,8 @@
 import type { SignonContext } from "../context.js";
+import { listSignInFailures, type SignInFailureRow } from "../repositories/sign-in-failures.js";
 import { findUserWithOrganisation, type UserStatus } from "../repositories/user-search.js";
 import type { User } from "../repositories/users.js";
+import { normaliseEmail } from "./sign-in-limits.js";
 import { statusTags } from "./user-search.js";
 
 /** What an administrator's page about one user shows. */
@@ -8,8 +10,14 @@ export interface UserDetails {
   user: User;
   organisationName: string | null;
   status: UserStatus[];
-  /** Whether the S15 lock from wrong passwords or codes holds now. */
+  /** Whether the S15 lock (after failed sign-ins from every source address together) holds now. */
   locked: boolean;
+  /**
+   * The failed sign-ins counted against the person's address that still
+   * matter (window open or source refused), per source address and kind:
+   * the causes of a lock, and the sources refused for the address.
+   */
+  failures: SignInFailureRow[];
   twoStepOn: boolean;
 }
 
@@ -22,5 +30,6 @@ export async function findUserDetails(ctx: SignonContext, uid: string): Promise<
   if (!found) return null;
   const { user } = found;
   const status = statusTags(ctx, { suspendedAt: user.suspendedAt, lockedAt: user.lockedAt, hasPassword: user.passwordHash !== null });
-  return { user, organisationName: found.organisationName, status, locked: status.includes("locked"), twoStepOn: user.otpEnabledAt !== null };
+  const failures = await listSignInFailures(ctx.db, normaliseEmail(user.email), ctx.now());
+  return { user, organisationName: found.organisationName, status, locked: status.includes("locked"), failures, twoStepOn: user.otpEnabledAt !== null };
 }

@@ -191,7 +191,7 @@ export const commands: Record<string, Command> = {
     options: { email: { type: "string" } },
     async run(ctx, options) {
       const user = await unlockUser(ctx, required(options, "email"));
-      return { json: { uid: user.uid, email: user.email, locked: false }, text: [`Unlocked ${user.email}: wrong passwords no longer count against it.`] };
+      return { json: { uid: user.uid, email: user.email, locked: false }, text: [`Unlocked ${user.email}: the lock is lifted and its failed sign-ins are forgotten, so every address may try again.`] };
     },
   },
 

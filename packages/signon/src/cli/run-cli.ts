@@ -1,5 +1,4 @@
 import { parseArgs } from "node:util";
-import { fitConfigToDatabase } from "@tessera/db";
 import { AccountError } from "../accounts/manage-users.js";
 import { RegistrationError } from "../applications/register-application.js";
 import { ConfigError, loadConfig } from "../config.js";
@@ -39,9 +38,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   let database: Awaited<ReturnType<typeof openSignonDatabase>> | undefined;
   try {
-    const settings = loadConfig(io.env, "cli");
-    database = await openSignonDatabase(settings);
-    const config = fitConfigToDatabase(settings, database);
+    const config = loadConfig(io.env, "cli");
+    database = await openSignonDatabase(config);
     const statements = statementRunner(database.pool, config.preparedStatements);
     const result = await command.run({ db: database.db, statements, config, now: () => new Date() }, values);
     io.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text.join("\n")}\n`);

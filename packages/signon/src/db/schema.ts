@@ -42,7 +42,7 @@ export const users = signon.table(
     passwordHash: text("password_hash"),
     suspendedAt: timestamp("suspended_at", { withTimezone: true }),
     suspensionReason: text("suspension_reason"),
-    failedPasswordAttempts: integer("failed_password_attempts").notNull().default(0),
+    /** When the account locked for everyone after too many failed sign-ins across source addresses (S15); the lock lasts an hour. */
     lockedAt: timestamp("locked_at", { withTimezone: true }),
     /** The last completed sign-in; the inactivity job suspends people idle for too long. */
     lastSignedInAt: timestamp("last_signed_in_at", { withTimezone: true }),
@@ -50,8 +50,6 @@ export const users = signon.table(
     otpSecretEncrypted: text("otp_secret_encrypted"),
     /** When 2-step verification was confirmed with a first code; `null` while it is off. */
     otpEnabledAt: timestamp("otp_enabled_at", { withTimezone: true }),
-    /** Wrong 2-step codes in a row (S15: 10 lock the account). */
-    failedOtpAttempts: integer("failed_otp_attempts").notNull().default(0),
     /** The last time step of an accepted code, so a code works once. */
     lastOtpStep: bigint("last_otp_step", { mode: "number" }),
     passwordChangedAt: timestamp("password_changed_at", { withTimezone: true }),
@@ -204,8 +202,9 @@ export const passwordHistory = signon.table(
 );
 
 /**
- * Single-use links sent by e-mail: an invitation (set a first password) or a
- * password reset. Only the SHA-256 digest of the token is stored.
+ * Single-use links sent by e-mail: an invitation (set a first password), a
+ * password reset, or the unlock link sent when an account locks (S15). Only
+ * the SHA-256 digest of the token is stored.
  */
 export const accountLinks = signon.table(
   "account_links",
@@ -221,7 +220,7 @@ export const accountLinks = signon.table(
   },
   (table) => [
     index("account_links_user_idx").on(table.userUid),
-    check("account_links_purpose_check", sql`${table.purpose} in ('invitation', 'password_reset')`),
+    check("account_links_purpose_check", sql`${table.purpose} in ('invitation', 'password_reset', 'unlock')`),
   ],
 );
 
@@ -261,6 +260,30 @@ export const failureCounters = signon.table("failure_counters", {
   failures: integer("failures").notNull(),
   windowEndsAt: timestamp("window_ends_at", { withTimezone: true }).notNull(),
 });
+
+/**
+ * Failed sign-ins per submitted e-mail address (normalised, whether or not an
+ * account has it), source address and kind (S15): `password` or
+ * `two_step_code`. Counted in a fixed window of an hour from the first
+ * failure; at the limit the source is refused for that address until
+ * `blocked_until`. Administrators see these rows as the causes of a lock.
+ */
+export const signInFailures = signon.table(
+  "sign_in_failures",
+  {
+    email: text("email").notNull(),
+    source: text("source").notNull(),
+    kind: text("kind").notNull(),
+    failures: integer("failures").notNull(),
+    windowEndsAt: timestamp("window_ends_at", { withTimezone: true }).notNull(),
+    blockedUntil: timestamp("blocked_until", { withTimezone: true }),
+    lastFailedAt: timestamp("last_failed_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.email, table.source, table.kind] }),
+    check("sign_in_failures_kind_check", sql`${table.kind} in ('password', 'two_step_code')`),
+  ],
+);
 
 /** Every security-relevant action: who, what, when, from where, on which application. */
 export const auditEvents = signon.table(

@@ -14,9 +14,8 @@ export interface StatementRunner {
 /**
  * A runner over a `pg` pool. With `prepare`, each statement becomes a named
  * prepared statement, parsed and planned once per connection instead of on
- * every request: right for PostgreSQL, where every connection has its own
- * session. The embedded database serves all connections from one session,
- * where the same name would collide, so there statements stay unnamed.
+ * every request. Without it they stay unnamed: for a connection pooler in
+ * transaction mode, which does not keep a session per connection.
  */
 export function statementRunner(pool: pg.Pool, prepare: boolean): StatementRunner {
   return {

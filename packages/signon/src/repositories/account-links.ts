@@ -3,7 +3,10 @@ import type { SignonDatabase } from "../db/database.js";
 import { accountLinks } from "../db/schema.js";
 
 export type AccountLink = typeof accountLinks.$inferSelect;
-export type AccountLinkPurpose = "invitation" | "password_reset";
+/** Links that lead to choosing a password. */
+export type PasswordLinkPurpose = "invitation" | "password_reset";
+/** Every kind of e-mailed link: the password ones and the unlock link of a locked account (S15). */
+export type AccountLinkPurpose = PasswordLinkPurpose | "unlock";
 
 export async function insertAccountLink(db: SignonDatabase, row: typeof accountLinks.$inferInsert): Promise<void> {
   await db.insert(accountLinks).values(row);

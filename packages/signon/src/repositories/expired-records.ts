@@ -38,7 +38,13 @@ export async function deleteExpiredRecords(db: SignonDatabase, now: Date, sessio
       sql`delete from signon.sessions where expires_at <= ${at}::timestamptz or last_seen_at <= ${idleSince}::timestamptz`,
     ),
     rememberedBrowsers: await deleted(db, sql`delete from signon.remembered_browsers where expires_at <= ${at}::timestamptz`),
-    failureCounters: await deleted(db, sql`delete from signon.failure_counters where window_ends_at <= ${at}::timestamptz`),
+    failureCounters:
+      (await deleted(db, sql`delete from signon.failure_counters where window_ends_at <= ${at}::timestamptz`)) +
+      (await deleted(
+        db,
+        sql`delete from signon.sign_in_failures
+             where window_ends_at <= ${at}::timestamptz and (blocked_until is null or blocked_until <= ${at}::timestamptz)`,
+      )),
     accessTokens: await deleted(
       db,
       sql`delete from signon.access_tokens t using signon.grants g

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { users } from "../db/schema.js";
 import type { User } from "./users.js";
@@ -18,7 +18,7 @@ export async function storePendingOtpSecret(db: SignonDatabase, uid: string, sea
 export async function enableOtp(db: SignonDatabase, uid: string, step: number, now: Date): Promise<boolean> {
   const rows = await db
     .update(users)
-    .set({ otpEnabledAt: now, lastOtpStep: step, failedOtpAttempts: 0, updatedAt: now })
+    .set({ otpEnabledAt: now, lastOtpStep: step, updatedAt: now })
     .where(and(eq(users.uid, uid), isNull(users.otpEnabledAt)))
     .returning({ uid: users.uid });
   return rows.length > 0;
@@ -26,36 +26,22 @@ export async function enableOtp(db: SignonDatabase, uid: string, step: number, n
 
 /**
  * Accepts a code's time step, once: succeeds only when no code of this step
- * or a later one was accepted before, and clears the wrong-code count.
+ * or a later one was accepted before.
  */
 export async function acceptOtpStep(db: SignonDatabase, uid: string, step: number, now: Date): Promise<boolean> {
   const rows = await db
     .update(users)
-    .set({ lastOtpStep: step, failedOtpAttempts: 0, updatedAt: now })
+    .set({ lastOtpStep: step, updatedAt: now })
     .where(and(eq(users.uid, uid), or(isNull(users.lastOtpStep), lt(users.lastOtpStep, step))))
     .returning({ uid: users.uid });
   return rows.length > 0;
 }
 
-/** Counts one wrong 2-step code and locks the account when the count reaches `lockAfter`. Returns the updated row. */
-export async function recordWrongOtp(db: SignonDatabase, uid: string, lockAfter: number, now: Date): Promise<User | null> {
-  const [row] = await db
-    .update(users)
-    .set({
-      failedOtpAttempts: sql`${users.failedOtpAttempts} + 1`,
-      lockedAt: sql`case when ${users.failedOtpAttempts} + 1 >= ${lockAfter} then coalesce(${users.lockedAt}, ${now.toISOString()}::timestamptz) else ${users.lockedAt} end`,
-      updatedAt: now,
-    })
-    .where(eq(users.uid, uid))
-    .returning();
-  return row ?? null;
-}
-
-/** Turns 2-step verification off: forgets the secret, the last accepted step and the wrong-code count. */
+/** Turns 2-step verification off: forgets the secret and the last accepted step. */
 export async function clearOtp(db: SignonDatabase, uid: string, now: Date): Promise<User | null> {
   const [row] = await db
     .update(users)
-    .set({ otpSecretEncrypted: null, otpEnabledAt: null, lastOtpStep: null, failedOtpAttempts: 0, updatedAt: now })
+    .set({ otpSecretEncrypted: null, otpEnabledAt: null, lastOtpStep: null, updatedAt: now })
     .where(eq(users.uid, uid))
     .returning();
   return row ?? null;

@@ -26,40 +26,6 @@ export async function findUserByEmail(db: SignonDatabase, email: string): Promis
   return row ?? null;
 }
 
-/**
- * Counts one wrong password and locks the account when the count reaches
- * `lockAfter`. Returns the updated row.
- */
-export async function recordWrongPassword(db: SignonDatabase, uid: string, lockAfter: number, now: Date): Promise<User | null> {
-  const [row] = await db
-    .update(users)
-    .set({
-      failedPasswordAttempts: sql`${users.failedPasswordAttempts} + 1`,
-      lockedAt: sql`case when ${users.failedPasswordAttempts} + 1 >= ${lockAfter} then coalesce(${users.lockedAt}, ${now.toISOString()}::timestamptz) else ${users.lockedAt} end`,
-      updatedAt: now,
-    })
-    .where(eq(users.uid, uid))
-    .returning();
-  return row ?? null;
-}
-
-/**
- * Clears the wrong-password count and any lock. Lifting a lock also clears
- * the wrong 2-step code count; without a lock that count stays, so a correct
- * password cannot restart the count of someone guessing codes.
- */
-export async function clearPasswordFailures(db: SignonDatabase, uid: string, now: Date): Promise<void> {
-  await db
-    .update(users)
-    .set({
-      failedPasswordAttempts: 0,
-      failedOtpAttempts: sql`case when ${users.lockedAt} is null then ${users.failedOtpAttempts} else 0 end`,
-      lockedAt: null,
-      updatedAt: now,
-    })
-    .where(eq(users.uid, uid));
-}
-
 export async function updateUser(
   db: SignonDatabase,
   uid: string,

@@ -6,6 +6,7 @@ import { requireFormBody } from "../http/form-content-type.js";
 import { readRememberedBrowserCookie } from "../http/remembered-browser-cookie.js";
 import { requestOrigin } from "../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
+import { mailErrorForLog } from "../mail/send-mail.js";
 
 const SignInQuery = Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: true });
 const SignInBody = Type.Object(
@@ -35,14 +36,20 @@ export function safeReturnPath(value: string | undefined): string {
   }
 }
 
+/**
+ * The words of each refusal. An unknown address, a wrong password and a
+ * locked account share one answer (S15); a source refused for an address
+ * after too many failures gets the same words with 429.
+ */
+export const signInFailedMessage = "The e-mail address or password is not right.";
 const failureMessages = {
-  invalid: "The e-mail address or password is not right.",
-  locked: "This account is locked after too many wrong passwords. Try again in an hour, or ask an administrator to unlock it.",
+  invalid: signInFailedMessage,
+  refused: signInFailedMessage,
   suspended: "This account is suspended. Ask an administrator.",
   rate_limited: "Too many attempts from your network. Wait a few minutes and try again.",
 } as const;
 
-const failureStatus = { invalid: 401, locked: 401, suspended: 401, rate_limited: 429 } as const;
+const failureStatus = { invalid: 401, refused: 429, suspended: 401, rate_limited: 429 } as const;
 
 /**
  * `GET /sign-in` shows the form; `POST /sign-in` checks it and starts a
@@ -64,9 +71,13 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const returnTo = safeReturnPath(request.body.return_to);
       const origin = requestOrigin(request);
-      const result = await signInWithPassword(app.signon, { email: request.body.email, password: request.body.password }, origin);
+      // Logged without the address or the mail.
+      const log = request.log;
+      const result = await signInWithPassword(app.signon, { email: request.body.email, password: request.body.password }, origin, (error) =>
+        log.error({ mailError: mailErrorForLog(error) }, "account locked mail could not be sent"),
+      );
       if (!result.ok) {
-        if (result.reason === "rate_limited") reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
+        if (result.reason === "rate_limited" || result.reason === "refused") reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
         return reply
           .code(failureStatus[result.reason])
           .header("cache-control", "no-store")

@@ -32,6 +32,7 @@ describe("signon migrations", () => {
       "remembered_browsers",
       "sessions",
       "settings",
+      "sign_in_failures",
       "user_permissions",
       "users",
     ]);

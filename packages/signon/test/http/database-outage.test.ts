@@ -20,7 +20,7 @@ const unavailable = { error: "temporarily_unavailable", error_description: "Sign
 
 beforeAll(async () => {
   pool = createPool({ url: proxy.urlFor(database.url), max: 4, connectionTimeoutMs: 2000 });
-  const config = { ...testConfig(), preparedStatements: database.kind === "postgres" };
+  const config = { ...testConfig(), preparedStatements: true };
   app = Fastify(signonServerOptions(config, false));
   await app.register(signonApp, { config, db: createDrizzle(pool, schema), pool });
   await app.ready();

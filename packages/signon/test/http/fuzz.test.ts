@@ -34,7 +34,7 @@ const REPORT = process.env["FUZZ_REPORT"];
 
 const database = await openTestDatabase();
 const registered: RouteOptions[] = [];
-const config = { ...testConfig(), preparedStatements: database.kind === "postgres" };
+const config = { ...testConfig(), preparedStatements: true };
 const clock = new TestClock();
 const app = Fastify(signonServerOptions(config, false));
 app.addHook("onRoute", (route) => {

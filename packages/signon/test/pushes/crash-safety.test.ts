@@ -31,7 +31,6 @@ async function startServerProcess(port: number): Promise<ChildProcess> {
       ...process.env,
       NODE_ENV: "development",
       DATABASE_URL: database.url,
-      SIGNON_PREPARED_STATEMENTS: String(database.kind === "postgres"),
       SIGNON_PORT: String(port),
       SIGNON_PUSH_POLL_MS: "20",
       SIGNON_PUSH_TIMEOUT_SECONDS: "1",

@@ -7,7 +7,19 @@ import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 export class InjectBrowser {
   private readonly cookies = new Map<string, string>();
 
-  constructor(private readonly app: FastifyInstance) {}
+  /**
+   * `remoteAddress`: the client address the requests come from
+   * (light-my-request's default, 127.0.0.1, when not given); `headers`:
+   * sent with every request (a proxy's `x-forwarded-for`, say).
+   */
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly options: { remoteAddress?: string; headers?: Record<string, string> } = {},
+  ) {}
+
+  private get from(): { remoteAddress?: string } {
+    return this.options.remoteAddress === undefined ? {} : { remoteAddress: this.options.remoteAddress };
+  }
 
   get cookieHeader(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
@@ -23,7 +35,7 @@ export class InjectBrowser {
   }
 
   async get(url: string): Promise<LightMyRequestResponse> {
-    return this.remember(await this.app.inject({ method: "GET", url, headers: { cookie: this.cookieHeader, accept: "text/html" } }));
+    return this.remember(await this.app.inject({ method: "GET", url, ...this.from, headers: { ...this.options.headers, cookie: this.cookieHeader, accept: "text/html" } }));
   }
 
   async postForm(url: string, fields: Record<string, string>): Promise<LightMyRequestResponse> {
@@ -31,7 +43,8 @@ export class InjectBrowser {
       await this.app.inject({
         method: "POST",
         url,
-        headers: { cookie: this.cookieHeader, "content-type": "application/x-www-form-urlencoded" },
+        ...this.from,
+        headers: { ...this.options.headers, cookie: this.cookieHeader, "content-type": "application/x-www-form-urlencoded" },
         payload: new URLSearchParams(fields).toString(),
       }),
     );

@@ -1,7 +1,9 @@
+import { eq } from "drizzle-orm";
 import { createUser as createPerson, type NewPerson } from "../../src/accounts/manage-users.js";
 import { grantPermissions } from "../../src/applications/permissions.js";
 import { registerApplication, type ApplicationRegistration } from "../../src/applications/register-application.js";
 import type { SignonContext } from "../../src/context.js";
+import { users } from "../../src/db/schema.js";
 
 let counter = 0;
 const next = () => ++counter;
@@ -32,4 +34,9 @@ export async function createUser(
     await grantPermissions(ctx, { email: user.email, application, permissions: names });
   }
   return user;
+}
+
+/** Locks an account as 30 failed sign-ins would (S15), without the mail: for tests of what a lock changes. */
+export async function lockUser(ctx: SignonContext, uid: string, at: Date = ctx.now()): Promise<void> {
+  await ctx.db.update(users).set({ lockedAt: at }).where(eq(users.uid, uid));
 }

@@ -33,6 +33,7 @@ export type RefName =
   | "push"
   | "invitationToken"
   | "resetToken"
+  | "unlockToken"
   | "permissionBox"
   | "clientId"
   | "clientSecret"
@@ -104,6 +105,7 @@ const PLAUSIBLY_REQUIRED: Record<string, readonly string[]> = {
 const PATH_REFS: Record<string, RefName> = {
   "invitations:token": "invitationToken",
   "password-reset:token": "resetToken",
+  "unlock:token": "unlockToken",
   "users:uid": "user",
   "applications:id": "application",
   "applications:pushId": "push",
@@ -405,7 +407,7 @@ const ANY_AUTHORIZATION = fc.constantFrom<FuzzAuthorization>("none", "basic-clie
 
 /** The caller a plausible request to `route` comes from. */
 function plausibleCaller(route: FuzzRoute): fc.Arbitrary<FuzzCaller> {
-  if (/^\/(sign-in|password-reset|invitations)/.test(route.url)) return fc.constantFrom<FuzzCaller>("visitor", "visitor", "admin");
+  if (/^\/(sign-in|password-reset|invitations|unlock)/.test(route.url)) return fc.constantFrom<FuzzCaller>("visitor", "visitor", "admin");
   if (/^\/(token|oauth\/(token|access_token|revoke|introspect)|user\.json|\.well-known|healthcheck|metrics)/.test(route.url)) return fc.constant<FuzzCaller>("none");
   if (route.url.startsWith("/account")) return fc.constantFrom<FuzzCaller>("admin", "normal");
   return fc.constantFrom<FuzzCaller>("admin", "admin", "admin", "normal");

@@ -89,8 +89,9 @@ export class FuzzScenario {
   /**
    * Signs a protected account in. The run's failed sign-ins can hold up its
    * address (30 failures per IP in 10 minutes) and, once a request gave the
-   * account a new e-mail address, lock it: then the operator unlocks it and
-   * waits out the window, as one would.
+   * account a new e-mail address, refuse this source for that address or
+   * lock it: then the operator unlocks it (which forgets the failures for
+   * the address) and waits out the per-IP window, as one would.
    */
   async #signIn(uid: string): Promise<SessionCaller> {
     const [user] = (await this.ctx.db.execute(sql`select email from signon.users where uid = ${uid}`)).rows as { email: string }[];
@@ -149,8 +150,9 @@ export class FuzzScenario {
       case "permissionBox":
         return query(sql`select id || ':' || permission as v from signon.applications, unnest(supported_permissions) as permission order by 1`);
       case "invitationToken":
-      case "resetToken": {
-        const path = name === "invitationToken" ? "invitations" : "password-reset";
+      case "resetToken":
+      case "unlockToken": {
+        const path = name === "invitationToken" ? "invitations" : name === "resetToken" ? "password-reset" : "unlock";
         const mails = await query(sql`select text_body as v from signon.dev_mails order by id desc limit 20`);
         const tokens = mails.flatMap((text) => [...text.matchAll(new RegExp(`/${path}/([A-Za-z0-9_-]{20,})`, "g"))].map((match) => match[1]!));
         // Not the protected accounts' links: a request may have given one a fresh address that a reset form then names.

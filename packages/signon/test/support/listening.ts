@@ -12,7 +12,7 @@ export { freePort };
 export async function listenSignon(database: TestDatabase<typeof schema>): Promise<{ app: FastifyInstance; issuer: string; ctx: SignonContext }> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const config = { ...testConfig({ SIGNON_PORT: String(port), SIGNON_PUBLIC_URL: issuer }), preparedStatements: database.kind === "postgres" };
+  const config = { ...testConfig({ SIGNON_PORT: String(port), SIGNON_PUBLIC_URL: issuer }), preparedStatements: true };
   const app = Fastify(signonServerOptions(config, false));
   await app.register(signonApp, { config, db: database.db, pool: database.pool });
   await app.listen({ host: "127.0.0.1", port });

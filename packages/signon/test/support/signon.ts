@@ -41,8 +41,8 @@ export async function buildTestSignon(
   logger: false | ServiceLoggerOptions = false,
 ): Promise<TestSignon> {
   const clock = new TestClock();
-  // On PostgreSQL the hot paths run as named prepared statements, as in production.
-  const config = { ...baseConfig, preparedStatements: database.kind === "postgres" };
+  // The hot paths run as named prepared statements, as in production.
+  const config = { ...baseConfig, preparedStatements: true };
   const app = Fastify(signonServerOptions(config, logger));
   await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
   await app.ready();

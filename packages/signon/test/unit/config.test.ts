@@ -17,7 +17,7 @@ describe("loadConfig", () => {
       sessionIdleSeconds: 1800,
       sessionMaxSeconds: 43_200,
       passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
-      preparedStatements: false,
+      preparedStatements: true,
       metricsToken: null,
       pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000 },
       mail: { smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true },
@@ -47,10 +47,10 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: "0" })).toThrow(/DATABASE_STATEMENT_TIMEOUT_SECONDS: expected 1 to 3600, got 0/);
   });
 
-  it("prepares statements on PostgreSQL, never on the embedded database", () => {
+  it("prepares statements unless told not to (behind a pooler that cannot keep them)", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://db/signon" }).preparedStatements).toBe(true);
+    expect(loadConfig({}).preparedStatements).toBe(true);
     expect(loadConfig({ DATABASE_URL: "postgres://pooler/signon", SIGNON_PREPARED_STATEMENTS: "false" }).preparedStatements).toBe(false);
-    expect(() => loadConfig({ SIGNON_PREPARED_STATEMENTS: "true" })).toThrow(/SIGNON_PREPARED_STATEMENTS: the embedded database/);
   });
 
   it("reads the metrics token, refusing a short one", () => {

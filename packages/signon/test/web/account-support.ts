@@ -9,7 +9,7 @@ export async function mailsTo(ctx: SignonContext, address: string): Promise<DevM
 }
 
 /** The path of the link (`/invitations/…` or `/password-reset/…`) in the newest mail to this address. */
-export async function linkMailedTo(ctx: SignonContext, address: string, prefix: "/invitations/" | "/password-reset/"): Promise<string> {
+export async function linkMailedTo(ctx: SignonContext, address: string, prefix: "/invitations/" | "/password-reset/" | "/unlock/"): Promise<string> {
   const mail = (await mailsTo(ctx, address)).at(-1);
   if (!mail) throw new Error(`no mail to ${address}`);
   const match = new RegExp(`http://localhost:3000(${prefix}[0-9a-f]{64})`).exec(mail.textBody);

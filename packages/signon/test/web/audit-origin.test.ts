@@ -2,8 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { suspendUser } from "../../src/accounts/manage-users.js";
 import { auditEvents } from "../../src/db/schema.js";
-import { recordWrongPassword } from "../../src/repositories/users.js";
-import { createApp, createUser } from "../support/factories.js";
+import { createApp, createUser, lockUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 import { signedInAs, submitMany } from "./users-support.js";
 
@@ -35,7 +34,7 @@ describe("audit events of administrators' actions on the users pages", () => {
     expect((await browser.submit(page, `${page}/unsuspend`)).statusCode).toBe(303);
     expect(await originOf(target.uid, "user_unsuspended")).toEqual(from);
 
-    await recordWrongPassword(ctx.db, target.uid, 1, ctx.now());
+    await lockUser(ctx, target.uid);
     expect((await browser.submit(page, `${page}/unlock`)).statusCode).toBe(303);
     expect(await originOf(target.uid, "account_unlocked")).toEqual(from);
 

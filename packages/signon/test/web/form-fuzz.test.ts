@@ -23,6 +23,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/invitations/{token}", fields: ["password", "confirmation"] },
   { path: "/password-reset", fields: ["email"] },
   { path: "/password-reset/{token}", fields: ["password", "confirmation"] },
+  { path: "/unlock/{token}", fields: [] },
   { path: "/users/new", fields: ["name", "email", "role", "organisation"] },
   { path: "/users/{user}", fields: ["name", "email", "role", "organisation"] },
   { path: "/users/{user}/suspend", fields: ["reason"] },
@@ -103,7 +104,8 @@ function junkBodies(csrf: string, formFields: string[]): { label: string; payloa
   ];
 }
 
-describe("POST to every form of the web interface", () => {
+// Each test posts to every form many times over: minutes, not seconds, on a busy machine.
+describe("POST to every form of the web interface", { timeout: 60_000 }, () => {
   it("refuses junk bodies with a 4xx page and changes nothing", async () => {
     const { browser, csrf, ids } = await scene();
     const before = await state(ctx);

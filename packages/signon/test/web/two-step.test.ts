@@ -3,12 +3,12 @@ import { Secret, TOTP } from "otpauth";
 import { describe, expect, it } from "vitest";
 import { unlockUser } from "../../src/accounts/manage-users.js";
 import { resetTwoStep } from "../../src/accounts/two-step.js";
-import { auditEvents, rememberedBrowsers, sessions, users } from "../../src/db/schema.js";
+import { auditEvents, rememberedBrowsers, sessions, signInFailures } from "../../src/db/schema.js";
 import { findUserByUid, type User } from "../../src/repositories/users.js";
 import { sha256Hex } from "../../src/security/random.js";
 import { openSecret } from "../../src/security/secret-box.js";
 import { InjectBrowser, signedInBrowser } from "../support/browser.js";
-import { createApp, createUser, defaultPassword } from "../support/factories.js";
+import { createApp, createUser, defaultPassword, lockUser } from "../support/factories.js";
 import { authorizeUrl } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
 
@@ -31,6 +31,15 @@ async function reload(user: User): Promise<User> {
   const fresh = await findUserByUid(signon.ctx.db, user.uid);
   if (!fresh) throw new Error("user gone");
   return fresh;
+}
+
+/** The wrong 2-step codes counted for the user's address from the test browsers' address (S15). */
+async function codeFailures(user: User): Promise<number> {
+  const rows = await signon.ctx.db
+    .select({ failures: signInFailures.failures })
+    .from(signInFailures)
+    .where(and(eq(signInFailures.email, user.email.toLowerCase()), eq(signInFailures.source, "127.0.0.1"), eq(signInFailures.kind, "two_step_code")));
+  return rows[0]?.failures ?? 0;
 }
 
 async function actionsOf(user: User): Promise<string[]> {
@@ -212,13 +221,13 @@ describe("signing in with 2-step verification", () => {
     const response = await enterCode(browser, { code: wrong });
     expect(response.statusCode).toBe(401);
     expect(response.body).toContain("The code is not right");
-    expect((await reload(user)).failedOtpAttempts).toBe(1);
+    expect(await codeFailures(user)).toBe(1);
     expect(await actionsOf(user)).toContain("two_step_failed");
     expect((await browser.get("/account/two-step")).statusCode).toBe(303);
 
     const right = await enterCode(browser, { code: codeFor(secret) });
     expect(right.statusCode).toBe(303);
-    expect((await reload(user)).failedOtpAttempts).toBe(0);
+    expect(await codeFailures(user)).toBe(0);
   });
 
   it("refuses a code used before (same time step)", async () => {
@@ -231,37 +240,63 @@ describe("signing in with 2-step verification", () => {
     const replayed = await enterCode(second.browser, { code });
     expect(replayed.statusCode).toBe(401);
     expect(replayed.body).toContain("used already");
-    expect((await reload(user)).failedOtpAttempts).toBe(1);
+    expect(await codeFailures(user)).toBe(1);
     signon.clock.advance(30);
     expect((await enterCode(second.browser, { code: codeFor(secret) })).statusCode).toBe(303);
   });
 
-  it("locks the account after 10 wrong codes, ends the half-signed-in session, and unlocking clears the count", async () => {
+  it("refuses this address for the account after 10 wrong codes (429, the usual words), ends the half-signed-in session, and unlocking clears the count", async () => {
     const { user, secret } = await userWithTwoStep();
     const { browser } = await passwordStep(user);
     const halfSignedIn = sha256Hex(browser.cookie("signon_session") as string);
     const wrong = String((Number(codeFor(secret)) + 500_000) % 1_000_000).padStart(6, "0");
     for (let attempt = 1; attempt <= 9; attempt++) expect((await enterCode(browser, { code: wrong })).statusCode).toBe(401);
-    const locking = await enterCode(browser, { code: wrong });
-    expect(locking.statusCode).toBe(401);
-    expect(locking.body).toContain("locked after too many wrong codes");
-    const locked = await reload(user);
-    expect(locked.failedOtpAttempts).toBe(10);
-    expect(locked.lockedAt).toEqual(signon.clock.now());
-    expect(await actionsOf(user)).toContain("account_locked");
+    const refusing = await enterCode(browser, { code: wrong });
+    expect(refusing.statusCode).toBe(429);
+    expect(refusing.headers["retry-after"]).toBe("3600");
+    expect(refusing.body).toContain("The e-mail address or password is not right.");
+    expect(await codeFailures(user)).toBe(10);
+    // Ten failures from one address refuse that address; the account is not locked for everyone.
+    expect((await reload(user)).lockedAt).toBeNull();
     expect(await signon.ctx.db.select().from(sessions).where(eq(sessions.idHash, halfSignedIn))).toEqual([]);
     expect(browser.cookie("signon_session")).toBeUndefined();
 
     const again = await passwordStep(user);
-    expect(again.response.statusCode).toBe(401);
-    expect(again.response.body).toContain("This account is locked");
+    expect(again.response.statusCode).toBe(429);
+    expect(again.response.body).toContain("The e-mail address or password is not right.");
+    const elsewhere = await new InjectBrowser(signon.app, { remoteAddress: "198.51.100.7" }).signIn("/sign-in?return_to=%2F", user.email, defaultPassword);
+    expect(elsewhere.headers.location).toBe("/sign-in/two-step?return_to=%2F");
 
     await unlockUser(signon.ctx, user.email);
-    const unlocked = await reload(user);
-    expect(unlocked.failedOtpAttempts).toBe(0);
-    expect(unlocked.lockedAt).toBeNull();
+    expect(await codeFailures(user)).toBe(0);
     const after = await passwordStep(user);
     expect((await enterCode(after.browser, { code: codeFor(secret) })).statusCode).toBe(303);
+  });
+
+  it("counts wrong codes from every address towards the account lock: 30 in an hour lock it for everyone", async () => {
+    const { user, secret } = await userWithTwoStep();
+    const wrong = String((Number(codeFor(secret)) + 500_000) % 1_000_000).padStart(6, "0");
+    for (const address of ["203.0.113.1", "203.0.113.2", "203.0.113.3"]) {
+      const { browser } = await passwordStep(user, undefined, new InjectBrowser(signon.app, { remoteAddress: address }));
+      for (let attempt = 1; attempt <= 9; attempt++) expect((await enterCode(browser, { code: wrong })).statusCode).toBe(401);
+      expect((await enterCode(browser, { code: wrong })).statusCode).toBe(429);
+    }
+    expect((await reload(user)).lockedAt).toEqual(signon.clock.now());
+    expect(await actionsOf(user)).toContain("account_locked");
+    const elsewhere = await passwordStep(user, undefined, new InjectBrowser(signon.app, { remoteAddress: "198.51.100.9" }));
+    expect(elsewhere.response.statusCode).toBe(401);
+    expect(elsewhere.response.body).toContain("The e-mail address or password is not right.");
+  });
+
+  it("answers a locked account's code page with the usual sign-in answer and ends the half-signed-in session", async () => {
+    const { user, secret } = await userWithTwoStep();
+    const { browser } = await passwordStep(user);
+    await lockUser(signon.ctx, user.uid);
+    const locked = await enterCode(browser, { code: codeFor(secret) });
+    expect(locked.statusCode).toBe(401);
+    expect(locked.body).toContain("The e-mail address or password is not right.");
+    expect(browser.cookie("signon_session")).toBeUndefined();
+    expect(await actionsOf(user)).toContain("sign_in_refused");
   });
 
   it("does not let a correct password restart the count of wrong codes", async () => {
@@ -273,7 +308,7 @@ describe("signing in with 2-step verification", () => {
     expect(wrongPassword.statusCode).toBe(401);
     const next = await passwordStep(user);
     expect(next.response.statusCode).toBe(303);
-    expect((await reload(user)).failedOtpAttempts).toBe(5);
+    expect(await codeFailures(user)).toBe(5);
   });
 
   it.each([
@@ -286,7 +321,7 @@ describe("signing in with 2-step verification", () => {
     const response = await enterCode(browser, fields);
     expect(response.statusCode).toBe(400);
     expect(response.headers["content-type"]).toBe("text/html; charset=utf-8");
-    expect((await reload(user)).failedOtpAttempts).toBe(0);
+    expect(await codeFailures(user)).toBe(0);
   });
 
   it("refuses a code post without a valid CSRF token (403) and stays half signed in", async () => {
@@ -363,12 +398,11 @@ describe("resetTwoStep", () => {
     const admin = await createUser(signon.ctx, { role: "admin" });
     const { user, secret } = await userWithTwoStep();
     const { browser } = await signInRemembering(user, secret);
-    await signon.ctx.db.update(users).set({ failedOtpAttempts: 3 }).where(eq(users.uid, user.uid));
 
     await resetTwoStep(signon.ctx, user.uid, admin, origin);
 
     const cleared = await reload(user);
-    expect(cleared).toMatchObject({ otpSecretEncrypted: null, otpEnabledAt: null, failedOtpAttempts: 0, lastOtpStep: null });
+    expect(cleared).toMatchObject({ otpSecretEncrypted: null, otpEnabledAt: null, lastOtpStep: null });
     expect(await signon.ctx.db.select().from(rememberedBrowsers).where(eq(rememberedBrowsers.userUid, user.uid))).toEqual([]);
     expect(await signon.ctx.db.select().from(sessions).where(eq(sessions.userUid, user.uid))).toEqual([]);
     expect((await browser.get("/account/two-step")).statusCode).toBe(303);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { suspendUser } from "../../src/accounts/manage-users.js";
 import { neutraliseFormula } from "../../src/accounts/users-csv.js";
 import { InjectBrowser } from "../support/browser.js";
-import { createApp, createUser } from "../support/factories.js";
+import { createApp, createUser, lockUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 import { textOf } from "./account-support.js";
 import { createTestOrganisation, listedNames, signedInAs } from "./users-support.js";
@@ -71,8 +71,7 @@ describe("GET /users", () => {
     await createUser(ctx, { name: "Editor", permissions: { [application.name]: ["signin", "editor"] } });
     await createUser(ctx, { name: "Signer", permissions: { [application.name]: ["signin"] } });
     const locked = await createUser(ctx, { name: "Locked Out" });
-    const { recordWrongPassword } = await import("../../src/repositories/users.js");
-    await recordWrongPassword(ctx.db, locked.uid, 1, ctx.now());
+    await lockUser(ctx, locked.uid);
     await createUser(ctx, { name: "Not Yet", password: undefined });
 
     expect(listedNames(await browser.get("/users?role=organisation_admin"))).toEqual(["Org Admin"]);
@@ -92,8 +91,7 @@ describe("GET /users", () => {
   it("lets a lock lift after an hour", async () => {
     const { browser } = await signedInAs(app, ctx, "superadmin");
     const locked = await createUser(ctx, { name: "Locked Out" });
-    const { recordWrongPassword } = await import("../../src/repositories/users.js");
-    await recordWrongPassword(ctx.db, locked.uid, 1, ctx.now());
+    await lockUser(ctx, locked.uid);
     signon.clock.advance(3601);
     expect(listedNames(await browser.get("/users?status=locked"))).toEqual([]);
   });

@@ -2,8 +2,8 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createApiUser } from "../../src/accounts/manage-users.js";
 import { auditEvents, pushDeliveries, sessions, users } from "../../src/db/schema.js";
-import { findUserByUid, recordWrongPassword } from "../../src/repositories/users.js";
-import { createApp, createUser, defaultPassword } from "../support/factories.js";
+import { findUserByUid } from "../../src/repositories/users.js";
+import { createApp, createUser, defaultPassword, lockUser } from "../support/factories.js";
 import { signedInBrowser } from "../support/browser.js";
 import { useTestSignon } from "../support/signon.js";
 import { textOf } from "./account-support.js";
@@ -27,7 +27,7 @@ describe("GET /users/:uid", () => {
   it("shows the summary: status, lock, 2-step verification and last sign-in", async () => {
     const { browser } = await signedInAs(app, ctx, "admin");
     const target = await createUser(ctx, { name: "Ada Lovelace", email: "ada@example.org" });
-    await recordWrongPassword(ctx.db, target.uid, 1, ctx.now());
+    await lockUser(ctx, target.uid);
     const response = await browser.get(`/users/${target.uid}`);
     expect(response.statusCode).toBe(200);
     const text = textOf(response);
@@ -270,7 +270,7 @@ describe("POST /users/:uid/unlock", () => {
   it("lifts the lock, and answers 400 when there is none", async () => {
     const { browser } = await signedInAs(app, ctx, "admin");
     const target = await createUser(ctx);
-    await recordWrongPassword(ctx.db, target.uid, 1, ctx.now());
+    await lockUser(ctx, target.uid);
     const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/unlock`);
     expect(response.statusCode).toBe(303);
     expect((await findUserByUid(ctx.db, target.uid))?.lockedAt).toBeNull();

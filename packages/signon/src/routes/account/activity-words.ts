@@ -11,7 +11,7 @@ const aboutYou: Record<string, string> = {
   sign_in: "You signed in",
   sign_in_failed: "Someone tried to sign in with a wrong password",
   sign_in_refused: "A sign-in was refused",
-  account_locked: "Your account was locked after too many wrong passwords",
+  account_locked: "Your account was locked after too many failed sign-ins",
   account_unlocked: "Your account was unlocked",
   sign_out: "You signed out",
   authorization_code_issued: "You signed in to an application",

@@ -4,6 +4,7 @@ import { AccountError, updateUserDetails } from "../../accounts/manage-users.js"
 import type { FieldErrors } from "../../accounts/password-policy.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
+import { mailErrorForLog } from "../../mail/send-mail.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { requireSignedIn, signedInUser } from "../../web/signed-in.js";
 import { renderAccountPage } from "./account-page.js";
@@ -83,6 +84,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         session.idHash,
         { current: request.body.current, password: request.body.password, confirmation: request.body.confirmation },
         requestOrigin(request),
+        (error) => request.log.error({ mailError: mailErrorForLog(error) }, "account locked mail could not be sent"),
       );
       if (!result.ok) return renderPage(request, reply, "account/password.eta", { title: "Change your password", errors: result.errors }, 400);
       return redirectWithFlash(request, reply, "/account", { kind: "success", text: "Your password has been changed. You are signed out everywhere else." });

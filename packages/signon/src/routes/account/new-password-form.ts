@@ -1,6 +1,6 @@
 import { Type } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { inspectAccountLink, type AccountLinkPurpose } from "../../accounts/account-links.js";
+import { inspectAccountLink, type PasswordLinkPurpose } from "../../accounts/account-links.js";
 import type { FieldErrors } from "../../accounts/password-policy.js";
 import { renderPage } from "../../web/page.js";
 import { sendUnusableLinkPage } from "./unusable-link.js";
@@ -21,7 +21,7 @@ export const NewPasswordBody = Type.Object(
   { additionalProperties: false },
 );
 
-const forms: Record<AccountLinkPurpose, { view: string; title: string }> = {
+const forms: Record<PasswordLinkPurpose, { view: string; title: string }> = {
   invitation: { view: "invitations/accept.eta", title: "Choose your password" },
   password_reset: { view: "password-reset/choose.eta", title: "Choose a new password" },
 };
@@ -35,7 +35,7 @@ export async function sendNewPasswordForm(
   request: FastifyRequest,
   reply: FastifyReply,
   token: string,
-  purpose: AccountLinkPurpose,
+  purpose: PasswordLinkPurpose,
   refusedWith?: FieldErrors,
 ): Promise<FastifyReply> {
   const found = await inspectAccountLink(request.server.signon, token, purpose);

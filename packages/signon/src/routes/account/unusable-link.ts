@@ -10,6 +10,11 @@ const pages = {
 const nextSteps = {
   invitation: { nextStep: "Ask the administrator who invited you to send a new invitation.", nextHref: "/sign-in", nextLabel: "Go to sign in" },
   password_reset: { nextStep: "You can ask for a new link.", nextHref: "/password-reset", nextLabel: "Reset your password" },
+  unlock: {
+    nextStep: "A locked account unlocks by itself when its hour is up. Resetting your password unlocks it too.",
+    nextHref: "/password-reset",
+    nextLabel: "Reset your password",
+  },
 } as const;
 
 /**

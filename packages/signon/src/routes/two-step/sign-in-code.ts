@@ -8,7 +8,8 @@ import { setRememberedBrowserCookie } from "../../http/remembered-browser-cookie
 import { requestOrigin } from "../../http/request-origin.js";
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
 import { renderPage } from "../../web/page.js";
-import { safeReturnPath } from "../sign-in.js";
+import { mailErrorForLog } from "../../mail/send-mail.js";
+import { safeReturnPath, signInFailedMessage } from "../sign-in.js";
 
 const CodeQuery = Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: true });
 const CodeBody = Type.Object(
@@ -26,7 +27,6 @@ const failureMessages = {
   wrong_code: "The code is not right. Enter the code the app shows now",
   reused_code: "That code has been used already. Wait for the app to show a new code and enter it",
 } as const;
-const lockedMessage = "This account is locked after too many wrong codes. Try again in an hour, or ask an administrator to unlock it.";
 
 function signInAgain(reply: FastifyReply, returnTo: string): FastifyReply {
   return reply.header("cache-control", "no-store").redirect(`/sign-in?return_to=${encodeURIComponent(returnTo)}`, 303);
@@ -71,6 +71,7 @@ const twoStepSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
         readSessionCookie(request, app.signon.config),
         { code: request.body.code, rememberBrowser: remember },
         requestOrigin(request),
+        (error) => request.log.error({ mailError: mailErrorForLog(error) }, "account locked mail could not be sent"),
       );
       if (result.ok) {
         setSessionCookie(reply, app.signon.config, result.sessionId);
@@ -78,12 +79,14 @@ const twoStepSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return reply.header("cache-control", "no-store").redirect(returnTo, 303);
       }
       if (result.reason === "no_session") return signInAgain(reply, returnTo);
-      if (result.reason === "locked") {
+      if (result.reason === "locked" || result.reason === "refused") {
+        // The sign-in form again, with the answer every failed sign-in gets (S15).
         clearSessionCookie(reply, app.signon.config);
+        if (result.reason === "refused") reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
         return reply
-          .code(401)
+          .code(result.reason === "refused" ? 429 : 401)
           .header("cache-control", "no-store")
-          .view("sign-in.eta", { title: "Sign in", message: lockedMessage, email: "", returnTo, csrfToken: reply.generateCsrf() });
+          .view("sign-in.eta", { title: "Sign in", message: signInFailedMessage, email: "", returnTo, csrfToken: reply.generateCsrf() });
       }
       return showCodeForm(request, reply, { returnTo, error: failureMessages[result.reason], remember }, 401);
     },

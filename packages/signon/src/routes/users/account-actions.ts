@@ -73,7 +73,7 @@ const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const details = await managedUser(request, reply, request.params.uid);
     if (!details) return reply;
     const actor = signedInUser(request);
-    if (!details.locked && details.user.failedPasswordAttempts === 0 && details.user.failedOtpAttempts === 0) {
+    if (!details.locked && details.failures.length === 0) {
       return renderUserPage(request, reply, details, { actionErrors: { unlock: `${details.user.name} is not locked` } });
     }
     return runAction(request, reply, details, "unlock", () => unlockUser(app.signon, details.user.email, actor.uid, requestOrigin(request)), `${details.user.name} is unlocked.`);

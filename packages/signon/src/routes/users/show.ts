@@ -1,6 +1,7 @@
 import { type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AccountError, updateUserByUid } from "../../accounts/manage-users.js";
+import { lockEndsAt } from "../../accounts/sign-in-limits.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
@@ -20,6 +21,7 @@ export async function renderUserPage(
   options: { form?: UserFormFields; errors?: Record<string, string>; actionErrors?: Record<string, string> } = {},
 ): Promise<FastifyReply> {
   const { user } = details;
+  const now = request.server.signon.now();
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
   const errors = { ...(options.errors ?? {}), ...(options.actionErrors ?? {}) };
   const status = Object.keys(errors).length > 0 ? 400 : 200;
@@ -40,6 +42,14 @@ export async function renderUserPage(
         suspendedAt: formatTime(user.suspendedAt),
         locked: details.locked,
         lockedAt: formatTime(user.lockedAt),
+        lockedUntil: user.lockedAt === null ? null : formatTime(lockEndsAt(user.lockedAt)),
+        failures: details.failures.map((failure) => ({
+          source: failure.source,
+          kind: failure.kind === "password" ? "Wrong password" : "Wrong 2-step code",
+          failures: failure.failures,
+          lastFailedAt: formatTime(failure.lastFailedAt),
+          refusedUntil: failure.blockedUntil !== null && failure.blockedUntil.getTime() > now.getTime() ? formatTime(failure.blockedUntil) : null,
+        })),
         twoStepOn: details.twoStepOn,
         lastSignIn: formatTime(user.lastSignedInAt),
         isSelf: user.uid === signedInUser(request).uid,

@@ -1,8 +1,14 @@
-import { readFile, rename } from "node:fs/promises";
+// The converter of the data that versions before the embedded PostgreSQL server kept in
+// ./data/pglite (PGlite: PostgreSQL compiled to WebAssembly), the only code that still
+// knows that engine: npm start's first start on such a ./data moves its rows into the
+// PostgreSQL server, once.
+import { readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type pg from "pg";
 import { silentLogger, type Logger } from "../logger.js";
 import { bookkeepingTable, BOOKKEEPING_SCHEMA, runMigrations, type MigrationSet } from "../migrations.js";
+import { createPool } from "../pool.js";
 
 /** Options of {@link convertPgliteData}. */
 export interface ConvertPgliteOptions {
@@ -16,7 +22,7 @@ export interface ConvertPgliteOptions {
 }
 
 /** What {@link convertPgliteData} did. */
-export interface PgliteConversion {
+export interface EarlierDataConversion {
   /** Every table copied, as `schema.table`, with its number of rows (the same on both sides). */
   tables: { name: string; rows: number }[];
   /** Where the PGlite data directory was moved to, beside its old place. */
@@ -38,7 +44,7 @@ const BATCH_ROWS = 2000;
  * @throws when PGlite is still open in another process, or a count differs
  *   (the target is then left as it is and the PGlite folder where it was).
  */
-export async function convertPgliteData(options: ConvertPgliteOptions): Promise<PgliteConversion> {
+export async function convertPgliteData(options: ConvertPgliteOptions): Promise<EarlierDataConversion> {
   const log = options.log ?? silentLogger;
   await refuseWhileOpen(options.pgliteDir);
   const source = await PGlite.create({ dataDir: options.pgliteDir });
@@ -160,4 +166,61 @@ async function copySequences(source: PGlite, target: pg.Pool): Promise<void> {
 
 function quote(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The earlier version's folder in a local installation's `home` (`./data`), and the mark of a conversion under way. */
+function earlierData(home: string): { dir: string; marker: string } {
+  return { dir: path.join(home, "pglite"), marker: path.join(home, "pglite-conversion-started") };
+}
+
+/**
+ * Whether `home` holds an earlier version's data to convert into `database`:
+ * its folder is there, and the database is missing or a conversion into it
+ * was cut short.
+ *
+ * @throws when the folder is found beside a database that has data of its own.
+ */
+export async function earlierDataToConvert(home: string, database: string, databaseExists: () => Promise<boolean>): Promise<boolean> {
+  const { dir, marker } = earlierData(home);
+  if (!(await exists(path.join(dir, "PG_VERSION")))) return false;
+  if (!(await databaseExists()) || (await exists(marker))) return true;
+  throw new Error(
+    `${dir} holds data of an earlier Tessera (PGlite), but the database "${database}" of the PostgreSQL server beside it ` +
+      `already has its own: move one of the two folders away and start again.`,
+  );
+}
+
+/** What a command that cannot convert says (it knows only its own service's migrations). */
+export function notConvertedYet(home: string): Error {
+  return new Error(
+    `${earlierData(home).dir} holds data of an earlier Tessera that has not been converted yet: run \`npm start\` once in ${path.dirname(home)}, which converts it, or set DATABASE_URL to a PostgreSQL server.`,
+  );
+}
+
+/** Written before the target database is made: a conversion cut short runs again at the next start. */
+export async function markConversionStarted(home: string): Promise<void> {
+  await writeFile(earlierData(home).marker, `${new Date().toISOString()}\n`);
+}
+
+/** Converts the earlier data of `home` into the empty database at `url` (as the superuser), then removes the mark. */
+export async function convertEarlierData(options: { home: string; url: string; migrations: readonly MigrationSet[]; log: Logger }): Promise<EarlierDataConversion> {
+  const { dir, marker } = earlierData(options.home);
+  const target = createPool({ url: options.url, max: 2, log: options.log });
+  try {
+    options.log.info(`database: converting the data of an earlier version in ${dir} to PostgreSQL`);
+    const conversion = await convertPgliteData({ pgliteDir: dir, target, migrations: options.migrations, log: options.log });
+    await rm(marker);
+    return conversion;
+  } finally {
+    await target.end();
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
