@@ -34,7 +34,7 @@ beforeAll(async () => {
     signon.cli("permissions", "grant", "--email", "sue@example.org", "--app", "Editorial", "--permissions", "signin"),
   ]);
   ({ app, url: appUrl } = await listenEditorialApp({ ...registration, database: { url: database.url } }, appPort));
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await signon?.close();

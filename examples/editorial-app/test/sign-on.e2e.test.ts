@@ -42,7 +42,7 @@ beforeAll(async () => {
   ]);
   publisherToken = await signon.cli("tokens", "issue", "--email", "publisher@example.org", "--app", "Editorial");
   ({ app, url: appUrl } = await listenEditorialApp({ ...registration, database: { url: database.url } }, appPort));
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await app?.close();
