@@ -4,13 +4,14 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/pglite";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { convertPgliteData } from "../src/postgres-server/convert-earlier-data.js";
 import { createPool, runMigrations, startEmbeddedDatabase, type MigrationSet } from "../src/index.js";
 import { dropDatabase, recreateDatabase, testServerUrl } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 import * as schema from "./fixtures/schema.js";
+import { queryOnce } from "./support/query-once.js";
 
 const targetName = `tessera_db_convert_w${process.env["VITEST_POOL_ID"] ?? process.pid}`;
 let parent: string;
@@ -68,16 +69,6 @@ function poolOf(pglite: PGlite): pg.Pool {
   };
   const client = { query, release: () => undefined };
   return { connect: async () => client, query } as unknown as pg.Pool;
-}
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 /** The fixture migrations without the last one, as an older version had them. */
@@ -161,7 +152,7 @@ describe("startEmbeddedDatabase on a ./data written by the PGlite version", () =
         { name: "fixture.counters", rows: 0 },
         { name: "fixture.notes", rows: 2 },
       ]);
-      expect(await query(first.url, "SELECT id, title FROM fixture.notes ORDER BY id")).toEqual([
+      expect(await queryOnce(first.url, "SELECT id, title FROM fixture.notes ORDER BY id")).toEqual([
         { id: 1, title: "written by the PGlite version" },
         { id: 2, title: "and another" },
       ]);
@@ -175,7 +166,7 @@ describe("startEmbeddedDatabase on a ./data written by the PGlite version", () =
     const again = await startEmbeddedDatabase({ home, migrations: [fixtureMigrations] });
     try {
       expect(again.conversion).toBeUndefined();
-      expect(await query(again.url, "SELECT count(*)::int AS n FROM fixture.notes")).toEqual([{ n: 2 }]);
+      expect(await queryOnce(again.url, "SELECT count(*)::int AS n FROM fixture.notes")).toEqual([{ n: 2 }]);
     } finally {
       await again.stop();
     }

@@ -1,10 +1,10 @@
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedDatabase } from "../src/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
+import { queryOnce } from "./support/query-once.js";
 
 let parent: string;
 
@@ -18,30 +18,20 @@ afterAll(async () => {
   await rm(parent, { recursive: true, force: true });
 });
 
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
 describe("startEmbeddedDatabase", () => {
   it("creates the cluster and the services' database, and finds them again at the next start", async () => {
     const home = join(parent, "fresh");
     const first = await startEmbeddedDatabase({ home, migrations: [fixtureMigrations] });
     try {
       expect(first.conversion).toBeUndefined();
-      expect(await query(first.url, "SELECT current_database() AS name")).toEqual([{ name: "tessera" }]);
-      await query(first.url, "CREATE TABLE kept AS SELECT 42 AS answer");
+      expect(await queryOnce(first.url, "SELECT current_database() AS name")).toEqual([{ name: "tessera" }]);
+      await queryOnce(first.url, "CREATE TABLE kept AS SELECT 42 AS answer");
     } finally {
       await first.stop();
     }
     const again = await startEmbeddedDatabase({ home, migrations: [fixtureMigrations] });
     try {
-      expect(await query(again.url, "SELECT answer FROM kept")).toEqual([{ answer: 42 }]);
+      expect(await queryOnce(again.url, "SELECT answer FROM kept")).toEqual([{ answer: 42 }]);
     } finally {
       await again.stop();
     }

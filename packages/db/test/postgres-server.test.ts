@@ -4,6 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresServerError, startPostgresServer, type PostgresServer } from "../src/index.js";
+import { queryOnce } from "./support/query-once.js";
 
 const isRoot = process.getuid?.() === 0;
 let parent: string;
@@ -34,16 +35,6 @@ async function start(dataDir: string, options: { transport?: "socket" | "tcp" } 
   const server = await startPostgresServer({ dataDir, durable: false, ...options });
   running.push(server);
   return server;
-}
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 async function startFailure(dataDir: string): Promise<PostgresServerError> {
@@ -78,13 +69,13 @@ describe("startPostgresServer", () => {
     expect(server.created).toBe(true);
     expect(server.transport).toBe("socket");
     expect(server.url).toMatch(/^postgres:\/\/postgres@localhost:5432\/postgres\?host=%2F/);
-    const [row] = await query<{ user: string; port: number | null; version: string }>(
+    const [row] = await queryOnce<{ user: string; port: number | null; version: string }>(
       server.url,
       "select current_user as user, inet_server_port() as port, current_setting('server_version_num') as version",
     );
     expect(row).toEqual({ user: "postgres", port: null, version: expect.stringMatching(/^18\d{4}$/) });
     expect((await stat(join(dataDir, ".."))).mode & 0o777).toBe(0o700);
-    await query(server.url, "create table kept (id int)");
+    await queryOnce(server.url, "create table kept (id int)");
 
     await server.stop();
     const logBefore = (await readFile(server.logFile, "utf8")).length;
@@ -93,7 +84,7 @@ describe("startPostgresServer", () => {
     const thisStart = (await readFile(again.logFile, "utf8")).slice(logBefore);
     expect(thisStart).toMatch(/database system was shut down at/);
     expect(thisStart).not.toMatch(/not properly shut down|automatic recovery/);
-    expect(await query(again.urlOf("postgres"), "select count(*)::int as n from kept")).toEqual([{ n: 0 }]);
+    expect(await queryOnce(again.urlOf("postgres"), "select count(*)::int as n from kept")).toEqual([{ n: 0 }]);
   });
 
   it("refuses a second start on the same data directory while the first runs", async () => {
@@ -102,14 +93,14 @@ describe("startPostgresServer", () => {
     const error = await startFailure(dataDir);
     expect(error.problem).toBe("already-running");
     expect(error.message).toMatch(/^Tessera is already running there: a PostgreSQL server \(pid \d+\) uses /);
-    expect(await query(first.url, "select 1 as one")).toEqual([{ one: 1 }]);
+    expect(await queryOnce(first.url, "select 1 as one")).toEqual([{ one: 1 }]);
   });
 
   it.runIf(process.platform === "linux")("recovers every committed row after the server's processes are killed (kill -9)", async () => {
     const dataDir = newDataDir();
     const server = await start(dataDir);
-    await query(server.url, "create table acknowledged (id int primary key)");
-    await query(server.url, "insert into acknowledged select generate_series(1, 1000)");
+    await queryOnce(server.url, "create table acknowledged (id int primary key)");
+    await queryOnce(server.url, "insert into acknowledged select generate_series(1, 1000)");
     const idle = new pg.Client({ connectionString: server.url });
     await idle.connect();
     idle.on("error", () => {}); // Its server is about to vanish.
@@ -123,7 +114,7 @@ describe("startPostgresServer", () => {
     const logBefore = (await readFile(server.logFile, "utf8")).length;
     const recovered = await start(dataDir);
     expect((await readFile(recovered.logFile, "utf8")).slice(logBefore)).toMatch(/not properly shut down; automatic recovery in progress/);
-    expect(await query(recovered.url, "select count(*)::int as n, max(id) as last from acknowledged")).toEqual([{ n: 1000, last: 1000 }]);
+    expect(await queryOnce(recovered.url, "select count(*)::int as n, max(id) as last from acknowledged")).toEqual([{ n: 1000, last: 1000 }]);
   });
 
   it("serves 127.0.0.1 with the superuser's password (kept in a 0600 file) where sockets are not used", async () => {
@@ -134,10 +125,10 @@ describe("startPostgresServer", () => {
     const passwordFile = join(dataDir, "..", "postgres-password");
     expect(decodeURIComponent(url.password)).toBe((await readFile(passwordFile, "utf8")).trim());
     expect((await stat(passwordFile)).mode & 0o777).toBe(0o600);
-    expect(await query(server.url, "select inet_server_addr()::text as address")).toEqual([{ address: "127.0.0.1/32" }]);
+    expect(await queryOnce(server.url, "select inet_server_addr()::text as address")).toEqual([{ address: "127.0.0.1/32" }]);
 
     url.password = "wrong";
-    await expect(query(url.toString(), "select 1")).rejects.toThrow(/password authentication failed for user "postgres"/);
+    await expect(queryOnce(url.toString(), "select 1")).rejects.toThrow(/password authentication failed for user "postgres"/);
   });
 
   it("refuses a folder with files that is not a cluster", async () => {

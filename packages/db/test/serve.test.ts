@@ -4,8 +4,8 @@ import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { queryOnce } from "./support/query-once.js";
 
 const serveEntry = fileURLToPath(new URL("../src/postgres-server/serve.ts", import.meta.url));
 let parent: string;
@@ -54,21 +54,11 @@ function served(result: Awaited<ReturnType<typeof serve>>): Served {
   return result;
 }
 
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
 describe("serve.ts", () => {
   it("prints the database's URL, refuses a second start on the same folder, and stops cleanly on SIGTERM", async () => {
     const home = join(parent, "one");
     const first = served(await serve(home));
-    expect(await query(first.url, "SELECT current_database() AS name")).toEqual([{ name: "tessera" }]);
+    expect(await queryOnce(first.url, "SELECT current_database() AS name")).toEqual([{ name: "tessera" }]);
 
     const second = await serve(home);
     expect(second).toEqual({ code: 1, stderr: expect.stringMatching(/^Tessera is already running there: a PostgreSQL server \(pid \d+\) uses .*\n$/) });
@@ -94,7 +84,7 @@ describe("serve.ts", () => {
     started.push(starter);
     const [chunk] = (await once(starter.stdout!, "data")) as [Buffer];
     const { url } = JSON.parse(chunk.toString().split("\n")[0] ?? "") as { url: string };
-    await query(url, "CREATE TABLE acknowledged AS SELECT generate_series(1, 100) AS id");
+    await queryOnce(url, "CREATE TABLE acknowledged AS SELECT generate_series(1, 100) AS id");
 
     process.kill(-starter.pid!, "SIGKILL");
     await once(starter, "exit");
@@ -106,7 +96,7 @@ describe("serve.ts", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const restarted = served(again!);
-    expect(await query(restarted.url, "SELECT count(*)::int AS n FROM acknowledged")).toEqual([{ n: 100 }]);
+    expect(await queryOnce(restarted.url, "SELECT count(*)::int AS n FROM acknowledged")).toEqual([{ n: 100 }]);
     const log = await readFile(join(home, "postgres.log"), "utf8");
     expect(log).not.toMatch(/not properly shut down/);
     restarted.child.kill("SIGTERM");
