@@ -10,8 +10,8 @@
 // process. The sides take turns for BENCH_ROUNDS rounds (default 3) of
 // BENCH_SECONDS (default 10) after the same warm-up, and each side's median
 // round is reported, so a burst of load from elsewhere does not decide it.
-import { fork, type ChildProcess } from "node:child_process";
 import autocannon from "autocannon";
+import { forkSide, stopSide, type ForkedSide } from "../support/forked-side.js";
 import type { Prepared } from "./serve.js";
 
 const seconds = Number(process.env.BENCH_SECONDS || 10);
@@ -26,22 +26,8 @@ interface Measured {
   errors: number;
 }
 
-function start(side: "embedded" | "outside"): Promise<{ child: ChildProcess; prepared: Prepared }> {
-  const child = fork(new URL("./serve.ts", import.meta.url).pathname, [side], {
-    execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  return new Promise((resolve, reject) => {
-    child.once("message", (prepared) => resolve({ child, prepared: prepared as Prepared }));
-    child.once("exit", (code) => reject(new Error(`${side} exited with ${String(code)} before it was ready`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.send("stop");
-  });
+function start(side: "embedded" | "outside"): Promise<ForkedSide<Prepared>> {
+  return forkSide<Prepared>(new URL("./serve.ts", import.meta.url), [side]);
 }
 
 async function measure(side: Prepared, duration = seconds): Promise<Measured> {
@@ -71,8 +57,8 @@ try {
     [outside.prepared, median(outsideRounds)],
   ];
 } finally {
-  await stop(embedded.child);
-  await stop(outside.child);
+  await stopSide(embedded.child);
+  await stopSide(outside.child);
 }
 
 console.log(`\nGET /user.json, ${connections} connections, ${seconds} s per round, median of ${rounds} rounds\n`);

@@ -13,8 +13,8 @@
 // (tessera_bench_signon) and drops afterwards; the peer keeps its data in
 // memory. BENCH_SECONDS shortens a trial run; BENCH_FRESH sets how many fresh
 // codes and refresh tokens each side prepares.
-import { fork, type ChildProcess } from "node:child_process";
 import autocannon from "autocannon";
+import { forkSide, stopSide, type ForkedSide } from "../support/forked-side.js";
 import type { Prepared } from "./serve.js";
 
 const seconds = Number(process.env.BENCH_SECONDS || 10);
@@ -31,22 +31,8 @@ interface Measured {
   errors: number;
 }
 
-function start(side: "signon" | "oidc-provider"): Promise<{ child: ChildProcess; prepared: Prepared }> {
-  const child = fork(new URL("./serve.ts", import.meta.url).pathname, [side, String(fresh)], {
-    execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  return new Promise((resolve, reject) => {
-    child.once("message", (prepared) => resolve({ child, prepared: prepared as Prepared }));
-    child.once("exit", (code) => reject(new Error(`${side} exited with ${String(code)} before it was ready`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.send("stop");
-  });
+function start(side: "signon" | "oidc-provider"): Promise<ForkedSide<Prepared>> {
+  return forkSide<Prepared>(new URL("./serve.ts", import.meta.url), [side, String(fresh)]);
 }
 
 /** The round with the median request rate. */
@@ -115,8 +101,8 @@ try {
   await bench("POST /token refresh_token", (side) => ({ method: "POST", headers: form, nextBody: refreshGrant(side) }), (side) => side.tokenPath);
   await bench("GET /user.json (peer: /me)", (side) => ({ method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }), (side) => side.userPath);
 } finally {
-  await stop(ours.child);
-  await stop(peer.child);
+  await stopSide(ours.child);
+  await stopSide(peer.child);
 }
 
 console.log(`\n${connections} connections, ${seconds} s per endpoint, median of ${rounds} rounds; Sign-on on PostgreSQL, oidc-provider in memory\n`);
