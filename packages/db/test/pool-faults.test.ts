@@ -210,9 +210,12 @@ describe("createPool when a connection stalls (no byte goes through, nothing is 
   });
 
   it("does not bound migrations", async () => {
+    // An idle connection for the migrations to take: a new one would meet the pool's connection timeout instead.
+    await bounded.query("select 1");
     stallProxy.stall();
     const migrating = runMigrations(bounded, [fixtureMigrations]);
-    await new Promise((resolve) => setTimeout(resolve, 4 * boundMs));
+    // Several times the statement bound, and still short of the connection timeout.
+    await new Promise((resolve) => setTimeout(resolve, 3 * boundMs));
     stallProxy.resume();
     expect((await migrating).map((report) => report.applied)).toEqual([0]);
   });
