@@ -26,6 +26,9 @@ const actionWords: Record<AuditAction, string> = {
   user_suspended: "Suspended",
   user_unsuspended: "Unsuspended",
   user_updated: "Details changed",
+  email_change_requested: "E-mail address change requested",
+  email_change_confirmed: "E-mail address changed",
+  email_change_cancelled: "E-mail address change cancelled",
   user_invited: "Invited",
   invitation_accepted: "Invitation accepted",
   password_changed: "Password changed",
@@ -81,6 +84,8 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   }
   if (event.action === "account_locked" && typeof details.failures === "number") text += ` (${details.failures} failed sign-ins${lockSources(details.sources)})`;
   if (details.through === "unlock_link") text += " (through the link mailed with the lock)";
+  if (details.through === "link") text += " (confirmed through the link mailed to the new address)";
+  if (details.through === "out_of_band") text += " (confirmed out of band, without a link)";
   return text;
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
+import { deletePendingEmailChange } from "../repositories/email-changes.js";
 import { revokeGrantsOfUser } from "../repositories/grants.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
@@ -153,9 +154,11 @@ export interface UserDetailsChange {
 /**
  * Changes a user's name, e-mail address or organisation and, when anything
  * changed, queues a PUT to each of their applications (S13), in one
- * transaction. A new e-mail address ends every sign-in of a person (S18)
- * but the session `keepSessionIdHash` (the browser of a person changing
- * their own address).
+ * transaction. A new e-mail address applies at once (the operator's command,
+ * or an administrator who confirmed it out of band; people and other
+ * administrators go through `requestEmailChange`), is audited as
+ * `email_change_confirmed` out of band, replaces any pending change, and
+ * ends every sign-in of a person (S18) but the session `keepSessionIdHash`.
  */
 export async function updateUserDetails(
   ctx: SignonContext,
@@ -219,7 +222,12 @@ async function changeUser(
       await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, origin, details: { changed: Object.keys(changes).sort() } });
       await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
     }
-    if (changes.email !== undefined) await endSignInsEverywhere(tx, { user, cause: "email_changed", now, keepSessionIdHash, actorUid, origin });
+    if (changes.email !== undefined) {
+      // Applied at once, without a link: an operator or an administrator who confirmed the address out of band.
+      await deletePendingEmailChange(tx, user.uid);
+      await audit(tx, { action: "email_change_confirmed", at: now, actorUid, subjectUid: user.uid, origin, details: { from: user.email, to: changes.email, through: "out_of_band" } });
+      await endSignInsEverywhere(tx, { user, cause: "email_changed", now, keepSessionIdHash, actorUid, origin });
+    }
     return row;
   });
   if (detailsChanged) pushesCommitted(ctx);

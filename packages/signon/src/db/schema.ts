@@ -224,6 +224,28 @@ export const accountLinks = signon.table(
   ],
 );
 
+/**
+ * E-mail address changes waiting for the new address to confirm them: a
+ * single-use link (digest of its token only) valid for 24 hours. At most one
+ * pending change per user; a confirmed row stays, so a second click is told
+ * "already used".
+ */
+export const emailChanges = signon.table(
+  "email_changes",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    newEmail: text("new_email").notNull(),
+    requestedByUid: uuid("requested_by_uid").references(() => users.uid, { onDelete: "set null" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    confirmedAt: timestamp("confirmed_at", { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [uniqueIndex("email_changes_pending_user_key").on(table.userUid).where(sql`${table.confirmedAt} is null`)],
+);
+
 /** Browsers that may skip the 2-step code for a while ("remember this browser"); digest of the cookie value only. */
 export const rememberedBrowsers = signon.table(
   "remembered_browsers",

@@ -23,6 +23,7 @@ describe("signon migrations", () => {
       "applications",
       "audit_events",
       "dev_mails",
+      "email_changes",
       "failure_counters",
       "grants",
       "organisations",

@@ -146,12 +146,18 @@ describe("POST /password-reset/:token", () => {
   });
 });
 
-describe("POST /account/details with a new e-mail address", () => {
+describe("an e-mail address change confirmed through its link", () => {
   it("revokes every token of the person and pushes reauth once per application; this browser stays signed in", async () => {
     const { user, tokens, browsers } = await personSignedInToTwoApplications();
     const [here, elsewhere] = browsers as [InjectBrowser, InjectBrowser];
 
-    const changed = await here.submit("/account", "/account/details", { name: user.name, email: "new.address@example.org" });
+    expect((await here.submit("/account", "/account/email", { email: "new.address@example.org", current: defaultPassword })).statusCode).toBe(303);
+    // Asking changes nothing yet: the tokens keep working until the new address confirms.
+    for (const { access_token } of tokens) expect((await getUserJson(signon.app, access_token)).statusCode).toBe(200);
+    expect(await reauthsDelivered()).toEqual([]);
+    const link = await linkMailedTo(signon.ctx, "new.address@example.org", "/account/email/");
+
+    const changed = await here.submit(link, link);
 
     expect(changed.statusCode).toBe(303);
     await expectAllTokensDead(tokens);
@@ -162,21 +168,27 @@ describe("POST /account/details with a new e-mail address", () => {
   });
 
   it("leaves tokens alone when only the name changes", async () => {
-    const { user, tokens, browsers } = await personSignedInToTwoApplications();
-    await (browsers[0] as InjectBrowser).submit("/account", "/account/details", { name: "Someone Else", email: user.email });
+    const { tokens, browsers } = await personSignedInToTwoApplications();
+    expect((await (browsers[0] as InjectBrowser).submit("/account", "/account/details", { name: "Someone Else" })).statusCode).toBe(303);
     for (const { access_token } of tokens) expect((await getUserJson(signon.app, access_token)).statusCode).toBe(200);
     expect(await reauthsDelivered()).toEqual([]);
     expect(await isSignedIn(browsers[1] as InjectBrowser)).toBe(true);
   });
 });
 
-describe("POST /users/:uid with a new e-mail address", () => {
+describe("POST /users/:uid with a new e-mail address confirmed out of band", () => {
   it("revokes every token of the person, pushes reauth once per application and ends all their sessions", async () => {
     const { user, tokens, browsers } = await personSignedInToTwoApplications();
     const admin = await createUser(signon.ctx, { role: "superadmin" });
     const browser = await signedInBrowser(signon.app, admin.email, defaultPassword);
 
-    const changed = await browser.submit(`/users/${user.uid}`, `/users/${user.uid}`, { name: user.name, email: "moved@example.org", role: "normal", organisation: "" });
+    const changed = await browser.submit(`/users/${user.uid}`, `/users/${user.uid}`, {
+      name: user.name,
+      email: "moved@example.org",
+      role: "normal",
+      organisation: "",
+      email_confirmed_out_of_band: "yes",
+    });
 
     expect(changed.statusCode).toBe(303);
     await expectAllTokensDead(tokens);

@@ -8,8 +8,12 @@ export async function mailsTo(ctx: SignonContext, address: string): Promise<DevM
   return (await listDevMails(ctx.db, 1000)).filter((mail) => mail.recipient === address).sort((a, b) => a.id - b.id);
 }
 
-/** The path of the link (`/invitations/…` or `/password-reset/…`) in the newest mail to this address. */
-export async function linkMailedTo(ctx: SignonContext, address: string, prefix: "/invitations/" | "/password-reset/" | "/unlock/"): Promise<string> {
+/** The path of the link (`/invitations/…`, `/password-reset/…`, …) in the newest mail to this address. */
+export async function linkMailedTo(
+  ctx: SignonContext,
+  address: string,
+  prefix: "/invitations/" | "/password-reset/" | "/unlock/" | "/account/email/",
+): Promise<string> {
   const mail = (await mailsTo(ctx, address)).at(-1);
   if (!mail) throw new Error(`no mail to ${address}`);
   const match = new RegExp(`http://localhost:3000(${prefix}[0-9a-f]{64})`).exec(mail.textBody);

@@ -55,50 +55,44 @@ describe("GET /account", () => {
 });
 
 describe("POST /account/details", () => {
-  it("changes name and e-mail address, audits it, tells the applications and shows a flash", async () => {
+  it("changes the name, audits it, tells the applications and shows a flash", async () => {
     await createApp(signon.ctx, { name: "Publisher", pushBaseUrl: "https://publisher.example" });
     const { user, browser } = await signedInPerson({ permissions: { Publisher: ["signin"] } });
     await database.db.delete(pushDeliveries);
 
-    const response = await browser.submit("/account", "/account/details", { name: "Ada Lovelace", email: "ada@example.org" });
+    const response = await browser.submit("/account", "/account/details", { name: "Ada Lovelace" });
     expect(response.statusCode).toBe(303);
     expect(response.headers.location).toBe("/account");
     const page = await browser.get("/account");
-    expect(textOf(page)).toContain("Your details have been saved.");
+    expect(textOf(page)).toContain("Your name has been saved.");
     expect(textOf(page)).toContain("Name Ada Lovelace");
-    expect(textOf(await browser.get("/account"))).not.toContain("Your details have been saved.");
+    expect(textOf(await browser.get("/account"))).not.toContain("Your name has been saved.");
 
-    expect(await findUserByUid(signon.ctx.db, user.uid)).toMatchObject({ name: "Ada Lovelace", email: "ada@example.org" });
+    expect(await findUserByUid(signon.ctx.db, user.uid)).toMatchObject({ name: "Ada Lovelace", email: user.email });
     const pushes = await database.db.select().from(pushDeliveries).where(eq(pushDeliveries.userUid, user.uid));
-    // The new e-mail address ends every sign-in but this browser's (S18): a reauth follows the update.
-    expect(pushes.sort((a, b) => a.seq - b.seq)).toEqual([
-      expect.objectContaining({ kind: "update", status: "pending" }),
-      expect.objectContaining({ kind: "reauth", status: "pending" }),
-    ]);
+    // A new name ends no sign-in: only the update is pushed.
+    expect(pushes.map((push) => push.kind)).toEqual(["update"]);
     const updated = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "user_updated"));
-    expect(updated).toEqual([expect.objectContaining({ actorUid: user.uid, subjectUid: user.uid, details: { changed: ["email", "name"] } })]);
+    expect(updated).toEqual([expect.objectContaining({ actorUid: user.uid, subjectUid: user.uid, details: { changed: ["name"] } })]);
   });
 
-  it("shows errors next to the fields (400) and changes nothing", async () => {
-    const other = await createUser(signon.ctx);
+  it("shows the error next to the field (400) and changes nothing; an e-mail address is not taken here", async () => {
     const { user, browser } = await signedInPerson();
-    const empty = await browser.submit("/account", "/account/details", { name: "  ", email: "nonsense" });
+    const empty = await browser.submit("/account", "/account/details", { name: "  " });
     expect(empty.statusCode).toBe(400);
     expect(empty.body).toContain('<p class="error-message" id="name-error">Enter your name</p>');
-    expect(empty.body).toContain('<p class="error-message" id="email-error">Enter an e-mail address like name@example.org</p>');
     expect(empty.body).toContain('<a href="#name">Enter your name</a>');
-    const taken = await browser.submit("/account", "/account/details", { name: "New name", email: other.email.toUpperCase() });
-    expect(taken.statusCode).toBe(400);
-    expect(textOf(taken)).toContain("Another account already uses this e-mail address");
-    expect(taken.body).toContain('value="New name"');
+    // The address changes only through /account/email, with the password and a mailed link.
+    const withEmail = await browser.submit("/account", "/account/details", { name: "New name", email: "elsewhere@example.org" });
+    expect(withEmail.statusCode).toBe(400);
     expect(await findUserByUid(signon.ctx.db, user.uid)).toMatchObject({ name: user.name, email: user.email });
   });
 
   it("answers 400 to an oversize field, 403 without the CSRF token, and sends anonymous posts to sign in", async () => {
     const { user, browser } = await signedInPerson();
-    expect((await browser.submit("/account", "/account/details", { name: "n".repeat(201), email: user.email })).statusCode).toBe(400);
-    expect((await browser.postForm("/account/details", { name: "Changed", email: user.email })).statusCode).toBe(403);
-    const anonymous = await new InjectBrowser(signon.app).postForm("/account/details", { name: "Changed", email: user.email });
+    expect((await browser.submit("/account", "/account/details", { name: "n".repeat(201) })).statusCode).toBe(400);
+    expect((await browser.postForm("/account/details", { name: "Changed" })).statusCode).toBe(403);
+    const anonymous = await new InjectBrowser(signon.app).postForm("/account/details", { name: "Changed" });
     expect(anonymous.statusCode).toBe(303);
     expect(anonymous.headers.location).toMatch(/^\/sign-in/);
     expect((await findUserByUid(signon.ctx.db, user.uid))?.name).toBe(user.name);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { pendingEmailChange } from "../../accounts/email-change.js";
 import type { FieldErrors } from "../../accounts/password-policy.js";
 import { findOrganisationSummary, listPermissionsOfUser } from "../../repositories/account-overview.js";
 import { listEventsOfUser } from "../../repositories/user-events.js";
@@ -10,16 +11,23 @@ import { describeActivity } from "./activity-words.js";
 /** How many of the person's latest events the account page lists. */
 export const recentActivityCount = 20;
 
+/** The values and messages of a refused form of the account page. */
+export interface AccountForms {
+  details?: { values: { name: string }; errors: FieldErrors };
+  email?: { values: { email: string }; errors: FieldErrors };
+}
+
 /**
- * Renders `GET /account`: the person's details (with the form to change
- * name and e-mail), their applications and permissions, and their recent
- * activity in plain words. `form` refills the details form after an error.
+ * Renders `GET /account`: the person's details (with the forms to change
+ * the name and to ask for a new e-mail address, and any pending address
+ * change), their applications and permissions, and their recent activity
+ * in plain words. `forms` refills a refused form with its messages.
  */
 export async function renderAccountPage(
   request: FastifyRequest,
   reply: FastifyReply,
   user: User,
-  form: { values: { name: string; email: string }; errors: FieldErrors } | null = null,
+  forms: AccountForms = {},
   status = 200,
 ): Promise<FastifyReply> {
   const db = request.server.signon.db;
@@ -30,6 +38,7 @@ export async function renderAccountPage(
     if (last && last.name === row.applicationName) last.permissions.push(row.permission);
     else applications.push({ name: row.applicationName, retired: row.retired, permissions: [row.permission] });
   }
+  const pending = await pendingEmailChange(request.server.signon, user.uid);
   const activity = (await listEventsOfUser(db, user.uid, { limit: recentActivityCount, offset: 0 })).map((event) => ({
     when: formatTime(event.occurredAt),
     datetime: event.occurredAt.toISOString(),
@@ -48,8 +57,9 @@ export async function renderAccountPage(
         organisation: organisation?.name ?? null,
         twoStepOn: user.otpEnabledAt !== null,
       },
-      values: form?.values ?? { name: user.name, email: user.email },
-      errors: form?.errors ?? {},
+      pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt), byAdministrator: pending.requestedByUid !== user.uid } : null,
+      values: { name: forms.details?.values.name ?? user.name, email: forms.email?.values.email ?? "" },
+      errors: { ...(forms.details?.errors ?? {}), ...(forms.email?.errors ?? {}) },
       applications,
       activity,
     },

@@ -1,7 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { changePassword } from "../../accounts/change-password.js";
-import { AccountError, updateUserDetails } from "../../accounts/manage-users.js";
-import type { FieldErrors } from "../../accounts/password-policy.js";
+import { updateUserDetails } from "../../accounts/manage-users.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
@@ -11,7 +10,7 @@ import { renderAccountPage } from "./account-page.js";
 
 // `_csrf` is optional in the schemas so that a form without it gets the CSRF check's 403, not a 400.
 const DetailsBody = Type.Object(
-  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 200 }), email: Type.String({ maxLength: 254 }) },
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 200 }) },
   { additionalProperties: false },
 );
 const PasswordBody = Type.Object(
@@ -24,12 +23,11 @@ const PasswordBody = Type.Object(
   { additionalProperties: false },
 );
 
-const emailShape = /^[^\s@]+@[^\s@]+$/;
-
 /**
  * Your account: `GET /account` (details, applications and permissions,
- * recent activity), `POST /account/details` (name and e-mail address; the
- * applications are told), `GET/POST /account/password`.
+ * recent activity), `POST /account/details` (the name; the applications
+ * are told), `GET/POST /account/password`. The e-mail address changes
+ * through `/account/email` (routes/account/email.ts).
  */
 const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/account", { config: { errorFormat: "html" }, preHandler: requireSignedIn }, async (request, reply) =>
@@ -46,20 +44,10 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const user = signedInUser(request);
-      const values = { name: request.body.name.trim(), email: request.body.email.trim() };
-      const errors: FieldErrors = {};
-      if (values.name === "") errors.name = "Enter your name";
-      if (!emailShape.test(values.email)) errors.email = values.email === "" ? "Enter your e-mail address" : "Enter an e-mail address like name@example.org";
-      if (Object.keys(errors).length === 0) {
-        try {
-          await updateUserDetails(app.signon, user.email, values, user.uid, requestOrigin(request), request.webSession?.idHash ?? null);
-          return await redirectWithFlash(request, reply, "/account", { kind: "success", text: "Your details have been saved." });
-        } catch (error) {
-          if (!(error instanceof AccountError)) throw error;
-          errors.email = error.message.startsWith("A user with e-mail") ? "Another account already uses this e-mail address" : error.message;
-        }
-      }
-      return renderAccountPage(request, reply, user, { values, errors }, 400);
+      const values = { name: request.body.name.trim() };
+      if (values.name === "") return renderAccountPage(request, reply, user, { details: { values, errors: { name: "Enter your name" } } }, 400);
+      await updateUserDetails(app.signon, user.email, values, user.uid, requestOrigin(request), request.webSession?.idHash ?? null);
+      return redirectWithFlash(request, reply, "/account", { kind: "success", text: "Your name has been saved." });
     },
   );
 

@@ -15,6 +15,7 @@ const nextSteps = {
     nextHref: "/password-reset",
     nextLabel: "Reset your password",
   },
+  email_change: { nextStep: "You can ask for a new link on your account page.", nextHref: "/account", nextLabel: "Go to your account" },
 } as const;
 
 /**

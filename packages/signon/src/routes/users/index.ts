@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
 import accountActionRoutes from "./account-actions.js";
+import userEmailChangeRoutes from "./email-change.js";
 import userEventRoutes from "./events.js";
 import inviteUserRoutes from "./invite.js";
 import userListRoutes from "./list.js";
@@ -11,6 +12,7 @@ const usersRoutes: FastifyPluginAsync = async (app) => {
   await app.register(userListRoutes);
   await app.register(inviteUserRoutes);
   await app.register(showUserRoutes);
+  await app.register(userEmailChangeRoutes);
   await app.register(accountActionRoutes);
   await app.register(userPermissionRoutes);
   await app.register(userEventRoutes);

@@ -1,11 +1,13 @@
-import { type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { AccountError, updateUserByUid } from "../../accounts/manage-users.js";
+import { editUser } from "../../accounts/edit-user.js";
+import { pendingEmailChange } from "../../accounts/email-change.js";
 import { lockEndsAt } from "../../accounts/sign-in-limits.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
+import { mailErrorForLog } from "../../mail/send-mail.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
@@ -13,15 +15,25 @@ import { UserFormBody } from "./invite.js";
 import { errorSummary, managedUser, UidParams, usersFormGuards, usersPageGuards } from "./managed-user.js";
 import { userFormChoices } from "./user-form-page.js";
 
+/**
+ * The edit form: the invite form's fields, and the administrator's word that
+ * they confirmed a new e-mail address with its owner out of band.
+ */
+const EditUserBody = Type.Object(
+  { ...UserFormBody.properties, email_confirmed_out_of_band: Type.Optional(Type.Literal("yes")) },
+  { additionalProperties: false },
+);
+
 /** The page about one user: summary, edit form and account actions. */
 export async function renderUserPage(
   request: FastifyRequest,
   reply: FastifyReply,
   details: UserDetails,
-  options: { form?: UserFormFields; errors?: Record<string, string>; actionErrors?: Record<string, string> } = {},
+  options: { form?: UserFormFields; errors?: Record<string, string>; actionErrors?: Record<string, string>; outOfBand?: boolean } = {},
 ): Promise<FastifyReply> {
   const { user } = details;
   const now = request.server.signon.now();
+  const pending = await pendingEmailChange(request.server.signon, user.uid);
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
   const errors = { ...(options.errors ?? {}), ...(options.actionErrors ?? {}) };
   const status = Object.keys(errors).length > 0 ? 400 : 200;
@@ -55,7 +67,9 @@ export async function renderUserPage(
         isSelf: user.uid === signedInUser(request).uid,
         suspended: user.suspendedAt !== null,
         invited: user.passwordHash === null && user.suspendedAt === null,
+        pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt) } : null,
       },
+      outOfBand: options.outOfBand ?? false,
       actionErrors: options.actionErrors ?? {},
       ...(await userFormChoices(request, form, options.errors ?? {})),
       errorSummary: errorSummary(errors),
@@ -64,7 +78,14 @@ export async function renderUserPage(
   );
 }
 
-/** `GET /users/:uid` shows a user; `POST /users/:uid` changes their name, e-mail address, role and organisation. */
+/**
+ * `GET /users/:uid` shows a user; `POST /users/:uid` changes their name,
+ * role and organisation at once. A new e-mail address is mailed a
+ * confirmation link and changes when its owner follows it, unless the
+ * administrator ticks that they confirmed it out of band (then at once,
+ * audited as such). Administrators change their own address on their
+ * account page, with their password.
+ */
 const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users/:uid", { config: { errorFormat: "html" }, schema: { params: UidParams }, preHandler: usersPageGuards }, async (request, reply) => {
     const details = await managedUser(request, reply, request.params.uid);
@@ -75,7 +96,7 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
     "/users/:uid",
     {
       config: { errorFormat: "html" },
-      schema: { params: UidParams, body: UserFormBody },
+      schema: { params: UidParams, body: EditUserBody },
       preValidation: requireFormBody,
       preHandler: usersFormGuards(app),
     },
@@ -86,13 +107,20 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const form: UserFormFields = { name: request.body.name, email: request.body.email, role: request.body.role, organisation: request.body.organisation };
       const checked = await checkUserForm(app.signon, actor, form);
       if (!checked.ok) return renderUserPage(request, reply, details, { form, errors: checked.errors });
-      try {
-        // An administrator changing their own e-mail address stays signed in here (S18).
-        const keepSession = details.user.uid === actor.uid ? (request.webSession?.idHash ?? null) : null;
-        await updateUserByUid(app.signon, details.user.uid, checked.values, actor.uid, requestOrigin(request), keepSession);
-      } catch (error) {
-        if (error instanceof AccountError) return renderUserPage(request, reply, details, { form, errors: { email: error.message } });
-        throw error;
+      const target = details.user;
+      const outOfBand = request.body.email_confirmed_out_of_band === "yes";
+      const result = await editUser(app.signon, target, checked.values, {
+        actorUid: actor.uid,
+        outOfBand,
+        origin: requestOrigin(request),
+        // An administrator changing their own details stays signed in here (S18).
+        keepSessionIdHash: target.uid === actor.uid ? (request.webSession?.idHash ?? null) : null,
+        onMailFailure: (error) => request.log.error({ mailError: mailErrorForLog(error) }, "e-mail change mail could not be sent"),
+      });
+      if (!result.ok) return renderUserPage(request, reply, details, { form, errors: { email: result.emailError }, outOfBand });
+      if (result.confirmationSentTo !== null) {
+        const text = `The changes are saved. A confirmation link was sent to ${result.confirmationSentTo}; the e-mail address changes when ${checked.values.name} follows it.`;
+        return redirectWithFlash(request, reply, `/users/${target.uid}`, { kind: "success", text });
       }
       return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "success", text: "The changes are saved." });
     },
