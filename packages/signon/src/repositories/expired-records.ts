@@ -9,9 +9,10 @@ export interface ExpiredRecordCounts {
   accessTokens: number;
   unusedCodes: number;
   accountLinks: number;
+  emailChanges: number;
 }
 
-/** Account links stay this long after they expire, so that a late click is told "expired", not "unknown". */
+/** Account links and e-mail change links stay this long after they expire, so that a late click is told "expired", not "unknown". */
 export const ACCOUNT_LINK_KEEP_SECONDS = 30 * 24 * 3600;
 
 async function deleted(db: SignonDatabase, statement: ReturnType<typeof sql>): Promise<number> {
@@ -24,7 +25,8 @@ async function deleted(db: SignonDatabase, statement: ReturnType<typeof sql>): P
  * or idle time, remembered browsers and brute-force counters whose time is
  * up, access tokens of the sign-in flow that have expired (operator-issued
  * ones stay, as their list shows when they expired), authorization codes
- * that expired unused, and account links a month after they expired.
+ * that expired unused, and account links and e-mail change links (confirmed
+ * or not) a month after they expired.
  * Each is one statement; nothing here is read again once expired, so a
  * clean-up that stops half way loses nothing.
  */
@@ -58,5 +60,6 @@ export async function deleteExpiredRecords(db: SignonDatabase, now: Date, sessio
              and not exists (select 1 from signon.refresh_tokens r where r.grant_id = grants.id)`,
     ),
     accountLinks: await deleted(db, sql`delete from signon.account_links where expires_at <= ${linksBefore}::timestamptz`),
+    emailChanges: await deleted(db, sql`delete from signon.email_changes where expires_at <= ${linksBefore}::timestamptz`),
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { accessTokens, accountLinks, failureCounters, grants, refreshTokens, rememberedBrowsers, sessions } from "../../src/db/schema.js";
+import { accessTokens, accountLinks, emailChanges, failureCounters, grants, refreshTokens, rememberedBrowsers, sessions } from "../../src/db/schema.js";
 import { startExpiredRecordsJob } from "../../src/maintenance/expired-records-job.js";
 import { deleteExpiredRecords } from "../../src/repositories/expired-records.js";
 import { signedInBrowser } from "../support/browser.js";
@@ -54,6 +54,10 @@ async function seed() {
     { tokenHash: "gone", userUid: person.uid, purpose: "password_reset", expiresAt: days(-31), createdAt: days(-32) },
     { tokenHash: "kept", userUid: person.uid, purpose: "invitation", expiresAt: days(-29), createdAt: days(-36) },
   ]);
+  await db.insert(emailChanges).values([
+    { tokenHash: "gone", userUid: person.uid, newEmail: "old@example.org", expiresAt: days(-31), confirmedAt: days(-31.5), createdAt: days(-32) },
+    { tokenHash: "kept", userUid: person.uid, newEmail: "late@example.org", expiresAt: days(-29), createdAt: days(-30) },
+  ]);
   return { signedIn, issued };
 }
 
@@ -68,6 +72,7 @@ describe("deleteExpiredRecords", () => {
       accessTokens: 1,
       unusedCodes: 1,
       accountLinks: 1,
+      emailChanges: 1,
     });
 
     expect((await db.select().from(accessTokens)).map((row) => [row.grantId === signedIn ? "signed in" : row.grantId === issued ? "issued" : "?", row.expiresAt]).sort()).toEqual([
@@ -78,6 +83,7 @@ describe("deleteExpiredRecords", () => {
     expect((await db.select().from(rememberedBrowsers)).map((row) => row.tokenHash)).toEqual(["kept"]);
     expect((await db.select().from(failureCounters)).map((row) => row.key)).toEqual(["sign-in-ip:kept"]);
     expect((await db.select().from(accountLinks)).map((row) => row.tokenHash)).toEqual(["kept"]);
+    expect((await db.select().from(emailChanges)).map((row) => row.tokenHash)).toEqual(["kept"]);
     expect(await deleteExpiredRecords(db, signon.clock.now(), signon.ctx.config.sessionIdleSeconds)).toEqual({
       sessions: 0,
       rememberedBrowsers: 0,
@@ -85,6 +91,7 @@ describe("deleteExpiredRecords", () => {
       accessTokens: 0,
       unusedCodes: 0,
       accountLinks: 0,
+      emailChanges: 0,
     });
   });
 
@@ -129,6 +136,6 @@ describe("startExpiredRecordsJob", () => {
       });
     });
     await ran;
-    expect(lines).toEqual(["Deleted expired records: 1 rememberedBrowsers, 1 failureCounters, 1 accessTokens, 1 unusedCodes, 1 accountLinks"]);
+    expect(lines).toEqual(["Deleted expired records: 1 rememberedBrowsers, 1 failureCounters, 1 accessTokens, 1 unusedCodes, 1 accountLinks, 1 emailChanges"]);
   });
 });

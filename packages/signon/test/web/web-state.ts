@@ -4,6 +4,7 @@ import {
   accessTokens,
   accountLinks,
   applications,
+  emailChanges,
   grants,
   organisations,
   pushDeliveries,
@@ -35,6 +36,7 @@ export async function webState(ctx: SignonContext) {
     grants: await db.select({ id: grants.id, revokedAt: grants.revokedAt }).from(grants).orderBy(asc(grants.id)),
     accessTokens: (await db.select({ n: count() }).from(accessTokens))[0]?.n,
     accountLinks: (await db.select({ n: count() }).from(accountLinks))[0]?.n,
+    emailChanges: (await db.select({ n: count() }).from(emailChanges))[0]?.n,
     pushes: await db.select({ id: pushDeliveries.id, seq: pushDeliveries.seq, status: pushDeliveries.status }).from(pushDeliveries).orderBy(asc(pushDeliveries.id)),
     sessions: (await db.select({ n: count() }).from(sessions))[0]?.n,
   };
