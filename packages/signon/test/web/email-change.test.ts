@@ -268,6 +268,8 @@ describe("POST /users/:uid with a new e-mail address", () => {
   it("applies the address at once when the administrator confirmed it out of band, audited as such", async () => {
     const { browser: admin, uid: adminUid } = await signedInAs(app, ctx, "admin");
     const { user, browser } = await signedInPerson();
+    await askForNewEmail(browser, "pending@example.org");
+    const pendingLink = await linkMailedTo(ctx, "pending@example.org", "/account/email/");
 
     const response = await admin.submit(`/users/${user.uid}`, `/users/${user.uid}`, { ...editFields(user), email: "oob@example.org", email_confirmed_out_of_band: "yes" });
 
@@ -278,7 +280,11 @@ describe("POST /users/:uid with a new e-mail address", () => {
       expect.objectContaining({ actorUid: adminUid, details: { from: user.email, to: "oob@example.org", through: "out_of_band" } }),
     ]);
     expect(textOf(await admin.get(`/users/${user.uid}/events`))).toContain("confirmed out of band, without a link");
+    // Every sign-in of the person ended; the change they had asked for is replaced, its link no longer works.
     expect((await browser.get("/account")).statusCode).toBe(303);
+    expect(await ctx.db.select().from(emailChanges).where(eq(emailChanges.userUid, user.uid))).toEqual([]);
+    const owner = await signedInBrowser(app, "oob@example.org", defaultPassword);
+    expect((await owner.get(pendingLink)).statusCode).toBe(404);
   });
 
   it("refuses an address another account uses, with or without the out-of-band box (400, nothing changes)", async () => {
