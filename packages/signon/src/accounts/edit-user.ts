@@ -9,8 +9,8 @@ export type EditUserResult = { ok: true; confirmationSentTo: string | null } | {
 
 /**
  * An administrator's edit of someone's details (the user page): name, role
- * and organisation change at once. A new e-mail address (not just another
- * case of the same) is mailed a confirmation link and changes when its
+ * and organisation change at once, and so does the same e-mail address in
+ * other case. A new e-mail address is mailed a confirmation link and changes when its
  * owner follows it ({@link requestEmailChange}), unless `outOfBand`: the
  * administrator confirmed it with its owner another way, and it changes at
  * once, audited as such. Administrators change their own address on their

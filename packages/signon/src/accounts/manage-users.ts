@@ -223,9 +223,10 @@ async function changeUser(
       await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
     }
     if (changes.email !== undefined) {
-      // Applied at once, without a link: an operator or an administrator who confirmed the address out of band.
+      // Applied at once, without a link: an operator or an administrator who confirmed the address out of band, or the same address in other case.
       await deletePendingEmailChange(tx, user.uid);
-      await audit(tx, { action: "email_change_confirmed", at: now, actorUid, subjectUid: user.uid, origin, details: { from: user.email, to: changes.email, through: "out_of_band" } });
+      const through = changes.email.toLowerCase() === user.email.toLowerCase() ? "case_only" : "out_of_band";
+      await audit(tx, { action: "email_change_confirmed", at: now, actorUid, subjectUid: user.uid, origin, details: { from: user.email, to: changes.email, through } });
       await endSignInsEverywhere(tx, { user, cause: "email_changed", now, keepSessionIdHash, actorUid, origin });
     }
     return row;

@@ -303,6 +303,18 @@ describe("POST /users/:uid with a new e-mail address", () => {
     expect(await mailsTo(ctx, taken.email)).toEqual([]);
   });
 
+  it("changes the case of the same address at once, without a link", async () => {
+    const { browser: admin } = await signedInAs(app, ctx, "admin");
+    const user = await createUser(ctx, { email: "mixed.case@example.org" });
+
+    const response = await admin.submit(`/users/${user.uid}`, `/users/${user.uid}`, { ...editFields(user), email: "Mixed.Case@example.org" });
+
+    expect(response.statusCode).toBe(303);
+    expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ email: "Mixed.Case@example.org" });
+    expect(await mailsTo(ctx, "Mixed.Case@example.org")).toEqual([]);
+    expect(await eventsOf(user.uid, "email_change_confirmed")).toEqual([expect.objectContaining({ details: expect.objectContaining({ through: "case_only" }) })]);
+  });
+
   it("sends administrators to their account page for their own address", async () => {
     const { browser: admin, uid } = await signedInAs(app, ctx, "admin");
     const self = await findUserByUid(ctx.db, uid);
