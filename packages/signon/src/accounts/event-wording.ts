@@ -86,6 +86,7 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   if (details.through === "unlock_link") text += " (through the link mailed with the lock)";
   if (details.through === "link") text += " (confirmed through the link mailed to the new address)";
   if (details.through === "out_of_band") text += " (confirmed out of band, without a link)";
+  if (details.through === "case_only") text += " (the same address in other case)";
   return text;
 }
 
