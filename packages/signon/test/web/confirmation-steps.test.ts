@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { issueApiUserToken } from "../../src/accounts/api-users.js";
-import { createApiUser } from "../../src/accounts/manage-users.js";
+import { issueApiUserToken, revokeApiUserToken } from "../../src/accounts/api-users.js";
+import { createApiUser, suspendUser } from "../../src/accounts/manage-users.js";
 import { applications, auditEvents, grants, users } from "../../src/db/schema.js";
 import { findUserByUid } from "../../src/repositories/users.js";
 import type { InjectBrowser } from "../support/browser.js";
@@ -68,6 +68,13 @@ describe("GET and POST /applications/:id/retire", () => {
     const robot = await createApiUser(ctx, { name: "Robot", email: "retire-robot@example.org" });
     const { browser, uid } = await signedInAs(app, ctx, "superadmin");
     const { accessToken } = await issueApiUserToken(ctx, { user: robot, applicationId: client.application.id, permissions: [], expiresInDays: 30 }, uid);
+    // Not counted: a suspended person, and a token already revoked.
+    const away = await createUser(ctx, { permissions: { "Old Publisher": ["signin"] } });
+    await suspendUser(ctx, away.email, "On leave");
+    const retiredRobot = await createApiUser(ctx, { name: "Retired robot", email: "retired-robot@example.org" });
+    await issueApiUserToken(ctx, { user: retiredRobot, applicationId: client.application.id, permissions: [], expiresInDays: 30 }, uid);
+    const [revokedGrant] = await ctx.db.select().from(grants).where(eq(grants.userUid, retiredRobot.uid));
+    await revokeApiUserToken(ctx, retiredRobot, revokedGrant?.id ?? "", { uid, origin: { ip: null, userAgent: null } });
     const action = `/applications/${client.application.id}/retire`;
 
     await expectTwoSteps(browser, action, {
