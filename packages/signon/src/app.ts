@@ -67,6 +67,8 @@ export function signonServerOptions(
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
     frameworkErrors: answerFrameworkError,
+    // Building the routes takes seconds on a loaded machine; Fastify's 10 s default would end a slow start.
+    pluginTimeout: 120_000,
     ...requestIdServerOptions(),
     logger: logger === false ? false : serviceLoggerOptions(logger === true ? {} : logger),
     ...(config.tls ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } } : {}),
