@@ -176,7 +176,7 @@ async function waitUntilReady(entry, timeoutMs = 60_000) {
     } catch {
       // not listening yet
     }
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
   }
   // Also when stopping: what waited for this service must not go on to start the next one.
   throw new Error(stopping ? `${service.name}: stopped before it was ready` : `${service.name} did not become ready on port ${service.port}`);
@@ -446,11 +446,15 @@ try {
     if (previousKilled) await waitForPreviousDatabase();
     await startDatabase();
   }
-  await start(services.signon);
-  // Completion needs nothing from the set-up, and the example application only its credentials
-  // file: when that is there already (a later start), all three go at once.
+  // All at once: the migrations take turns (an advisory lock), Completion needs nothing from
+  // the set-up, and the example application only its credentials file, there already on a
+  // later start. The first start's set-up applies Sign-on's migrations itself if it comes first.
+  const signon = start(services.signon);
+  const completion = start(services.completion);
   const early = existsSync(credentialsFile) ? start(services.editorial) : null;
-  const [setUp] = await Promise.all([bootstrap(), start(services.completion)]);
+  // Awaited below, or left when something else failed first (which stops everything anyway).
+  early?.catch(() => undefined);
+  const [setUp] = await Promise.all([bootstrap(), signon, completion]);
   const report = [];
   if (setUp.status === "created") {
     created = setUp;
