@@ -40,10 +40,12 @@ function userRoutes(uid: string, w: World, email: string): { method: "GET" | "PO
     { method: "GET", url: `/users/${uid}/events` },
     { method: "POST", url: `/users/${uid}`, fields: { name: "Taken over", email, role: "normal", organisation: w.home.id } },
     { method: "POST", url: `/users/${uid}`, fields: { name: "Taken over", email, role: "normal" } },
-    { method: "POST", url: `/users/${uid}/suspend`, fields: { reason: "Because I can" } },
+    { method: "GET", url: `/users/${uid}/suspend` },
+    { method: "GET", url: `/users/${uid}/reset-two-step` },
+    { method: "POST", url: `/users/${uid}/suspend`, fields: { reason: "Because I can", confirm: "yes" } },
     { method: "POST", url: `/users/${uid}/unsuspend` },
     { method: "POST", url: `/users/${uid}/unlock` },
-    { method: "POST", url: `/users/${uid}/reset-two-step` },
+    { method: "POST", url: `/users/${uid}/reset-two-step`, fields: { confirm: "yes" } },
     { method: "POST", url: `/users/${uid}/permissions`, fields: { permissions: [`${w.application.id}:signin`, `${w.application.id}:editor`] } },
   ];
 }
@@ -52,16 +54,16 @@ function userRoutes(uid: string, w: World, email: string): { method: "GET" | "PO
 function sectionRoutes(w: World): { method: "GET" | "POST"; url: string; fields?: Record<string, string> }[] {
   const appFields = { redirect_uris: "https://x.example/cb", home_uri: "", push_base_url: "", permissions: "", delegatable_permissions: "" };
   return [
-    ...["/applications", "/applications/new", `/applications/${w.application.id}`, `/applications/${w.application.id}/pushes`].map((url) => ({ method: "GET" as const, url })),
-    ...["/api-users", "/api-users/new", `/api-users/${w.apiUser.uid}`, "/organisations", "/organisations/new", `/organisations/${w.home.id}`].map((url) => ({ method: "GET" as const, url })),
+    ...["/applications", "/applications/new", `/applications/${w.application.id}`, `/applications/${w.application.id}/pushes`, `/applications/${w.application.id}/rotate-secret`, `/applications/${w.application.id}/retire`].map((url) => ({ method: "GET" as const, url })),
+    ...["/api-users", "/api-users/new", `/api-users/${w.apiUser.uid}`, `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke`, "/organisations", "/organisations/new", `/organisations/${w.home.id}`].map((url) => ({ method: "GET" as const, url })),
     { method: "POST", url: "/applications/new", fields: { name: "Mine", ...appFields } },
     { method: "POST", url: `/applications/${w.application.id}`, fields: appFields },
-    { method: "POST", url: `/applications/${w.application.id}/rotate-secret` },
-    { method: "POST", url: `/applications/${w.application.id}/retire` },
+    { method: "POST", url: `/applications/${w.application.id}/rotate-secret`, fields: { confirm: "yes" } },
+    { method: "POST", url: `/applications/${w.application.id}/retire`, fields: { confirm: "yes" } },
     { method: "POST", url: `/applications/${w.application.id}/pushes/1/retry` },
     { method: "POST", url: "/api-users/new", fields: { name: "Mine", email: "mine@example.org" } },
     { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens`, fields: { application_id: w.application.id, permissions: "", expires_in_days: "30" } },
-    { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke` },
+    { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke`, fields: { confirm: "yes" } },
     { method: "POST", url: "/organisations/new", fields: { name: "Mine", slug: "mine", content_id: "" } },
     { method: "POST", url: `/organisations/${w.home.id}`, fields: { name: "Mine", slug: "mine" } },
   ];
