@@ -5,8 +5,9 @@ import inviteUserRoutes from "./invite.js";
 import userListRoutes from "./list.js";
 import userPermissionRoutes from "./permissions.js";
 import showUserRoutes from "./show.js";
+import twoStepRequirementRoutes from "./two-step-requirement.js";
 
-/** The users pages for administrators: list and CSV, invite, one user's page and its actions, permissions and event log. */
+/** The users pages for administrators: list and CSV, invite, one user's page and its actions, permissions, event log and 2-step requirement. */
 const usersRoutes: FastifyPluginAsync = async (app) => {
   await app.register(userListRoutes);
   await app.register(inviteUserRoutes);
@@ -14,6 +15,7 @@ const usersRoutes: FastifyPluginAsync = async (app) => {
   await app.register(accountActionRoutes);
   await app.register(userPermissionRoutes);
   await app.register(userEventRoutes);
+  await app.register(twoStepRequirementRoutes);
 };
 
 export default usersRoutes;
