@@ -19,7 +19,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/sign-out", fields: [] },
   { path: "/account/details", fields: ["name", "email"] },
   { path: "/account/password", fields: ["current", "password", "confirmation"] },
-  { path: "/account/two-step", fields: ["code"] },
+  { path: "/account/two-step", fields: ["code", "return_to"] },
   { path: "/invitations/{token}", fields: ["password", "confirmation"] },
   { path: "/password-reset", fields: ["email"] },
   { path: "/password-reset/{token}", fields: ["password", "confirmation"] },
@@ -30,6 +30,9 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/users/{user}/unsuspend", fields: [] },
   { path: "/users/{user}/unlock", fields: [] },
   { path: "/users/{user}/reset-two-step", fields: [] },
+  { path: "/users/{user}/two-step-requirement", fields: ["required"] },
+  { path: "/users/{user}/two-step-exemption", fields: ["reason", "ends_on"] },
+  { path: "/users/{user}/two-step-exemption/remove", fields: [] },
   { path: "/users/{user}/permissions", fields: ["permissions"] },
   {
     path: "/applications/new",
@@ -44,6 +47,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/api-users/{apiUser}/tokens/{grant}/revoke", fields: [] },
   { path: "/organisations/new", fields: ["name", "slug", "content_id"] },
   { path: "/organisations/{organisation}", fields: ["name", "slug"] },
+  { path: "/organisations/{organisation}/two-step", fields: ["required"] },
 ];
 
 /** Ids that stand in for the real ones in a path: none of them names anything. */

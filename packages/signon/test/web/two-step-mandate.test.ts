@@ -174,7 +174,7 @@ describe("POST /users/:uid/two-step-requirement", () => {
     expect(required.headers.location).toBe(`/users/${person.uid}`);
     const page = await admin.follow(required);
     expect(page.body).toContain(`${person.name} must use 2-step verification. They set it up at their next sign-in.`);
-    expect(page.body).toContain("<dt>Required</dt><dd>Yes, by this person&#39;s own requirement</dd>");
+    expect(page.body).toContain("<dt>2-step required</dt><dd>Yes, by this person&#39;s own requirement</dd>");
     expect(page.body).toContain(`Stop requiring 2-step verification of ${person.name}`);
     expect(await sentToSetUpAtSignIn(person)).toBe(true);
 
@@ -231,7 +231,7 @@ describe("POST /organisations/:id/two-step", () => {
     expect(after.body).toContain("Stop requiring 2-step verification");
     expect(await sentToSetUpAtSignIn(member)).toBe(true);
     expect(await sentToSetUpAtSignIn(outsider)).toBe(false);
-    expect((await admin.get(`/users/${member.uid}`)).body).toContain("<dt>Required</dt><dd>Yes, by their organisation</dd>");
+    expect((await admin.get(`/users/${member.uid}`)).body).toContain("<dt>2-step required</dt><dd>Yes, by their organisation</dd>");
 
     await admin.submit(`/organisations/${organisation.id}`, `/organisations/${organisation.id}/two-step`, { required: "no" });
     expect(await sentToSetUpAtSignIn(member)).toBe(false);
@@ -271,8 +271,8 @@ describe("exemptions from 2-step verification", () => {
     expect(response.statusCode).toBe(303);
     const page = await superadmin.follow(response);
     expect(page.body).toContain(`${member.name} is exempt from 2-step verification until ${endsOn} 00:00 UTC.`);
-    expect(page.body).toContain("<dt>Required</dt><dd>No: exempt from their organisation</dd>");
-    expect(page.body).toContain(`<dt>Exemption</dt><dd>Cannot use a phone at work (until ${endsOn} 00:00 UTC)</dd>`);
+    expect(page.body).toContain("<dt>2-step required</dt><dd>No: exempt from their organisation</dd>");
+    expect(page.body).toContain(`<dt>2-step exemption</dt><dd>Cannot use a phone at work (until ${endsOn} 00:00 UTC)</dd>`);
     expect(await sentToSetUpAtSignIn(member)).toBe(false);
     const [exempted] = await mandateEvents();
     expect(exempted).toMatchObject({

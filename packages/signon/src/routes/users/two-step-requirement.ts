@@ -40,12 +40,12 @@ const twoStepRequirementRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post("/users/:uid/two-step-exemption", { ...options, schema: { params: UidParams, body: ExemptionBody } }, async (request, reply) => {
+    const details = await managedUser(request, reply, request.params.uid);
+    if (!details) return reply;
     if (signedInUser(request).role !== "superadmin") {
       await sendForbidden(reply);
       return reply;
     }
-    const details = await managedUser(request, reply, request.params.uid);
-    if (!details) return reply;
     const exemptionForm = { reason: request.body.reason, ends_on: request.body.ends_on };
     const refusal = exemptionRefusal(app.signon.config, details.user);
     if (refusal !== null) return renderUserPage(request, reply, details, { actionErrors: { "two-step-exemption": refusal }, exemptionForm });
@@ -64,12 +64,12 @@ const twoStepRequirementRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post("/users/:uid/two-step-exemption/remove", { ...options, schema: { params: UidParams, body: CsrfOnlyBody } }, async (request, reply) => {
+    const details = await managedUser(request, reply, request.params.uid);
+    if (!details) return reply;
     if (signedInUser(request).role !== "superadmin") {
       await sendForbidden(reply);
       return reply;
     }
-    const details = await managedUser(request, reply, request.params.uid);
-    if (!details) return reply;
     if (!(await removeTwoStepExemption(app.signon, details.user, actorOf(request)))) {
       return renderUserPage(request, reply, details, { actionErrors: { "remove-two-step-exemption": `${details.user.name} has no exemption` } });
     }
