@@ -116,6 +116,19 @@ describe("each main page, as a superadmin", () => {
     await expect.poll(() => page.getByRole("link", { name: `Delivery status of pushes to ${appName}` }).count()).toBe(1);
     await checkPage(page, "application");
 
+    // Retiring and replacing the secret each stop at a page saying what would happen; Cancel goes back untouched.
+    await page.getByRole("button", { name: `Retire ${appName}` }).click();
+    await expect.poll(heading).toBe(`Retire ${appName}`);
+    expect(await page.getByRole("list", { name: "What will happen" }).textContent()).toContain("can no longer sign anyone in");
+    await checkPage(page, "application-retire-confirmation");
+    await page.getByRole("link", { name: `Cancel: back to ${appName}` }).click();
+    await expect.poll(heading).toBe(appName);
+    await page.getByRole("button", { name: "Replace the client secret" }).click();
+    await expect.poll(heading).toBe(`Replace the client secret of ${appName}`);
+    await checkPage(page, "application-secret-confirmation");
+    await page.getByRole("link", { name: `Cancel: back to ${appName}` }).click();
+    await expect.poll(heading).toBe(appName);
+
     await page.getByRole("link", { name: `Delivery status of pushes to ${appName}` }).click();
     await expect.poll(heading).toBe(`Pushes to ${appName}`);
     await checkPage(page, "application-pushes");
@@ -129,6 +142,14 @@ describe("each main page, as a superadmin", () => {
     await page.getByRole("link", { name: "Publishing robot", exact: true }).click();
     await expect.poll(heading).toContain("Publishing robot");
     await checkPage(page, "api-user");
+
+    // Revoking the token: the link leads to a page naming the token; only its Confirm button revokes it.
+    await page.getByRole("link", { name: new RegExp(`^Revoke the token for ${appName} issued`) }).click();
+    await expect.poll(heading).toBe(`Revoke the token of Publishing robot for ${appName}`);
+    await checkPage(page, "api-user-token-revoke-confirmation");
+    await page.getByRole("button", { name: `Revoke the token for ${appName}` }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toContain(`The token for ${appName} is revoked`);
+    expect(await page.locator("tbody .tag").allTextContents()).toEqual(["Revoked"]);
 
     await navigate("Organisations");
     expect(await heading()).toBe("Organisations");

@@ -67,6 +67,14 @@ describe("permissions and suspension reach the example application", () => {
 
   it("suspending the user with a reason ends their session in the example application", async () => {
     await openUserPage(admin, userName);
+    // The user page's button only leads to the confirmation page, which names what will happen and asks for the reason.
+    await admin.getByRole("button", { name: `Suspend ${userName}` }).click();
+    await expect.poll(() => admin.getByRole("heading", { level: 1 }).textContent()).toBe(`Suspend ${userName}`);
+    expect(await admin.getByRole("list", { name: "What will happen" }).textContent()).toContain(`told to sign them out: ${appName}`);
+    await checkPage(admin, "user-suspend-confirmation");
+    await admin.getByRole("button", { name: `Suspend ${userName}` }).click();
+    await expect.poll(() => admin.getByRole("alert").textContent()).toContain("Enter the reason for the suspension");
+    await checkPage(admin, "user-suspend-confirmation-error");
     await admin.getByLabel("Reason for the suspension").fill("Left the editorial team");
     await admin.getByRole("button", { name: `Suspend ${userName}` }).click();
     await expect.poll(() => admin.getByRole("status").count()).toBe(1);

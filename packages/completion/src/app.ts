@@ -68,6 +68,8 @@ export interface AppOptions {
  */
 export async function buildApp(ctx: CompletionContext, options: AppOptions = {}): Promise<FastifyTypeBox> {
   const app = Fastify({
+    // Building the routes takes seconds on a loaded machine; Fastify's 10 s default would end a slow start.
+    pluginTimeout: 120_000,
     ...requestIdServerOptions(),
     logger: options.logger === undefined || options.logger === false ? false : serviceLoggerOptions(options.logger === true ? {} : options.logger),
     trustProxy: options.trustProxy ?? false,

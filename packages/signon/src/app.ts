@@ -22,6 +22,7 @@ import authorizeRoutes from "./routes/oauth/authorize.js";
 import introspectRoutes from "./routes/oauth/introspect.js";
 import revokeRoutes from "./routes/oauth/revoke.js";
 import devMailRoutes from "./routes/dev/mail.js";
+import faviconRoutes from "./routes/favicon.js";
 import homeRoutes from "./routes/home.js";
 import signInRoutes from "./routes/sign-in.js";
 import twoStepRoutes from "./routes/two-step/index.js";
@@ -66,6 +67,8 @@ export function signonServerOptions(
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
     frameworkErrors: answerFrameworkError,
+    // Building the routes takes seconds on a loaded machine; Fastify's 10 s default would end a slow start.
+    pluginTimeout: 120_000,
     ...requestIdServerOptions(),
     logger: logger === false ? false : serviceLoggerOptions(logger === true ? {} : logger),
     ...(config.tls ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } } : {}),
@@ -155,6 +158,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   app.decorateRequest("webSession", null);
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: "not_found" }));
 
+  await app.register(faviconRoutes);
   await app.register(homeRoutes);
   await app.register(signInRoutes);
   await app.register(twoStepRoutes);

@@ -49,7 +49,8 @@ export async function checkNewPassword(
   if (length > passwordLengths.max) return { password: `Enter a password of at most ${passwordLengths.max} characters` };
   const result = strengthEstimator().check(password, personalWords(person));
   if (result.score < minimumPasswordScore) {
-    const hint = result.feedback.warning ?? result.feedback.suggestions[0] ?? null;
+    // The estimator's hints are sentences of their own; their closing stop would double the sentence's.
+    const hint = (result.feedback.warning ?? result.feedback.suggestions[0] ?? "").replace(/[.\s]+$/u, "");
     return { password: `Choose a password that is harder to guess${hint ? `: ${hint}` : ""}. A few unrelated words make a good one.` };
   }
   if ("uid" in person && (await isRecentPassword(ctx, person, password))) {

@@ -196,7 +196,7 @@ describe("POST /users/:uid/reset-two-step", () => {
     const admin = await createUser(signon.ctx, { role: "superadmin" });
     const adminBrowser = await signedInBrowser(signon.app, admin.email, defaultPassword);
 
-    const reset = await adminBrowser.submit(`/users/${user.uid}`, `/users/${user.uid}/reset-two-step`);
+    const reset = await adminBrowser.submit(`/users/${user.uid}`, `/users/${user.uid}/reset-two-step`, { confirm: "yes" });
 
     expect(reset.statusCode).toBe(303);
     await expectAllTokensDead(tokens);

@@ -297,6 +297,9 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
     case "token":
     case "access_token":
       return fc.oneof({ arbitrary: ref("accessToken"), weight: 3 }, { arbitrary: ref("refreshToken"), weight: 1 }, { arbitrary: fc.constantFrom("nope"), weight: 1 });
+    case "confirm":
+      // The confirmation pages' hidden field: mostly sent, so that irreversible actions are reached too.
+      return mostly(["yes"], ["", "no"]);
     case "token_type_hint":
       return mostly(["access_token", "refresh_token"], ["bogus"]);
     case "response_type":

@@ -159,6 +159,8 @@ describe("POST /account/password", () => {
       const response = await changePassword(browser, { current: defaultPassword, password: fields.password as string, ...fields });
       expect(response.statusCode).toBe(400);
       expect(textOf(response)).toContain(message);
+      // The estimator's own sentence and the page's do not end in a doubled stop.
+      expect(textOf(response)).not.toMatch(/\.\./);
     }
     expect((await findUserByUid(signon.ctx.db, user.uid))?.passwordHash).toBe(user.passwordHash);
   });

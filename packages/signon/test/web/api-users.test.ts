@@ -104,7 +104,7 @@ describe("GET /api-users/:uid and its tokens", () => {
     const [grant] = await db.select().from(grants).where(eq(grants.userUid, apiUser.uid));
     expect(row).toContain(`/tokens/${grant?.id}/revoke`);
 
-    const revoked = await browser.submit(`/api-users/${apiUser.uid}`, `/api-users/${apiUser.uid}/tokens/${grant?.id}/revoke`);
+    const revoked = await browser.submit(`/api-users/${apiUser.uid}`, `/api-users/${apiUser.uid}/tokens/${grant?.id}/revoke`, { confirm: "yes" });
     expect(revoked.statusCode).toBe(303);
     expect((await browser.follow(revoked)).body).toMatch(/<span class="tag suspended">Revoked<\/span>/);
     expect((await getUserJson(signon.app, token)).statusCode).toBe(401);
@@ -140,7 +140,7 @@ describe("GET /api-users/:uid and its tokens", () => {
     expect((await browser.get(`/api-users/${person.uid}`)).statusCode).toBe(404);
     expect((await browser.get("/api-users/4a1c9f7e-1111-4a4a-8b8b-000000000000")).statusCode).toBe(404);
     expect((await browser.get("/api-users/zzz")).statusCode).toBe(404);
-    const revoke = await browser.submit(`/api-users/${apiUser.uid}`, `/api-users/${apiUser.uid}/tokens/${personGrant?.id}/revoke`);
+    const revoke = await browser.submit(`/api-users/${apiUser.uid}`, `/api-users/${apiUser.uid}/tokens/${personGrant?.id}/revoke`, { confirm: "yes" });
     expect(revoke.statusCode).toBe(404);
     expect((await db.select().from(grants).where(eq(grants.id, personGrant?.id as string)))[0]?.revokedAt).toBeNull();
   });
@@ -159,7 +159,7 @@ describe("who may manage API users", () => {
       const grantsBefore = await db.select().from(grants);
       const eventsBefore = (await db.select().from(auditEvents)).length;
 
-      for (const url of ["/api-users", "/api-users/new", `/api-users/${apiUser.uid}`]) {
+      for (const url of ["/api-users", "/api-users/new", `/api-users/${apiUser.uid}`, `/api-users/${apiUser.uid}/tokens/${grant?.id}/revoke`]) {
         const response = await browser.get(url);
         expect(response.statusCode, url).toBe(403);
         expect(response.body).toContain("You cannot do that");
@@ -167,7 +167,7 @@ describe("who may manage API users", () => {
       for (const [action, fields] of [
         ["/api-users/new", { name: "Evil", email: "evil@example.org" }],
         [`/api-users/${apiUser.uid}/tokens`, { application_id: client.application.id, permissions: "", expires_in_days: "30" }],
-        [`/api-users/${apiUser.uid}/tokens/${grant?.id}/revoke`, {}],
+        [`/api-users/${apiUser.uid}/tokens/${grant?.id}/revoke`, { confirm: "yes" }],
       ] as const) {
         const response = await browser.submit("/", action, fields);
         expect(response.statusCode, action).toBe(403);

@@ -233,12 +233,12 @@ describe("GET and POST /applications/:id", () => {
   });
 });
 
-describe("POST /applications/:id/rotate-secret", () => {
+describe("POST /applications/:id/rotate-secret (confirmed)", () => {
   it("shows a new secret once; the old one stops working at once", async () => {
     const client = await createApp(signon.ctx, { name: "Rotated" });
     expect(await clientAuthenticates(client.clientId, client.clientSecret)).toBe(true);
     const browser = await superadmin();
-    const response = await browser.submit(`/applications/${client.application.id}`, `/applications/${client.application.id}/rotate-secret`);
+    const response = await browser.submit(`/applications/${client.application.id}`, `/applications/${client.application.id}/rotate-secret`, { confirm: "yes" });
     expect(response.statusCode).toBe(200);
     const secret = /<p class="secret"[^>]*>([0-9a-f]{64})<\/p>/.exec(response.body)?.[1] as string;
     expect(secret).not.toBe(client.clientSecret);
@@ -250,11 +250,11 @@ describe("POST /applications/:id/rotate-secret", () => {
   });
 });
 
-describe("POST /applications/:id/retire", () => {
+describe("POST /applications/:id/retire (confirmed)", () => {
   it("retires the application: no sign-in, no client authentication, no secret rotation", async () => {
     const client = await createApp(signon.ctx, { name: "Retiring" });
     const browser = await superadmin();
-    const response = await browser.submit(`/applications/${client.application.id}`, `/applications/${client.application.id}/retire`);
+    const response = await browser.submit(`/applications/${client.application.id}`, `/applications/${client.application.id}/retire`, { confirm: "yes" });
     expect(response.statusCode).toBe(303);
     const page = await browser.follow(response);
     expect(page.body).toContain("Retiring is retired");
@@ -269,7 +269,7 @@ describe("POST /applications/:id/retire", () => {
     });
     expect(authorize.statusCode).toBe(400);
 
-    const rotate = await browser.submit(`/applications/${client.application.id}/pushes`, `/applications/${client.application.id}/rotate-secret`);
+    const rotate = await browser.submit(`/applications/${client.application.id}/pushes`, `/applications/${client.application.id}/rotate-secret`, { confirm: "yes" });
     expect(rotate.statusCode).toBe(303);
     expect((await db.select().from(applications).where(eq(applications.id, client.application.id)))[0]?.clientSecretHash).toBe(client.application.clientSecretHash);
   });
@@ -339,7 +339,7 @@ describe("who may manage applications", () => {
       const eventsBefore = (await db.select().from(auditEvents)).length;
       const id = client.application.id;
 
-      for (const url of ["/applications", "/applications/new", `/applications/${id}`, `/applications/${id}/pushes`]) {
+      for (const url of ["/applications", "/applications/new", `/applications/${id}`, `/applications/${id}/pushes`, `/applications/${id}/rotate-secret`, `/applications/${id}/retire`]) {
         const response = await browser.get(url);
         expect(response.statusCode, url).toBe(403);
         expect(response.body).toContain("You cannot do that");
@@ -347,8 +347,8 @@ describe("who may manage applications", () => {
       const posts: [string, Record<string, string>][] = [
         ["/applications/new", validForm],
         [`/applications/${id}`, editFields({ redirect_uris: "https://evil.example/cb" })],
-        [`/applications/${id}/rotate-secret`, {}],
-        [`/applications/${id}/retire`, {}],
+        [`/applications/${id}/rotate-secret`, { confirm: "yes" }],
+        [`/applications/${id}/retire`, { confirm: "yes" }],
         [`/applications/${id}/pushes/${push?.id}/retry`, {}],
       ];
       for (const [action, fields] of posts) {

@@ -29,7 +29,7 @@ describe("audit events of administrators' actions on the users pages", () => {
     const page = `/users/${target.uid}`;
     const from = { ip: "127.0.0.1", userAgent: "lightMyRequest", actorUid: adminUid };
 
-    expect((await browser.submit(page, `${page}/suspend`, { reason: "Left the team" })).statusCode).toBe(303);
+    expect((await browser.submit(page, `${page}/suspend`, { reason: "Left the team", confirm: "yes" })).statusCode).toBe(303);
     expect(await originOf(target.uid, "user_suspended")).toEqual(from);
     expect((await browser.submit(page, `${page}/unsuspend`)).statusCode).toBe(303);
     expect(await originOf(target.uid, "user_unsuspended")).toEqual(from);

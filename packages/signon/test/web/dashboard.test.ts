@@ -41,3 +41,17 @@ describe("GET /", () => {
     expect(textOf(page)).toContain("You do not have access to any application yet");
   });
 });
+
+describe("the site icon", () => {
+  it("is linked from every page and served at /favicon.svg and /favicon.ico without a session", async () => {
+    const page = await new InjectBrowser(signon.app).get("/sign-in");
+    expect(page.body).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const icon = await signon.app.inject({ method: "GET", url: path });
+      expect(icon.statusCode).toBe(200);
+      expect(icon.headers["content-type"]).toMatch(/^image\/svg\+xml/);
+      expect(icon.headers["cache-control"]).toBe("public, max-age=86400");
+      expect(icon.body).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    }
+  });
+});

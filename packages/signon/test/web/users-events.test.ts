@@ -25,7 +25,7 @@ describe("GET /users/:uid/events", () => {
     const page = `/users/${target.uid}/permissions`;
     await submitMany(app, browser, page, page, { permissions: [`${application.id}:editor`] });
     signon.clock.advance(60);
-    await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { reason: "Left <b>the</b> team" });
+    await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { reason: "Left <b>the</b> team", confirm: "yes" });
     signon.clock.advance(60);
     await audit(ctx.db, { action: "sign_in", at: ctx.now(), actorUid: other.uid, subjectUid: other.uid, origin: { ip: "192.0.2.7", userAgent: null } });
     await audit(ctx.db, { action: "permissions_granted", at: ctx.now(), actorUid: target.uid, subjectUid: other.uid, applicationId: application.id, origin: { ip: "192.0.2.8", userAgent: null }, details: { permissions: ["signin"] } });

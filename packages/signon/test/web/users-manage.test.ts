@@ -37,7 +37,7 @@ describe("GET /users/:uid", () => {
     expect(text).toContain("2-step verification Off");
     expect(text).toContain("Last sign-in Never");
     expect(response.body).toContain(`action="/users/${target.uid}/unlock"`);
-    expect(response.body).toContain(`action="/users/${target.uid}/suspend"`);
+    expect(response.body).toContain(`<form method="get" action="/users/${target.uid}/suspend">`);
     expect(response.body).not.toContain(`action="/users/${target.uid}/reset-two-step"`);
   });
 
@@ -166,7 +166,7 @@ describe("POST /users/:uid", () => {
     const response = await browser.submit(anyPage, `/users/${superadmin.uid}`, { ...editFields(superadmin), name: "Changed" });
     expect(response.statusCode).toBe(403);
     for (const action of ["suspend", "unsuspend", "unlock", "reset-two-step", "permissions"]) {
-      expect((await browser.submit(anyPage, `/users/${superadmin.uid}/${action}`, action === "suspend" ? { reason: "x" } : {})).statusCode).toBe(403);
+      expect((await browser.submit(anyPage, `/users/${superadmin.uid}/${action}`, action === "suspend" ? { reason: "x", confirm: "yes" } : action === "reset-two-step" ? { confirm: "yes" } : {})).statusCode).toBe(403);
     }
     expect(await findUserByUid(ctx.db, superadmin.uid)).toMatchObject({ name: "Top", suspendedAt: null });
   });
@@ -212,10 +212,10 @@ describe("POST /users/:uid", () => {
     expect((await browser.get(ownPage)).statusCode).toBe(403);
     const posts: [string, Record<string, string>][] = [
       [`/users/${target.uid}`, { ...editFields(target), name: "Changed" }],
-      [`/users/${target.uid}/suspend`, { reason: "No" }],
+      [`/users/${target.uid}/suspend`, { reason: "No", confirm: "yes" }],
       [`/users/${target.uid}/unsuspend`, {}],
       [`/users/${target.uid}/unlock`, {}],
-      [`/users/${target.uid}/reset-two-step`, {}],
+      [`/users/${target.uid}/reset-two-step`, { confirm: "yes" }],
       [`/users/${target.uid}/permissions`, {}],
       ["/users/new", { name: "X", email: "x@example.org", role: "normal" }],
     ];
@@ -234,7 +234,7 @@ describe("POST /users/:uid/suspend and /unsuspend", () => {
     await signedInBrowser(app, target.email, defaultPassword);
     expect(await ctx.db.select().from(sessions).where(eq(sessions.userUid, target.uid))).toHaveLength(1);
 
-    const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { reason: "Left the team" });
+    const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { reason: "Left the team", confirm: "yes" });
     expect(response.statusCode).toBe(303);
     const page = textOf(await browser.get(`/users/${target.uid}`));
     expect(page).toContain("Bob is suspended.");
@@ -253,12 +253,12 @@ describe("POST /users/:uid/suspend and /unsuspend", () => {
   it("answers 400 without a reason, and refuses suspending yourself", async () => {
     const { browser, uid } = await signedInAs(app, ctx, "admin");
     const target = await createUser(ctx);
-    const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { reason: "   " });
+    const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { reason: "   ", confirm: "yes" });
     expect(response.statusCode).toBe(400);
     expect(response.body).toContain('<a href="#reason">Enter the reason for the suspension</a>');
-    const missing = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, {});
+    const missing = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/suspend`, { confirm: "yes" });
     expect(missing.statusCode).toBe(400);
-    const self = await browser.submit(`/users/${uid}`, `/users/${uid}/suspend`, { reason: "Testing" });
+    const self = await browser.submit(`/users/${uid}`, `/users/${uid}/suspend`, { reason: "Testing", confirm: "yes" });
     expect(self.statusCode).toBe(400);
     expect(textOf(self)).toContain("You cannot suspend your own account");
     expect((await findUserByUid(ctx.db, target.uid))?.suspendedAt).toBeNull();
@@ -291,7 +291,7 @@ describe("POST /users/:uid/reset-two-step", () => {
     await signedInBrowser(app, target.email, defaultPassword).catch(() => undefined);
     const page = await browser.get(`/users/${target.uid}`);
     expect(textOf(page)).toContain("2-step verification On");
-    const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/reset-two-step`);
+    const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}/reset-two-step`, { confirm: "yes" });
     expect(response.statusCode).toBe(303);
     expect(await findUserByUid(ctx.db, target.uid)).toMatchObject({ otpEnabledAt: null, otpSecretEncrypted: null });
     expect(await eventsOf(target.uid, "two_step_reset")).toHaveLength(1);

@@ -9,6 +9,7 @@ import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageApiUsers } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, guardSection } from "../../web/admin-section.js";
+import revokeApiUserTokenRoutes from "./revoke-token.js";
 import apiUserTokenRoutes from "./tokens.js";
 
 const NewApiUserBody = Type.Object(
@@ -20,7 +21,7 @@ const emailPattern = /^[^\s@]+@[^\s@]+$/;
 
 /**
  * The API users section (superadmins): `GET /api-users`,
- * `GET|POST /api-users/new`, and each API user's tokens (see `tokens.ts`).
+ * `GET|POST /api-users/new`, and each API user's tokens (see `tokens.ts` and `revoke-token.ts`).
  */
 const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   guardSection(app, mayManageApiUsers);
@@ -63,6 +64,7 @@ const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   await app.register(apiUserTokenRoutes);
+  await app.register(revokeApiUserTokenRoutes);
 };
 
 export default apiUserRoutes;

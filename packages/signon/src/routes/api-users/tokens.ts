@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { findApiUser, issueApiUserToken, revokeApiUserToken } from "../../accounts/api-users.js";
+import { findApiUser, issueApiUserToken } from "../../accounts/api-users.js";
 import { AccountError } from "../../accounts/manage-users.js";
 import { splitList } from "../../applications/application-fields.js";
 import { requireFormBody } from "../../http/form-content-type.js";
@@ -8,12 +8,11 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { listIssuedTokens } from "../../repositories/api-user-tokens.js";
 import { listLiveApplications } from "../../repositories/application-admin.js";
 import type { User } from "../../repositories/users.js";
-import { redirectWithFlash, renderPage } from "../../web/page.js";
+import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
-import { actorOf, formatTime, isId, sendNotFound } from "../../web/admin-section.js";
+import { formatTime, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ uid: Type.String({ maxLength: 64 }) });
-const RevokeParams = Type.Object({ uid: Type.String({ maxLength: 64 }), grantId: Type.String({ maxLength: 64 }) });
 const IssueBody = Type.Object(
   {
     _csrf: Type.Optional(Type.String({ maxLength: 256 })),
@@ -23,7 +22,6 @@ const IssueBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const CsrfOnlyBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
 
 type IssueForm = { application_id: string; permissions: string; expires_in_days: string };
 const emptyIssueForm: IssueForm = { application_id: "", permissions: "", expires_in_days: "730" };
@@ -52,8 +50,8 @@ async function findApiUserParam(request: FastifyRequest, uid: string): Promise<U
 
 /**
  * `GET /api-users/:uid`: an API user with its tokens and a form to issue one;
- * `POST /api-users/:uid/tokens` issues a token and shows it once;
- * `POST /api-users/:uid/tokens/:grantId/revoke` revokes one by its grant id.
+ * `POST /api-users/:uid/tokens` issues a token and shows it once (revoking
+ * one is in `revoke-token.ts`).
  */
 const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/api-users/:uid", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
@@ -94,18 +92,6 @@ const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (error instanceof AccountError) return showApiUser(request, reply, apiUser, { values, errors: { application_id: error.message } });
         throw error;
       }
-    },
-  );
-
-  app.post(
-    "/api-users/:uid/tokens/:grantId/revoke",
-    { config: { errorFormat: "html" }, schema: { params: RevokeParams, body: CsrfOnlyBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
-    async (request, reply) => {
-      const apiUser = await findApiUserParam(request, request.params.uid);
-      if (!apiUser) return sendNotFound(request, reply, "API user");
-      const revoked = isId(request.params.grantId) && (await revokeApiUserToken(app.signon, apiUser, request.params.grantId, actorOf(request)));
-      if (!revoked) return sendNotFound(request, reply, "token");
-      return redirectWithFlash(request, reply, `/api-users/${apiUser.uid}`, { kind: "success", text: "The token is revoked: it no longer works." });
     },
   );
 };

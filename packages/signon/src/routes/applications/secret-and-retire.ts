@@ -1,31 +1,93 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { retireApplication } from "../../applications/retire-application.js";
 import { rotateClientSecret } from "../../applications/rotate-secret.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
+import { findApplicationReach, type ApplicationReach } from "../../repositories/application-reach.js";
+import type { Application } from "../../repositories/applications.js";
+import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
+import { countOf } from "../../web/wording.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
-const CsrfOnlyBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+const ConfirmBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })), ...confirmField }, { additionalProperties: false });
+
+/** The confirmation page of `POST /applications/:id/rotate-secret`. */
+function rotateConfirmation(application: Application, reach: ApplicationReach): ConfirmationPage {
+  return {
+    title: `Replace the client secret of ${application.name}`,
+    consequences: [
+      `The secret ${application.name} uses now stops working at once.`,
+      `Until ${application.name} is given the new secret, it cannot finish a sign-in or refresh a token: nobody can sign in to it ` +
+        `(${countOf(reach.peopleWhoMaySignIn, "person", "people")} may today).`,
+      `The new secret is shown once, on the next page. Sign-on keeps only its digest.`,
+      `Tokens already issued for ${application.name} keep working.`,
+    ],
+    finality: "This cannot be undone: the current secret cannot be restored.",
+    action: `/applications/${application.id}/rotate-secret`,
+    confirmLabel: `Replace the client secret of ${application.name}`,
+    cancel: { href: `/applications/${application.id}`, label: `Cancel: back to ${application.name}` },
+  };
+}
+
+/** The confirmation page of `POST /applications/:id/retire`. */
+function retireConfirmation(application: Application, reach: ApplicationReach): ConfirmationPage {
+  return {
+    title: `Retire ${application.name}`,
+    consequences: [
+      `${application.name} can no longer sign anyone in: ${countOf(reach.peopleWhoMaySignIn, "person", "people")} may sign in to it today.`,
+      `Its client secret stops working, and so does every token issued for it, ${countOf(reach.liveApiTokens, "API token", "API tokens")} included.`,
+      `No change to a person is sent to ${application.name} any more, and no new token or secret can be issued for it.`,
+    ],
+    finality: "This cannot be undone.",
+    action: `/applications/${application.id}/retire`,
+    confirmLabel: `Retire ${application.name}`,
+    cancel: { href: `/applications/${application.id}`, label: `Cancel: back to ${application.name}` },
+  };
+}
+
+/** The application of the address when it is not retired; otherwise sends the 404 page or goes back to it with a message. */
+async function liveApplication(request: FastifyRequest, reply: FastifyReply, id: string, refusal: (name: string) => string): Promise<Application | null> {
+  const application = isId(id) ? await findApplicationById(request.server.signon.db, id) : null;
+  if (!application) await sendNotFound(request, reply, "application");
+  else if (application.retired) await redirectWithFlash(request, reply, `/applications/${application.id}`, { kind: "error", text: refusal(application.name) });
+  else return application;
+  return null;
+}
+
+const cannotRotate = (name: string) => `${name} is retired: its secret cannot be replaced.`;
+const alreadyRetired = (name: string) => `${name} is already retired.`;
 
 /**
- * `POST /applications/:id/rotate-secret` replaces the client secret and shows
- * the new one once; `POST /applications/:id/retire` retires the application.
+ * Replacing the client secret and retiring an application are two steps:
+ * `GET /applications/:id/rotate-secret` and `GET /applications/:id/retire`
+ * say what will happen; only their form's post with `confirm=yes` acts. The
+ * new secret is shown once; a post without the confirmation gets the
+ * confirmation page again (400) and changes nothing.
  */
 const applicationSecretAndRetireRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const options = {
+  const pageOptions = { config: { errorFormat: "html" as const }, schema: { params: Params } };
+  const formOptions = {
     config: { errorFormat: "html" as const },
-    schema: { params: Params, body: CsrfOnlyBody },
+    schema: { params: Params, body: ConfirmBody },
     preValidation: requireFormBody,
     preHandler: app.csrfProtection,
   };
 
-  app.post("/applications/:id/rotate-secret", options, async (request, reply) => {
-    const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
-    if (!application) return sendNotFound(request, reply, "application");
-    if (application.retired) {
-      return redirectWithFlash(request, reply, `/applications/${application.id}`, { kind: "error", text: `${application.name} is retired: its secret cannot be replaced.` });
+  app.get("/applications/:id/rotate-secret", pageOptions, async (request, reply) => {
+    const application = await liveApplication(request, reply, request.params.id, cannotRotate);
+    if (!application) return reply;
+    return renderConfirmation(request, reply, rotateConfirmation(application, await findApplicationReach(app.signon.db, application.id, app.signon.now())));
+  });
+
+  app.post("/applications/:id/rotate-secret", formOptions, async (request, reply) => {
+    const application = await liveApplication(request, reply, request.params.id, cannotRotate);
+    if (!application) return reply;
+    if (!isConfirmed(request.body)) {
+      const reach = await findApplicationReach(app.signon.db, application.id, app.signon.now());
+      return renderConfirmation(request, reply, rotateConfirmation(application, reach), { unconfirmed: true });
     }
     const rotated = await rotateClientSecret(app.signon, application.id, actorOf(request));
     if (!rotated) return sendNotFound(request, reply, "application");
@@ -37,12 +99,24 @@ const applicationSecretAndRetireRoutes: FastifyPluginAsyncTypebox = async (app) 
     });
   });
 
-  app.post("/applications/:id/retire", options, async (request, reply) => {
-    const application = isId(request.params.id) ? await retireApplication(app.signon, request.params.id, actorOf(request)) : null;
-    if (!application) return sendNotFound(request, reply, "application");
-    return redirectWithFlash(request, reply, `/applications/${application.id}`, {
+  app.get("/applications/:id/retire", pageOptions, async (request, reply) => {
+    const application = await liveApplication(request, reply, request.params.id, alreadyRetired);
+    if (!application) return reply;
+    return renderConfirmation(request, reply, retireConfirmation(application, await findApplicationReach(app.signon.db, application.id, app.signon.now())));
+  });
+
+  app.post("/applications/:id/retire", formOptions, async (request, reply) => {
+    const application = await liveApplication(request, reply, request.params.id, alreadyRetired);
+    if (!application) return reply;
+    if (!isConfirmed(request.body)) {
+      const reach = await findApplicationReach(app.signon.db, application.id, app.signon.now());
+      return renderConfirmation(request, reply, retireConfirmation(application, reach), { unconfirmed: true });
+    }
+    const retired = await retireApplication(app.signon, application.id, actorOf(request));
+    if (!retired) return sendNotFound(request, reply, "application");
+    return redirectWithFlash(request, reply, `/applications/${retired.id}`, {
       kind: "success",
-      text: `${application.name} is retired: it can no longer sign anyone in, and its tokens no longer work.`,
+      text: `${retired.name} is retired: it can no longer sign anyone in, and its tokens no longer work.`,
     });
   });
 };

@@ -1,0 +1,90 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { suspendUser } from "../../accounts/manage-users.js";
+import type { UserDetails } from "../../accounts/user-details.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { requestOrigin } from "../../http/request-origin.js";
+import { listSignInApplications } from "../../repositories/account-overview.js";
+import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
+import { redirectWithFlash } from "../../web/page.js";
+import { signedInUser } from "../../web/signed-in.js";
+import { runAction } from "./account-actions.js";
+import { managedUser, UidParams, usersFormGuards, usersPageGuards } from "./managed-user.js";
+import { renderUserPage } from "./show.js";
+
+const SuspendBody = Type.Object(
+  { _csrf: Type.String({ maxLength: 256 }), reason: Type.Optional(Type.String({ maxLength: 2000 })), ...confirmField },
+  { additionalProperties: false },
+);
+
+/** Longest suspension reason kept. */
+const reasonMaxLength = 500;
+
+/** The confirmation page of `POST /users/:uid/suspend`, where the reason is given. */
+function suspendConfirmation(details: UserDetails, applications: string[], reason: { value: string; error?: string }): ConfirmationPage {
+  const { user } = details;
+  return {
+    title: `Suspend ${user.name}`,
+    consequences: [
+      `${user.name} (${user.email}) can no longer sign in, to Sign-on or to any application.`,
+      "Their Sign-on sessions end at once and every token they hold is revoked.",
+      applications.length > 0
+        ? `The applications they may sign in to are told to sign them out: ${applications.join(", ")}.`
+        : "They may sign in to no application, so none has to sign them out.",
+      "The reason is kept on their page and in the event log.",
+    ],
+    finality: "You can unsuspend them later, but the sessions and tokens ended now stay ended.",
+    action: `/users/${user.uid}/suspend`,
+    confirmLabel: `Suspend ${user.name}`,
+    cancel: { href: `/users/${user.uid}`, label: `Cancel: back to ${user.name}` },
+    field: { name: "reason", label: "Reason for the suspension", maxLength: reasonMaxLength, ...reason },
+  };
+}
+
+/** Why this person cannot be suspended by this actor now, or `null`. */
+function suspendRefusal(details: UserDetails, actorUid: string): string | null {
+  if (details.user.uid === actorUid) return "You cannot suspend your own account";
+  if (details.user.suspendedAt !== null) return `${details.user.email} is already suspended`;
+  return null;
+}
+
+/**
+ * Suspending is two steps: `GET /users/:uid/suspend` says what will happen
+ * and asks for the reason; only its form's post with `confirm=yes` and a
+ * reason suspends. A post without the confirmation gets that page again
+ * (400) and changes nothing.
+ */
+const suspendUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/users/:uid/suspend", { config: { errorFormat: "html" }, schema: { params: UidParams }, preHandler: usersPageGuards }, async (request, reply) => {
+    const details = await managedUser(request, reply, request.params.uid);
+    if (!details) return reply;
+    const refusal = suspendRefusal(details, signedInUser(request).uid);
+    if (refusal !== null) return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "error", text: `${refusal}.` });
+    const applications = (await listSignInApplications(app.signon.db, details.user.uid)).map((application) => application.name);
+    return renderConfirmation(request, reply, suspendConfirmation(details, applications, { value: "" }));
+  });
+
+  app.post(
+    "/users/:uid/suspend",
+    { config: { errorFormat: "html" }, schema: { params: UidParams, body: SuspendBody }, preValidation: requireFormBody, preHandler: usersFormGuards(app) },
+    async (request, reply) => {
+      const details = await managedUser(request, reply, request.params.uid);
+      if (!details) return reply;
+      const actor = signedInUser(request);
+      const refusal = suspendRefusal(details, actor.uid);
+      if (refusal !== null) return renderUserPage(request, reply, details, { actionErrors: { reason: refusal } });
+      const reason = (request.body.reason ?? "").trim();
+      const confirmed = isConfirmed(request.body);
+      let problem: string | undefined;
+      if (reason === "") problem = "Enter the reason for the suspension";
+      else if (reason.length > reasonMaxLength) problem = `Enter a reason of at most ${reasonMaxLength} characters`;
+      if (!confirmed || problem !== undefined) {
+        const applications = (await listSignInApplications(app.signon.db, details.user.uid)).map((application) => application.name);
+        const field = { value: request.body.reason ?? "", ...(confirmed && problem !== undefined ? { error: problem } : {}) };
+        return renderConfirmation(request, reply, suspendConfirmation(details, applications, field), { unconfirmed: !confirmed });
+      }
+      return runAction(request, reply, details, "reason", () => suspendUser(app.signon, details.user.email, reason, actor.uid, requestOrigin(request)), `${details.user.name} is suspended.`);
+    },
+  );
+};
+
+export default suspendUserRoutes;
