@@ -17,8 +17,9 @@
 // then Completion, then Sign-on, each letting running requests finish, then the embedded
 // database (a fast, clean shutdown). The exit code is 0 when everything stopped cleanly.
 // Should this process end without that (SIGKILL), each service notices that its parent is
-// gone (scripts/start/exit-with-parent.mjs) and stops by itself, and the database server
-// stops once they have disconnected; should npm end on its own, this script stops
+// gone (scripts/start/exit-with-parent.mjs) and stops by itself, and the database server (run
+// from this process, in a process group of its own) is stopped by its guard once they have
+// disconnected; should npm end on its own, this script stops
 // everything as for Ctrl-C.
 //
 // The services run as built JavaScript (each package's dist/, written by `npm run build`, which
@@ -33,7 +34,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { HELP, readSettings, StartError } from "./start/settings.mjs";
 import { forwardLines, serviceLineWriter } from "./start/service-output.mjs";
 import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/single-instance.mjs";
@@ -59,11 +60,17 @@ const { ports, urls } = settings;
 const root = fileURLToPath(new URL("..", import.meta.url));
 const home = process.cwd();
 const dataDir = resolve(home, "data");
-const serveDatabase = "packages/db/dist/postgres-server/serve.js";
+const embeddedDatabase = "packages/db/dist/postgres-server/embedded-database.js";
 /** The workspace packages the services run from, built (dist/) before they start. */
 const builtPackages = ["packages/db", "packages/service-kit", "packages/signon-client", "packages/signon", "packages/completion", "examples/editorial-app"];
 /** Node's options for the built services: workspace packages resolve to their dist/ (see their package.json "exports"). */
 const builtConditions = "--conditions=tessera-built";
+/**
+ * Node's options for the services and commands: a young generation of at most 2 MB per half
+ * instead of 16, which a service fills at its start (module loading) and then holds as resident
+ * memory for good; collections of the young generation are cheap and its requests' garbage small.
+ */
+const serviceNodeOptions = ["--max-semi-space-size=2"];
 /** Every service's migrations, for the conversion of an earlier version's data. */
 const allMigrations = ["signon=packages/signon/migrations", "completion=packages/completion/migrations", "signon_client=packages/signon-client/migrations"];
 const exitWithParent = import.meta.resolve("./start/exit-with-parent.mjs");
@@ -106,7 +113,7 @@ const services = {
 
 /** DATABASE_URL as given; empty or unset: the embedded server, whose URL `database` holds once it runs. */
 const givenDatabaseUrl = process.env.DATABASE_URL || undefined;
-/** The embedded database server's process, once started: `{ child, exited, url }`. */
+/** The embedded database server, once started: `{ url, stop }`. */
 let database = null;
 
 /** Services in the order they started. */
@@ -124,10 +131,11 @@ function showOutput(name, child) {
   forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
 }
 
-function spawnBuilt(entry, args, env) {
-  return spawn(process.execPath, [builtConditions, "--import", exitWithParent, join(root, entry), ...args], {
+function spawnBuilt(name, entry, args, env) {
+  return spawn(process.execPath, [builtConditions, ...serviceNodeOptions, "--import", exitWithParent, join(root, entry), ...args], {
     cwd: home,
-    env: { ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), ...env },
+    // PGAPPNAME: which service holds which connection, in pg_stat_activity.
+    env: { ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), PGAPPNAME: name, ...env },
     // The IPC channel closes when this process ends, however it ends: the child then stops by itself.
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     // Its own session: the terminal's Ctrl-C and hang-up reach this script only, which stops the rest in order.
@@ -142,7 +150,7 @@ function exitOf(child) {
 function launch(service) {
   // Once stopping, nothing new starts: it would escape the stop that is under way.
   if (stopping) throw new Error(`not starting ${service.name}: stopping`);
-  const child = spawnBuilt(service.entry, [], service.env);
+  const child = spawnBuilt(service.name, service.entry, [], service.env);
   showOutput(service.name, child);
   const exited = exitOf(child);
   const entry = { service, child, exited, stopRequested: false };
@@ -168,7 +176,7 @@ async function waitUntilReady(entry, timeoutMs = 60_000) {
     } catch {
       // not listening yet
     }
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
   }
   // Also when stopping: what waited for this service must not go on to start the next one.
   throw new Error(stopping ? `${service.name}: stopped before it was ready` : `${service.name} did not become ready on port ${service.port}`);
@@ -180,48 +188,36 @@ function urlOf(service) {
 }
 
 /**
- * Starts the embedded PostgreSQL server (serve.ts) in a process group of its own, and resolves
- * once it has printed its URL. Its standard input is a pipe from here: when this process ends,
- * however it ends, the server stops by itself once the services have disconnected.
+ * Starts the embedded PostgreSQL server (startEmbeddedDatabase, from the db package's dist/)
+ * in a process group of its own, so that Ctrl-C reaches this script only, which stops it
+ * last. Its guard stops it when this process ends without doing so (even by kill -9), once
+ * the services have disconnected.
  */
 async function startDatabase() {
-  const migrations = allMigrations.flatMap((pair) => {
+  const migrations = allMigrations.map((pair) => {
     const [schema, folder] = pair.split("=");
-    return ["--migrations", `${schema}=${join(root, folder)}`];
+    return { schema, folder: join(root, folder) };
   });
-  const child = spawn(process.execPath, [builtConditions, join(root, serveDatabase), "--home", dataDir, ...migrations], {
-    cwd: home,
-    env: process.env,
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  });
-  let said = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (chunk) => (said += chunk));
-  forwardLines(child.stderr, serviceLineWriter("database", settings.logFormat, process.stderr), process.stderr);
-  const exited = exitOf(child);
-  const line = await new Promise((resolveLine) => {
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      if (out.includes("\n")) resolveLine(out.split("\n")[0]);
-    });
-    void exited.then(() => resolveLine(null));
-  });
-  if (line === null) {
-    // serve.ts printed one sentence (shown above, marked "database"): that is the whole story.
-    throw new StartError(`npm start: the embedded database did not start${said.trim() === "" ? "" : " (see the line above)"}.`, 1);
+  const { startEmbeddedDatabase } = await import(pathToFileURL(join(root, embeddedDatabase)).href);
+  const write = serviceLineWriter("database", settings.logFormat, process.stderr);
+  const log = { info: (message) => process.stderr.write(write(message)), warn: (message) => process.stderr.write(write(message)) };
+  let started;
+  try {
+    started = await startEmbeddedDatabase({ home: dataDir, migrations, log, stopWhenCallerEnds: true });
+  } catch (error) {
+    // One sentence (a PostgresServerError says what to do): that is the whole story.
+    log.warn(error instanceof Error ? error.message : String(error));
+    throw new StartError("npm start: the embedded database did not start (see the line above).", 1);
   }
-  const { url, conversion } = JSON.parse(line);
-  database = { child, exited, url };
-  void exited.then(({ code, signal }) => {
+  database = { url: started.url, stop: () => started.stop() };
+  void started.server.exited.then(() => {
     if (!stopping) {
-      console.error(`the database server stopped unexpectedly (${signal ?? `exit code ${code}`}); stopping the services`);
+      console.error(`the database server stopped unexpectedly (see ${started.server.logFile}); stopping the services`);
       void stopAll(1);
     }
   });
-  if (conversion !== null) {
+  const { conversion } = started;
+  if (conversion !== undefined) {
     const rows = conversion.tables.reduce((sum, table) => sum + table.rows, 0);
     console.log(
       `Converted the data of an earlier version to PostgreSQL: ${conversion.tables.length} tables, ${rows} rows, ` +
@@ -278,7 +274,7 @@ async function start(service) {
  */
 async function runCommand(name, entry, args) {
   if (stopping) throw new Error(`not running ${name}: stopping`);
-  const child = spawnBuilt(entry, args, {});
+  const child = spawnBuilt(name, entry, args, {});
   forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
   let stdout = "";
   child.stdout.setEncoding("utf8");
@@ -352,12 +348,11 @@ async function stopAll(exitCode) {
   }
   // The database last: a fast shutdown with its checkpoint, so the next start needs no recovery.
   if (database !== null) {
-    const { child, exited } = database;
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    const { code, signal } = await exited;
-    if (code !== 0) {
+    try {
+      await database.stop();
+    } catch (error) {
       clean = false;
-      console.error(`the database server did not stop cleanly (${signal ?? `exit code ${code}`})`);
+      console.error(`the database server did not stop cleanly (${error instanceof Error ? error.message : error})`);
     }
   }
   process.exit(exitCode === 0 && !clean ? 1 : exitCode);
@@ -452,11 +447,15 @@ try {
     if (previousKilled) await waitForPreviousDatabase();
     await startDatabase();
   }
-  await start(services.signon);
-  // Completion needs nothing from the set-up, and the example application only its credentials
-  // file: when that is there already (a later start), all three go at once.
+  // All at once: the migrations take turns (an advisory lock), Completion needs nothing from
+  // the set-up, and the example application only its credentials file, there already on a
+  // later start. The first start's set-up applies Sign-on's migrations itself if it comes first.
+  const signon = start(services.signon);
+  const completion = start(services.completion);
   const early = existsSync(credentialsFile) ? start(services.editorial) : null;
-  const [setUp] = await Promise.all([bootstrap(), start(services.completion)]);
+  // Awaited below, or left when something else failed first (which stops everything anyway).
+  early?.catch(() => undefined);
+  const [setUp] = await Promise.all([bootstrap(), signon, completion]);
   const report = [];
   if (setUp.status === "created") {
     created = setUp;

@@ -67,7 +67,30 @@ function parents(): Map<number, number> {
  * sharers), which the sum of RSS overstates: PostgreSQL's processes share its
  * buffers, the Node.js processes their code.
  */
-function treeRss(pid: number): { mb: number; pssMb: number; processes: number } {
+interface Memory {
+  mb: number;
+  pssMb: number;
+  processes: number;
+  /** Each process: what it runs (its command line, shortened) and its RSS in MB. */
+  each: { what: string; mb: number }[];
+}
+
+/** A process's command line, shortened to what tells it apart (the script or program and its role). */
+function describe(pid: number): string {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((part) => part !== "");
+    if (argv[0] === process.execPath || argv[0]?.endsWith("/node")) {
+      const script = argv.find((part) => /\.(m?js|ts)$/.test(part) && !part.includes("exit-with-parent"));
+      return `node ${script ? script.split("/").slice(-3).join("/") : argv.slice(1).join(" ")}`;
+    }
+    // PostgreSQL names its processes ("postgres: checkpointer", …) through its command line.
+    return argv.join(" ").replace(/^\S*\//, "").slice(0, 60);
+  } catch {
+    return "?";
+  }
+}
+
+function treeRss(pid: number): Memory {
   const parentOf = parents();
   const tree = new Set([pid]);
   for (let grew = true; grew; ) {
@@ -81,22 +104,25 @@ function treeRss(pid: number): { mb: number; pssMb: number; processes: number } 
   }
   let kb = 0;
   let pssKb = 0;
+  const each: Memory["each"] = [];
   for (const member of tree) {
     try {
-      kb += Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${member}/status`, "utf8"))?.[1] ?? 0);
+      const rssKb = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${member}/status`, "utf8"))?.[1] ?? 0);
+      kb += rssKb;
       pssKb += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${member}/smaps_rollup`, "utf8"))?.[1] ?? 0);
+      each.push({ what: describe(member), mb: rssKb / 1024 });
     } catch {
       // ended meanwhile
     }
   }
-  return { mb: kb / 1024, pssMb: pssKb / 1024, processes: tree.size };
+  return { mb: kb / 1024, pssMb: pssKb / 1024, processes: tree.size, each };
 }
 
 /**
  * Starts `npm start` in `cwd`, returns the seconds until every service is ready
  * (and, when asked, the memory of its processes then), then stops it.
  */
-async function timeStart(cwd: string, measureMemory = false): Promise<{ seconds: number; memory?: { mb: number; pssMb: number; processes: number } }> {
+async function timeStart(cwd: string, measureMemory = false): Promise<{ seconds: number; memory?: Memory }> {
   const began = performance.now();
   const child = spawn(process.execPath, [startScript], { cwd, env: { ...process.env, DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -135,7 +161,7 @@ for (const port of [3000, 3001, 3002]) {
 
 const fresh: number[] = [];
 const again: number[] = [];
-const memory: { mb: number; pssMb: number; processes: number }[] = [];
+const memory: Memory[] = [];
 for (let round = 0; round < rounds; round++) {
   const cwd = await mkdtemp(join(tmpdir(), "tessera-bench-start-"));
   // Run by root, the embedded server runs as the account "postgres", which must be let through.
@@ -159,4 +185,6 @@ if (memory.length > 0) {
   const pss = median(memory.map((m) => m.pssMb));
   console.log(`Memory right after the first start: ${mb.toFixed(0)} MB RSS summed over ${memory[0]?.processes} processes (npm start, its services, the PostgreSQL server)   goal: at most 400 MB`);
   console.log(`  (PSS, each shared page counted once: ${pss.toFixed(0)} MB)`);
+  // The processes of the first round, largest first.
+  for (const { what, mb } of [...memory[0]!.each].sort((a, b) => b.mb - a.mb)) console.log(`    ${mb.toFixed(0).padStart(5)} MB  ${what}`);
 }

@@ -1,5 +1,8 @@
 // How the services' output reaches npm start's own: line by line, each line marked with its service.
-import pinoPretty from "pino-pretty";
+import { createRequire } from "node:module";
+
+/** pino-pretty, loaded only for readable output: JSON output passes lines on as they are. */
+const loadPinoPretty = () => createRequire(import.meta.url)("pino-pretty");
 
 const prettyOptions = { translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname", singleLine: true };
 
@@ -13,7 +16,7 @@ const prettyOptions = { translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname",
  */
 export function serviceLineWriter(name, format, target) {
   const prefix = `${name.padEnd(10)} | `;
-  const prettify = format === "pretty" ? pinoPretty.prettyFactory({ ...prettyOptions, colorize: target.isTTY === true }) : null;
+  const prettify = format === "pretty" ? loadPinoPretty().prettyFactory({ ...prettyOptions, colorize: target.isTTY === true }) : null;
   const isJsonObject = (line) => line.startsWith("{") && line.endsWith("}");
   const format1 = (line) => {
     if (!isJsonObject(line)) return `${prefix}${line}\n`;

@@ -45,6 +45,12 @@ describe("permissions and suspension reach the example application", () => {
     await fillSignIn(user, userEmail, password);
     await user.waitForURL(`${system.appUrl}/`);
     expect(await permissionsInApp(user)).toEqual(["signin"]);
+    await checkPage(user, "example-app-home");
+    // Without the admin permission, the admin page says which one it needs and offers ways back.
+    expect((await user.goto(`${system.appUrl}/admin`))?.status()).toBe(403);
+    await checkPage(user, "example-app-forbidden");
+    await user.getByRole("link", { name: "Back to the home page" }).click();
+    await user.waitForURL(`${system.appUrl}/`);
 
     await admin.goto(`${system.signonUrl}/sign-in`);
     await fillSignIn(admin, adminEmail, password);

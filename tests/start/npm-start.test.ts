@@ -155,8 +155,9 @@ describe("npm start on ports of its own (first start)", () => {
   });
 
   it("leaves nothing running when its process group is killed with SIGKILL: the database server stops cleanly after the services", async () => {
+    // The three services, the PostgreSQL server and its guard.
     const children = childrenOf(run.child.pid as number);
-    expect(children).toHaveLength(4);
+    expect(children).toHaveLength(5);
 
     process.kill(-(run.child.pid as number), "SIGKILL");
     await run.exited;
@@ -201,7 +202,7 @@ describe("npm start on ports of its own (first start)", () => {
     });
 
     it("stops every service on SIGHUP (its terminal closed), the example application first, then the database server, and exits 0", async () => {
-      expect(services).toHaveLength(4);
+      expect(services).toHaveLength(5);
 
       process.kill(startPid, "SIGHUP");
 
@@ -248,12 +249,13 @@ describe("npm start killed with SIGKILL, the database server with it", () => {
 
       // Everything at once, as a machine's power cut would: npm start's group and the database server's.
       const children = childrenOf(first.child.pid as number);
-      const databaseServer = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("postgres-server/serve"));
-      expect(databaseServer).toBeDefined();
+      const guard = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("tessera-database-guard"));
+      expect(guard).toBeDefined();
       const postmaster = Number(readFileSync(join(home, "data", "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
-      process.kill(-(databaseServer as number), "SIGKILL");
+      // The server's processes are a group of their own, and so is its guard.
+      process.kill(-(guard as number), "SIGKILL");
       process.kill(-(first.child.pid as number), "SIGKILL");
-      process.kill(postmaster, "SIGKILL");
+      process.kill(-postmaster, "SIGKILL");
       await first.exited;
       expect(await whenEnded([...children, postmaster])).toEqual([]);
 
@@ -305,7 +307,7 @@ describe("npm start when npm ends on its own", () => {
       await run.printed("Press Ctrl-C to stop.");
       const [startPid] = childrenOf(run.child.pid as number);
       const services = childrenOf(startPid as number);
-      expect(services).toHaveLength(4);
+      expect(services).toHaveLength(5);
 
       process.kill(run.child.pid as number, "SIGKILL");
 

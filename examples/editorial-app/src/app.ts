@@ -6,6 +6,8 @@ import type { FastifyInstance } from "fastify";
 import type { EditorialAppConfig } from "./config.js";
 import { adminRoutes } from "./routes/admin.js";
 import { apiMeRoutes } from "./routes/api/me.js";
+import { assetRoutes } from "./routes/assets.js";
+import { forbiddenPage } from "./routes/forbidden.js";
 import { homeRoutes } from "./routes/home.js";
 
 export type { EditorialAppConfig } from "./config.js";
@@ -20,6 +22,7 @@ const SESSION_SWEEP_MS = 10 * 60 * 1000;
  * - `GET /`: who you are and your permissions (signed in),
  * - `GET /admin`: the users Sign-on told it about (permission `admin`),
  * - `GET /api/me`: the caller of a Sign-on bearer token,
+ * - `GET /assets/editorial.css`: its stylesheet,
  * - `GET /healthcheck/live`, `GET /healthcheck/ready` (its database answers, its tables are migrated),
  * - the Sign-on routes: `/auth/gds`, `/auth/gds/callback`, `/auth/gds/sign_out`,
  *   and the push receivers `PUT /auth/gds/api/users/:uid`, `POST /auth/gds/api/users/:uid/reauth`.
@@ -66,11 +69,13 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     userStore: new PostgresUserStore(database.pool),
     sessionStore,
     cookieName: "editorial_session",
+    onForbidden: forbiddenPage(config.signonUrl),
   });
   app.get("/healthz", async () => ({ status: "ok" }));
   registerHealthChecks(app, {
     checks: databaseReadinessChecks(async (text) => (await database.pool.query<Record<string, unknown>>(text)).rows, [signonClientMigrations]),
   });
+  await app.register(assetRoutes);
   await app.register(homeRoutes);
   await app.register(adminRoutes(database.pool));
   await app.register(apiMeRoutes);

@@ -96,6 +96,11 @@ describe("GET /admin", () => {
     const admin = await browser.get(`${appUrl}/admin`);
 
     expect(admin.response.status).toBe(403);
+    expect(admin.body).toContain("<h1>You do not have permission to see this page</h1>");
+    expect(admin.body).toContain("This page needs the <code>admin</code> permission");
+    expect(admin.body).toContain('<a href="/">Back to the home page</a>');
+    expect(admin.body).toContain(`<a href="${signon.url}">Your Sign-on dashboard</a>`);
+    expect(admin.body).toContain('<a href="/auth/gds/sign_out">Sign out</a>');
   });
 
   it("lists the users Sign-on told the application about to an admin", async () => {
@@ -192,5 +197,18 @@ describe("GET /auth/gds/sign_out", () => {
 
     expect(out.url).toBe(`${signon.url}/`);
     expect(browser.cookie(appUrl, "editorial_session")).toBeUndefined();
+  });
+});
+
+describe("GET /assets/editorial.css", () => {
+  it("serves the stylesheet every page links to, without a session", async () => {
+    const { browser } = await signedIn(addUser().uid);
+    expect((await browser.get(`${appUrl}/`)).body).toContain('<link rel="stylesheet" href="/assets/editorial.css">');
+
+    const stylesheet = await fetch(`${appUrl}/assets/editorial.css`);
+
+    expect(stylesheet.status).toBe(200);
+    expect(stylesheet.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(await stylesheet.text()).toContain("header.site");
   });
 });

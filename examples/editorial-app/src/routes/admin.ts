@@ -16,10 +16,10 @@ export function adminRoutes(pool: pg.Pool) {
         )
         .join("\n");
       const body = `<p>Users Sign-on has told this application about, with their permissions here.</p>
-<table id="users"><thead><tr><th>Name</th><th>E-mail</th><th>Permissions</th><th>State</th></tr></thead>
+<div class="table-wrap"><table id="users"><thead><tr><th>Name</th><th>E-mail</th><th>Permissions</th><th>State</th></tr></thead>
 <tbody>
 ${rows}
-</tbody></table>`;
+</tbody></table></div>`;
       return reply
         .type("text/html; charset=utf-8")
         .header("cache-control", "no-store")

@@ -1,14 +1,14 @@
 // The converter of the data that versions before the embedded PostgreSQL server kept in
 // ./data/pglite (PGlite: PostgreSQL compiled to WebAssembly), the only code that still
 // knows that engine: npm start's first start on such a ./data moves its rows into the
-// PostgreSQL server, once.
+// PostgreSQL server, once. What only a conversion needs (PGlite above all) is loaded when one
+// runs: every start looks for earlier data, and the processes that do must stay small.
 import { readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import type pg from "pg";
 import { silentLogger, type Logger } from "../logger.js";
-import { bookkeepingTable, BOOKKEEPING_SCHEMA, runMigrations, type MigrationSet } from "../migrations.js";
-import { createPool } from "../pool.js";
+import type { MigrationSet } from "../migrations.js";
 
 /** Options of {@link convertPgliteData}. */
 export interface ConvertPgliteOptions {
@@ -47,6 +47,7 @@ const BATCH_ROWS = 2000;
 export async function convertPgliteData(options: ConvertPgliteOptions): Promise<EarlierDataConversion> {
   const log = options.log ?? silentLogger;
   await refuseWhileOpen(options.pgliteDir);
+  const [{ PGlite }, { runMigrations }] = await Promise.all([import("@electric-sql/pglite"), import("../migrations.js")]);
   const source = await PGlite.create({ dataDir: options.pgliteDir });
   let tables: { name: string; rows: number }[];
   try {
@@ -84,6 +85,7 @@ async function refuseWhileOpen(pgliteDir: string): Promise<void> {
 }
 
 async function appliedMigrations(source: PGlite, sets: readonly MigrationSet[]): Promise<Map<string, Set<number>>> {
+  const { bookkeepingTable, BOOKKEEPING_SCHEMA } = await import("../migrations.js");
   const only = new Map<string, Set<number>>();
   for (const set of sets) {
     const table = `${quote(BOOKKEEPING_SCHEMA)}.${quote(bookkeepingTable(set))}`;
@@ -205,6 +207,7 @@ export async function markConversionStarted(home: string): Promise<void> {
 /** Converts the earlier data of `home` into the empty database at `url` (as the superuser), then removes the mark. */
 export async function convertEarlierData(options: { home: string; url: string; migrations: readonly MigrationSet[]; log: Logger }): Promise<EarlierDataConversion> {
   const { dir, marker } = earlierData(options.home);
+  const { createPool } = await import("../pool.js");
   const target = createPool({ url: options.url, max: 2, log: options.log });
   try {
     options.log.info(`database: converting the data of an earlier version in ${dir} to PostgreSQL`);

@@ -19,8 +19,23 @@ export interface EmbeddedDatabaseOptions {
    * is then refused, with a sentence saying to run `npm start` once.
    */
   convert?: boolean;
+  /** See `stopWhenCallerEnds` of `startPostgresServer`: what `npm start` passes, which stops the server itself, last. */
+  stopWhenCallerEnds?: boolean;
   log?: Logger;
 }
+
+/**
+ * The server settings of a local installation, lighter than PostgreSQL's
+ * defaults for a machine that runs the services beside it (fewer processes,
+ * less shared memory), and as fast on its small data: reads without I/O
+ * worker processes (`io_method=sync`), 16 MB of shared buffers, and no
+ * logical replication launcher (nothing replicates from it). Autovacuum stays.
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
+  io_method: "sync",
+  shared_buffers: "16MB",
+  max_logical_replication_workers: "0",
+};
 
 /** The embedded database of `npm start`, running. */
 export interface EmbeddedDatabase {
@@ -47,7 +62,12 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   const log = options.log ?? silentLogger;
   const home = path.resolve(options.home);
   const database = options.database ?? "tessera";
-  const server = await startPostgresServer({ dataDir: path.join(home, "postgres"), log });
+  const server = await startPostgresServer({
+    dataDir: path.join(home, "postgres"),
+    settings: EMBEDDED_SETTINGS,
+    stopWhenCallerEnds: options.stopWhenCallerEnds ?? false,
+    log,
+  });
   try {
     const url = server.urlOf(database);
     const convert = await earlierDataToConvert(home, database, () => databaseExists(server.url, database));

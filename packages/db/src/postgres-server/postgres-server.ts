@@ -10,7 +10,7 @@ import { initCluster, readPassword, runAs } from "./init-cluster.js";
 import { PostgresServerError, USE_DATABASE_URL } from "./postgres-server-error.js";
 import { connectionUrl } from "./running-server.js";
 import { isLeftoverSharedMemory, logSize, readLogFrom, startFailure } from "./server-log.js";
-import { serverUser } from "./server-user.js";
+import { serverUser, type ServerUser } from "./server-user.js";
 
 /** How clients reach the server. */
 export type Transport = "socket" | "tcp";
@@ -38,6 +38,17 @@ export interface PostgresServerOptions {
   readyTimeoutMs?: number;
   /** Where start-up notes go (a new cluster, an account switch); the server's own log goes to `logFile`. */
   log?: Logger;
+  /**
+   * For a launcher that stops the server itself, after the services (`npm
+   * start`): the server runs in a process group of its own, so that neither a
+   * terminal's Ctrl-C nor a kill of the launcher's group reaches it, and a
+   * guard (a shell waiting on a pipe from this process, a few hundred
+   * kilobytes) stops it when this process ends without stopping it, however
+   * it ends (kill -9 included): once its clients have disconnected (a smart
+   * shutdown), at most 15 s later a fast one. Default `false`: the server is
+   * in this process's group and goes with it.
+   */
+  stopWhenCallerEnds?: boolean;
 }
 
 /** A running embedded PostgreSQL server. */
@@ -79,7 +90,8 @@ const LEFTOVER_WAIT_MS = 15_000;
  *
  * The server is a child process in this process's group: a kill of the whole
  * group takes it down too, and a terminal's Ctrl-C makes it shut down fast
- * and clean.
+ * and clean. With `stopWhenCallerEnds` it has a group of its own instead, and
+ * a guard that stops it once this process has ended.
  *
  * @throws {PostgresServerError} with one sentence for a person.
  */
@@ -120,11 +132,15 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   const deadline = Date.now() + LEFTOVER_WAIT_MS;
   for (;;) {
     const from = await startOfThisStart(logFile);
-    const child = await spawnServer(binaries.postgres, args, logFile, user);
+    const ownGroup = options.stopWhenCallerEnds === true;
+    const child = await spawnServer(binaries.postgres, args, logFile, user, ownGroup);
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     const ready = await waitUntilReady(dataDir, child, exited, options.readyTimeoutMs ?? 120_000);
     if (ready) {
       const urlOf = (database: string) => connectionUrl(connection, database);
+      const guard = ownGroup ? startGuard(binaries.pgCtl, dataDir, user) : undefined;
+      // A server that stopped by itself needs no guard any more.
+      void exited.then(() => guard?.kill("SIGKILL"));
       let stopping: Promise<void> | undefined;
       return {
         url: urlOf("postgres"),
@@ -135,7 +151,11 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
         pid: child.pid ?? -1,
         created,
         exited,
-        stop: () => (stopping ??= stopServer(binaries.pgCtl, dataDir, user, child, exited)),
+        stop: () => {
+          // Stopped here: the guard must not stop the next server on this directory when this process ends.
+          guard?.kill("SIGKILL");
+          return (stopping ??= stopServer(binaries.pgCtl, dataDir, user, child, exited));
+        },
       };
     }
     const written = await readLogFrom(logFile, from);
@@ -167,7 +187,13 @@ async function startOfThisStart(logFile: string): Promise<number> {
   return 0;
 }
 
-async function spawnServer(postgres: string, args: string[], logFile: string, user: { switched: boolean; uid: number; gid: number }): Promise<ChildProcess> {
+async function spawnServer(
+  postgres: string,
+  args: string[],
+  logFile: string,
+  user: { switched: boolean; uid: number; gid: number },
+  ownGroup: boolean,
+): Promise<ChildProcess> {
   const out = await open(logFile, "a", 0o600);
   try {
     const child = spawn(postgres, args, {
@@ -175,6 +201,7 @@ async function spawnServer(postgres: string, args: string[], logFile: string, us
       env: { ...process.env, LC_ALL: "C" },
       // Straight to the file: the server does not depend on this process to write its log.
       stdio: ["ignore", out.fd, out.fd],
+      detached: ownGroup,
     });
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
@@ -184,6 +211,55 @@ async function spawnServer(postgres: string, args: string[], logFile: string, us
   } finally {
     await out.close();
   }
+}
+
+/** The guard's name in the process list (its `$0`). */
+export const GUARD_NAME = "tessera-database-guard";
+
+/**
+ * What the guard runs once its standard input ends (this process has gone):
+ * a smart shutdown (no new sessions; the server stops once the open ones have
+ * ended, as the services close theirs when they notice that their launcher
+ * has gone), and a fast one should sessions remain after 15 s. pg_ctl says
+ * nothing useful to anyone then: nobody reads the output any more.
+ */
+const GUARD_SCRIPT = `read -r _; "$1" stop -D "$2" -m smart -w -t 15 >/dev/null 2>&1 || exec "$1" stop -D "$2" -m fast -w -t 120 >/dev/null 2>&1`;
+
+/** The same for Windows, which has no shell to spare: a Node.js process. */
+const GUARD_NODE_SCRIPT = `
+const { spawnSync } = require("node:child_process");
+const [pgCtl, dataDir] = process.argv.slice(-2);
+process.stdin.on("error", () => {});
+process.stdin.on("close", () => {
+  const smart = spawnSync(pgCtl, ["stop", "-D", dataDir, "-m", "smart", "-w", "-t", "15"], { stdio: "ignore" });
+  if (smart.status !== 0) spawnSync(pgCtl, ["stop", "-D", dataDir, "-m", "fast", "-w", "-t", "120"], { stdio: "ignore" });
+});
+process.stdin.resume();`;
+
+/**
+ * Starts the guard of a server that runs in a group of its own: a process
+ * (in a group of its own too) that waits for the end of a pipe from this
+ * process, which comes however this process ends, and then stops the server.
+ */
+function startGuard(pgCtl: string, dataDir: string, user: ServerUser): ChildProcess {
+  const [program, args] =
+    process.platform === "win32"
+      ? [process.execPath, ["--max-semi-space-size=1", "-e", GUARD_NODE_SCRIPT, GUARD_NAME, pgCtl, dataDir]]
+      : ["/bin/sh", ["-c", GUARD_SCRIPT, GUARD_NAME, pgCtl, dataDir]];
+  const guard = spawn(program, args, {
+    // pg_ctl refuses to run as root: as the server's account, as the server.
+    ...(user.switched ? { uid: user.uid, gid: user.gid } : {}),
+    env: { ...process.env, LC_ALL: "C" },
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+    windowsHide: true,
+  });
+  guard.on("error", () => undefined);
+  guard.stdin?.on("error", () => undefined);
+  // Neither keeps this process running: the pipe only has to close when it ends.
+  guard.unref();
+  (guard.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return guard;
 }
 
 /**

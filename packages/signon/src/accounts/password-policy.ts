@@ -1,6 +1,4 @@
-import { ZxcvbnFactory } from "@zxcvbn-ts/core";
-import * as zxcvbnCommon from "@zxcvbn-ts/language-common";
-import * as zxcvbnEnglish from "@zxcvbn-ts/language-en";
+import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 import type { SignonContext } from "../context.js";
 import { recentPasswordHashes } from "../repositories/password-history.js";
 import type { User } from "../repositories/users.js";
@@ -16,14 +14,26 @@ export const minimumPasswordScore = 3;
 /** A new password may not be one of this many most recent ones. */
 export const passwordsRemembered = 2;
 
-let estimator: ZxcvbnFactory | undefined;
+let estimator: Promise<ZxcvbnFactory> | undefined;
 
-function strengthEstimator(): ZxcvbnFactory {
-  estimator ??= new ZxcvbnFactory({
-    dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEnglish.dictionary },
-    graphs: zxcvbnCommon.adjacencyGraphs,
-    translations: zxcvbnEnglish.translations,
-  });
+/**
+ * The password strength estimator, made at the first password check: its
+ * word lists take more than 30 MB, which a server that nobody chooses a
+ * password on (most of the time) does not need to hold.
+ */
+function strengthEstimator(): Promise<ZxcvbnFactory> {
+  estimator ??= (async () => {
+    const [{ ZxcvbnFactory }, zxcvbnCommon, zxcvbnEnglish] = await Promise.all([
+      import("@zxcvbn-ts/core"),
+      import("@zxcvbn-ts/language-common"),
+      import("@zxcvbn-ts/language-en"),
+    ]);
+    return new ZxcvbnFactory({
+      dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEnglish.dictionary },
+      graphs: zxcvbnCommon.adjacencyGraphs,
+      translations: zxcvbnEnglish.translations,
+    });
+  })();
   return estimator;
 }
 
@@ -47,7 +57,7 @@ export async function checkNewPassword(
   const length = [...password].length;
   if (length < passwordLengths.min) return { password: `Enter a password of at least ${passwordLengths.min} characters` };
   if (length > passwordLengths.max) return { password: `Enter a password of at most ${passwordLengths.max} characters` };
-  const result = strengthEstimator().check(password, personalWords(person));
+  const result = (await strengthEstimator()).check(password, personalWords(person));
   if (result.score < minimumPasswordScore) {
     // The estimator's hints are sentences of their own; their closing stop would double the sentence's.
     const hint = (result.feedback.warning ?? result.feedback.suggestions[0] ?? "").replace(/[.\s]+$/u, "");

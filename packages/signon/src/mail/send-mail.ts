@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { SignonConfig } from "../config.js";
 import type { SignonContext } from "../context.js";
 import { insertDevMail } from "../repositories/dev-mails.js";
@@ -12,10 +12,12 @@ export interface MailMessage {
 
 const transports = new WeakMap<SignonConfig, Transporter>();
 
-function smtpTransport(config: SignonConfig, smtpUrl: string): Transporter {
+/** The SMTP transport of `config`; nodemailer is loaded with the first one (an installation without SMTP never needs it). */
+async function smtpTransport(config: SignonConfig, smtpUrl: string): Promise<Transporter> {
   let transport = transports.get(config);
   if (!transport) {
-    transport = nodemailer.createTransport(smtpUrl);
+    const { default: nodemailer } = await import("nodemailer");
+    transport = transports.get(config) ?? nodemailer.createTransport(smtpUrl);
     transports.set(config, transport);
   }
   return transport;
@@ -29,7 +31,7 @@ function smtpTransport(config: SignonConfig, smtpUrl: string): Transporter {
 export async function sendMail(ctx: SignonContext, message: MailMessage): Promise<void> {
   const { mail } = ctx.config;
   if (mail.smtpUrl !== null) {
-    await smtpTransport(ctx.config, mail.smtpUrl).sendMail({ from: mail.from, to: message.to, subject: message.subject, text: message.text });
+    await (await smtpTransport(ctx.config, mail.smtpUrl)).sendMail({ from: mail.from, to: message.to, subject: message.subject, text: message.text });
     return;
   }
   await insertDevMail(ctx.db, { recipient: message.to, subject: message.subject, textBody: message.text, createdAt: ctx.now() });

@@ -69,3 +69,14 @@ export function requireRule(rule: (actor: Actor) => boolean) {
 export async function sendForbidden(reply: FastifyReply): Promise<void> {
   await reply.code(403).header("cache-control", "no-store").view("not-allowed.eta", { title: "You cannot do that" });
 }
+
+/**
+ * preHandler for a page open to everyone that shows the site navigation to
+ * whoever is signed in: sets `request.webSession` when there is a finished
+ * sign-in, and lets the request through either way.
+ */
+export async function useSessionIfAny(request: FastifyRequest): Promise<void> {
+  const ctx = request.server.signon;
+  const session = await resolveWebSession(ctx, readSessionCookie(request, ctx.config));
+  request.webSession = session && !session.awaitingSecondFactor ? session : null;
+}
