@@ -7,15 +7,18 @@
 // 2. runs `npm start` in the clone (its ./data starts empty) and waits until all three
 //    services are ready; reads the superadmin password and the API token it prints;
 // 3. checks real requests: Sign-on's metadata; the superadmin signs in through the
-//    /sign-in form (CSRF token and cookies) and then into the example application through
-//    the OAuth flow; Completion answers the printed token with the demo course's data;
+//    /sign-in form (CSRF token and cookies), sets up the 2-step verification Sign-on asks
+//    superadmins for (an authenticator app's code computed here), and then signs in to the
+//    example application through the OAuth flow; Completion answers the printed token with the demo course's data;
 //    the example application's /healthz;
 // 4. sends SIGINT as Ctrl-C does (to the whole process group) and expects exit code 0;
-// 5. starts again: the data is reused (no new password printed, the old one and the
-//    token still work), and stops cleanly again.
+// 5. starts again: the data is reused (no new password printed, the old one, with a
+//    2-step code, and the token still work), and stops cleanly again.
 // Exits 0 when all of it held; otherwise prints what failed and exits 1. Ports 3000 to
 // 3002 must be free. The temporary directory is removed at the end.
 import { execFileSync, spawn } from "node:child_process";
+import { Buffer } from "node:buffer";
+import { createHmac } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, symlink } from "node:fs/promises";
 import { createConnection } from "node:net";
@@ -104,6 +107,50 @@ async function signIn(browser, url, email, password) {
   return browser.follow(posted, `${signon}/sign-in`);
 }
 
+/** The code an authenticator app shows for a base32 secret in 30-second step `step` (RFC 6238: SHA-1, 6 digits). */
+function totp(base32, step) {
+  const bits = [...base32].map((character) => "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".indexOf(character).toString(2).padStart(5, "0")).join("");
+  const key = Buffer.from(bits.match(/.{8}/g).map((byte) => parseInt(byte, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(step));
+  const mac = createHmac("sha1", key).update(counter).digest();
+  const offset = mac[mac.length - 1] & 0xf;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
+}
+
+/** A 30-second step after `last` (a code counts once), waiting for it when needed. */
+async function freshStep(last) {
+  while (Math.floor(Date.now() / 30_000) <= last) await new Promise((resolve) => setTimeout(resolve, 1000));
+  return Math.floor(Date.now() / 30_000);
+}
+
+/**
+ * The 2-step part of the superadmin's sign-in: at the first start Sign-on sends
+ * them to set it up (superadmins must use it), later it asks for the code.
+ * `twoStep` keeps the secret and the last step used across starts.
+ */
+async function completeTwoStep(browser, signedIn, twoStep) {
+  const path = new URL(signedIn.url).pathname;
+  const html = await signedIn.response.text();
+  const csrf = /name="_csrf" value="([^"]*)"/.exec(html)?.[1];
+  const returnTo = /name="return_to" value="([^"]*)"/.exec(html)?.[1] ?? "/";
+  check(signedIn.response.status === 200 && csrf !== undefined, `after the password, ${signedIn.url} answered ${signedIn.response.status} without a form`);
+  if (twoStep.secret === null) {
+    check(path === "/account/two-step", `the superadmin was not sent to set up 2-step verification after the password, but to ${signedIn.url}`);
+    twoStep.secret = /<p class="secret" id="secret">([A-Z2-7 ]+)<\/p>/.exec(html)?.[1]?.replace(/ /g, "");
+    check(twoStep.secret !== undefined, "the 2-step set-up page shows no key");
+  } else {
+    check(path === "/sign-in/two-step", `the superadmin was not asked for a 2-step code after the password, but sent to ${signedIn.url}`);
+  }
+  twoStep.lastStep = await freshStep(twoStep.lastStep);
+  const posted = await browser.fetch(`${signon}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: decodeEntities(csrf), return_to: decodeEntities(returnTo), code: totp(twoStep.secret, twoStep.lastStep) }).toString(),
+  });
+  check(posted.status === 303, `POST ${path} answered ${posted.status}, not 303: ${await posted.text()}`);
+}
+
 /** Runs `npm start` in `cwd` in its own process group; resolves with its output once it is ready. */
 function npmStart(cwd) {
   const child = spawn("npm", ["start"], { cwd, env: { ...process.env, DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -152,14 +199,14 @@ function printed(output, label) {
   return value;
 }
 
-async function checkServices(password, token) {
+async function checkServices(password, token, twoStep) {
   const metadata = await fetch(`${signon}/.well-known/oauth-authorization-server`);
   check(metadata.status === 200, `Sign-on metadata answered ${metadata.status}`);
   const { issuer, token_endpoint: tokenEndpoint } = await metadata.json();
   check(issuer === signon && typeof tokenEndpoint === "string", `unexpected Sign-on metadata: issuer ${issuer}`);
 
   const browser = new Browser();
-  await signIn(browser, `${signon}/sign-in`, "admin@example.com", password);
+  await completeTwoStep(browser, await signIn(browser, `${signon}/sign-in`, "admin@example.com", password), twoStep);
   check(/^[0-9a-f]{64}$/.test(browser.cookie(signon, "signon_session") ?? ""), "signing in set no Sign-on session cookie");
 
   // The example application's sign-in: authorize (already signed in), callback, its own session.
@@ -205,7 +252,8 @@ async function main() {
     const password = printed(first, "Password");
     const token = printed(first, "API token");
     step("ready; checking requests");
-    await checkServices(password, token);
+    const twoStep = { secret: null, lastStep: 0 };
+    await checkServices(password, token, twoStep);
     step("Ctrl-C");
     const stopped = await running.interrupt();
     check(stopped.code === 0, `npm start exited with ${stopped.signal ?? `code ${stopped.code}`} after Ctrl-C:\n${running.output().slice(-4000)}`);
@@ -215,7 +263,7 @@ async function main() {
     running = npmStart(clone);
     const second = await running.ready;
     check(second.includes("Reusing the data") && !second.includes("First start:") && !second.includes(password), "the second start did not reuse the data");
-    await checkServices(password, token);
+    await checkServices(password, token, twoStep);
     const again = await running.interrupt();
     check(again.code === 0, `the second npm start exited with ${again.signal ?? `code ${again.code}`} after Ctrl-C`);
     running = undefined;

@@ -317,6 +317,7 @@ function firstStartReport(created, loaded) {
     `  Superadmin     ${created.admin.email}`,
     `  Password       ${created.admin.password}`,
     `                 signs in at ${urls.signonPublic}/sign-in; holds signin and admin on completion and ${created.example_app.name}`,
+    "                 sets up 2-step verification (an authenticator app) at the first sign-in, as superadmins must",
     `  API token      ${created.api_client.access_token}`,
     `                 ${created.api_client.name} (${created.api_client.email}) on completion: signin, staff, admin`,
     `  Applications   completion; ${created.example_app.name} (credentials in ${created.example_app.credentials_file}, mode 0600)`,

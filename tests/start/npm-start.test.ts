@@ -92,6 +92,7 @@ describe("npm start on ports of its own (first start)", () => {
       ].join("\n"),
     );
     expect(ready).toContain(`signs in at http://localhost:${ports.SIGNON_PORT}/sign-in`);
+    expect(ready).toContain("sets up 2-step verification (an authenticator app) at the first sign-in");
     for (const port of Object.values(ports)) expect(await answers(Number(port))).toBe(true);
   });
 

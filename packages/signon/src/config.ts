@@ -58,9 +58,15 @@ export interface SignonConfig {
   secretKey: Buffer | null;
   /** People who have not signed in for this many days are suspended by the inactivity job. */
   inactivityDays: number;
+  /** Roles whose holders must use 2-step verification (no exemption lifts it); empty: none. */
+  twoStepRequiredRoles: readonly SignonRole[];
   /** The hourly jobs (inactivity, expired records): first run after start, then every, and the retry during a database outage, in milliseconds. */
   jobs: { firstRunMs: number; intervalMs: number; outageRetryMs: number };
 }
+
+/** The roles of people (S18), as `SIGNON_TWO_STEP_REQUIRED_ROLES` names them. */
+export type SignonRole = "superadmin" | "admin" | "organisation_admin" | "normal";
+const signonRoles: readonly SignonRole[] = ["superadmin", "admin", "organisation_admin", "normal"];
 
 /** A variable that stops start-up, and why. */
 export class ConfigError extends Error {
@@ -98,6 +104,7 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  *   `SIGNON_MAIL_PRINT` [true in development]
  * - `SIGNON_SECRET_KEY` [required in production; development uses `<data dir>/secret-key`]: 64 hex digits.
  * - `SIGNON_INACTIVITY_DAYS` [45]
+ * - `SIGNON_TWO_STEP_REQUIRED_ROLES` [superadmin,admin]: comma-separated roles that must use 2-step verification, or `none`.
  * - `SIGNON_JOBS_FIRST_RUN_SECONDS` [60], `SIGNON_JOBS_INTERVAL_SECONDS` [3600], `SIGNON_JOBS_OUTAGE_RETRY_SECONDS` [60]:
  *   when the hourly jobs first run after start, how often after that, and how soon they try again after failing for want of the database.
  *
@@ -173,6 +180,7 @@ export function loadConfig(
     },
     secretKey,
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
+    twoStepRequiredRoles: readTwoStepRequiredRoles(env),
     jobs: {
       firstRunMs: readInteger(env, "SIGNON_JOBS_FIRST_RUN_SECONDS", 60, { min: 1, max: 86_400 }) * 1000,
       intervalMs: readInteger(env, "SIGNON_JOBS_INTERVAL_SECONDS", 3600, { min: 1, max: 86_400 }) * 1000,
@@ -254,6 +262,19 @@ function readBoolean(env: Record<string, string | undefined>, name: string, fall
   if (raw === "true" || raw === "1") return true;
   if (raw === "false" || raw === "0") return false;
   throw new ConfigError(name, `expected true or false, got ${raw}`);
+}
+
+function readTwoStepRequiredRoles(env: Record<string, string | undefined>): SignonRole[] {
+  const raw = env.SIGNON_TWO_STEP_REQUIRED_ROLES?.trim().toLowerCase();
+  if (!raw) return ["superadmin", "admin"];
+  if (raw === "none") return [];
+  const named = raw.split(",").map((role) => role.trim());
+  const unknown = named.filter((role) => !signonRoles.includes(role as SignonRole));
+  if (unknown.length > 0) {
+    throw new ConfigError("SIGNON_TWO_STEP_REQUIRED_ROLES", `expected roles from ${signonRoles.join(", ")} separated by commas, or none; got ${unknown.join(", ") || "an empty item"}`);
+  }
+  // In the order of `signonRoles`, each once.
+  return signonRoles.filter((role) => named.includes(role));
 }
 
 function readMetricsToken(env: Record<string, string | undefined>): string | null {

@@ -25,8 +25,12 @@ export const appName = "Editorial app";
 /**
  * Starts the real Sign-on (its own start-up, push worker included) and the
  * example application registered in it, each listening on 127.0.0.1.
+ * `twoStepRequiredRoles` is Sign-on's `SIGNON_TWO_STEP_REQUIRED_ROLES`:
+ * `none` unless given, so the administrators of the flows about other things
+ * work without setting up 2-step verification; its own flow passes the
+ * installation's default.
  */
-export async function startTestSystem(label: string): Promise<TestSystem> {
+export async function startTestSystem(label: string, options: { twoStepRequiredRoles?: string } = {}): Promise<TestSystem> {
   const database = await useTestDatabase({ migrations: [signonMigrations, signonClientMigrations], label });
   const [signonPort, appPort] = [await freePort(), await freePort()];
   const env: Record<string, string> = {
@@ -39,6 +43,7 @@ export async function startTestSystem(label: string): Promise<TestSystem> {
     SIGNON_SECRET_KEY: "7a".repeat(32),
     SIGNON_MAIL_PRINT: "false",
     SIGNON_PUSH_RETRY_BASE_MS: "100",
+    SIGNON_TWO_STEP_REQUIRED_ROLES: options.twoStepRequiredRoles ?? "none",
   };
   const signon: RunningSignon = await startSignon(env, { logger: false });
 

@@ -89,6 +89,8 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
       SIGNON_SECRET_KEY: "fa".repeat(32),
       SIGNON_DATA_DIR: dataDir,
       SIGNON_MAIL_PRINT: "false",
+      // The load's superadmin works the permission grid without setting up 2-step verification.
+      SIGNON_TWO_STEP_REQUIRED_ROLES: "none",
     };
     const [signonPort, completionPort, editorialPort] = (await Promise.all([freePort(), freePort(), freePort()])) as [number, number, number];
     const signonUrl = `http://127.0.0.1:${signonPort}`;

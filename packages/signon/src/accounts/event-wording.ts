@@ -38,6 +38,12 @@ const actionWords: Record<AuditAction, string> = {
   two_step_reset: "2-step verification reset",
   two_step_failed: "Wrong 2-step verification code",
   two_step_verified: "2-step verification code accepted",
+  two_step_required: "2-step verification required",
+  two_step_requirement_removed: "2-step verification no longer required",
+  two_step_exempted: "Exempted from 2-step verification",
+  two_step_exemption_removed: "Exemption from 2-step verification removed",
+  organisation_two_step_required: "2-step verification required for an organisation",
+  organisation_two_step_requirement_removed: "2-step verification no longer required for an organisation",
   role_changed: "Role changed",
   application_updated: "Application changed",
   application_secret_rotated: "Application secret rotated",
@@ -79,6 +85,8 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   const changed = stringList(details.changed);
   if (changed !== null) text += ` (${changed.replace("organisationId", "organisation")})`;
   if (typeof details.reason === "string") text += ` (reason: ${details.reason})`;
+  if (event.action === "two_step_exempted" && typeof details.until === "string") text += ` until ${details.until.slice(0, 10)}`;
+  if (event.action.startsWith("organisation_two_step_") && typeof details.slug === "string") text += ` (${details.slug})`;
   if (typeof details.cause === "string" && typeof details.tokens === "number") {
     text += ` after ${causeWords[details.cause] ?? details.cause.replace(/_/g, " ")}: ${details.tokens} ${details.tokens === 1 ? "token" : "tokens"} revoked`;
   }

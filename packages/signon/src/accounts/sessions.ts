@@ -5,6 +5,7 @@ import { pushesCommitted } from "../pushes/queue.js";
 import { deleteSession, findSession, insertSession, touchSession, type Session } from "../repositories/sessions.js";
 import { recordSignIn, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
+import { mustSetUpTwoStep } from "./two-step-mandate.js";
 
 /**
  * Starts a session after sign-in with a fresh id (no fixation: any session
@@ -49,6 +50,8 @@ export interface WebSession {
   user: User;
   idHash: string;
   awaitingSecondFactor: boolean;
+  /** 2-step verification is required of the user and not set up: every page but its set-up sends them there. */
+  twoStepSetUpRequired: boolean;
   flash: Session["flash"];
 }
 
@@ -69,12 +72,19 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     return null;
   }
   await touchSession(ctx.db, idHash, now);
-  return { user: found.user, idHash, awaitingSecondFactor: found.session.awaitingSecondFactor, flash: found.session.flash };
+  return {
+    user: found.user,
+    idHash,
+    awaitingSecondFactor: found.session.awaitingSecondFactor,
+    twoStepSetUpRequired: mustSetUpTwoStep(ctx.config, found.user, found.organisationRequiresTwoStep, now),
+    flash: found.session.flash,
+  };
 }
 
 /**
  * The user of a live, fully signed-in session, or `null` (also while the
- * session waits for its 2-step code).
+ * session waits for its 2-step code). The user may still have to set up
+ * 2-step verification (`WebSession.twoStepSetUpRequired`).
  */
 export async function resolveSession(ctx: SignonContext, sessionId: string | undefined): Promise<User | null> {
   const session = await resolveWebSession(ctx, sessionId);

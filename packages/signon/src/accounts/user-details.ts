@@ -3,6 +3,7 @@ import { listSignInFailures, type SignInFailureRow } from "../repositories/sign-
 import { findUserWithOrganisation, type UserStatus } from "../repositories/user-search.js";
 import type { User } from "../repositories/users.js";
 import { normaliseEmail } from "./sign-in-limits.js";
+import { twoStepRequirement, type TwoStepRequirement } from "./two-step-mandate.js";
 import { statusTags } from "./user-search.js";
 
 /** What an administrator's page about one user shows. */
@@ -19,6 +20,8 @@ export interface UserDetails {
    */
   failures: SignInFailureRow[];
   twoStepOn: boolean;
+  /** Whether 2-step verification is required of the user now, why, and their exemption. */
+  twoStepRequirement: TwoStepRequirement;
 }
 
 const uidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -31,5 +34,13 @@ export async function findUserDetails(ctx: SignonContext, uid: string): Promise<
   const { user } = found;
   const status = statusTags(ctx, { suspendedAt: user.suspendedAt, lockedAt: user.lockedAt, hasPassword: user.passwordHash !== null });
   const failures = await listSignInFailures(ctx.db, normaliseEmail(user.email), ctx.now());
-  return { user, organisationName: found.organisationName, status, locked: status.includes("locked"), failures, twoStepOn: user.otpEnabledAt !== null };
+  return {
+    user,
+    organisationName: found.organisationName,
+    status,
+    locked: status.includes("locked"),
+    failures,
+    twoStepOn: user.otpEnabledAt !== null,
+    twoStepRequirement: twoStepRequirement(ctx.config, user, found.organisationRequiresTwoStep ?? false, ctx.now()),
+  };
 }

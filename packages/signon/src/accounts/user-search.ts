@@ -1,5 +1,5 @@
 import type { SignonContext } from "../context.js";
-import { searchUsers, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
+import { searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
 import type { Actor } from "../web/policy.js";
 import { lockSeconds } from "./sign-in.js";
 import type { Role } from "./manage-users.js";
@@ -16,6 +16,8 @@ export interface UserFilters {
   status: UserStatus | "";
   /** `<application id>:<permission>`, or `""`. */
   permission: string;
+  /** Set up, not set up, required but not set up, or exempt (`""`: any). */
+  twoStep: TwoStepFilter | "";
 }
 
 /**
@@ -49,6 +51,8 @@ function searchFor(ctx: SignonContext, actor: Actor, filters: UserFilters): User
     status: filters.status === "" ? undefined : filters.status,
     permission: applicationId !== undefined && permission !== undefined ? { applicationId, permission } : undefined,
     locksSetAfter: new Date(ctx.now().getTime() - lockSeconds * 1000),
+    twoStep: filters.twoStep === "" ? undefined : filters.twoStep,
+    twoStepRules: { requiredRoles: ctx.config.twoStepRequiredRoles, now: ctx.now() },
   };
 }
 

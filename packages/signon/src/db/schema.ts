@@ -26,6 +26,8 @@ export const organisations = signon.table("organisations", {
   slug: text("slug").notNull().unique(),
   name: text("name").notNull(),
   contentId: uuid("content_id").notNull().unique(),
+  /** Every person of the organisation must use 2-step verification (set by superadmins). */
+  twoStepRequired: boolean("two_step_required").notNull().default(false),
   createdAt: createdAt(),
 });
 
@@ -53,6 +55,12 @@ export const users = signon.table(
     /** The last time step of an accepted code, so a code works once. */
     lastOtpStep: bigint("last_otp_step", { mode: "number" }),
     passwordChangedAt: timestamp("password_changed_at", { withTimezone: true }),
+    /** This person must use 2-step verification, whatever their role and organisation (set by administrators). */
+    twoStepRequired: boolean("two_step_required").notNull().default(false),
+    /** Why a superadmin exempted this person from their organisation's and their own 2-step requirement, while an exemption is recorded. */
+    twoStepExemptionReason: text("two_step_exemption_reason"),
+    /** When that exemption ends; from then on it no longer applies. */
+    twoStepExemptUntil: timestamp("two_step_exempt_until", { withTimezone: true }),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   },
@@ -60,6 +68,7 @@ export const users = signon.table(
     uniqueIndex("users_email_lower_key").on(sql`lower(${table.email})`),
     check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'organisation_admin', 'normal')`),
     check("users_suspension_reason_check", sql`(${table.suspendedAt} is null) = (${table.suspensionReason} is null)`),
+    check("users_two_step_exemption_check", sql`(${table.twoStepExemptionReason} is null) = (${table.twoStepExemptUntil} is null)`),
   ],
 );
 

@@ -1,6 +1,6 @@
 import { and, eq, ne } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
-import { sessions, users } from "../db/schema.js";
+import { organisations, sessions, users } from "../db/schema.js";
 
 export type Session = typeof sessions.$inferSelect;
 
@@ -8,18 +8,19 @@ export async function insertSession(db: SignonDatabase, row: typeof sessions.$in
   await db.insert(sessions).values(row);
 }
 
-/** A session and its user, by the digest of the session id. */
+/** A session and its user, with whether the user's organisation requires 2-step verification, by the digest of the session id. */
 export async function findSession(
   db: SignonDatabase,
   idHash: string,
-): Promise<{ session: Session; user: typeof users.$inferSelect } | null> {
+): Promise<{ session: Session; user: typeof users.$inferSelect; organisationRequiresTwoStep: boolean } | null> {
   const [row] = await db
-    .select({ session: sessions, user: users })
+    .select({ session: sessions, user: users, organisationRequiresTwoStep: organisations.twoStepRequired })
     .from(sessions)
     .innerJoin(users, eq(users.uid, sessions.userUid))
+    .leftJoin(organisations, eq(organisations.id, users.organisationId))
     .where(eq(sessions.idHash, idHash))
     .limit(1);
-  return row ?? null;
+  return row ? { ...row, organisationRequiresTwoStep: row.organisationRequiresTwoStep ?? false } : null;
 }
 
 export async function touchSession(db: SignonDatabase, idHash: string, now: Date): Promise<void> {

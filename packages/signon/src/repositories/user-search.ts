@@ -6,6 +6,14 @@ import { organisations, userPermissions, users } from "../db/schema.js";
 export const userStatuses = ["active", "suspended", "locked", "invited"] as const;
 export type UserStatus = (typeof userStatuses)[number];
 
+/**
+ * The 2-step states a list can be filtered by: set up (`on`), not set up
+ * (`off`), required but not set up (`missing`), and exempt (an exemption that
+ * still applies).
+ */
+export const twoStepFilters = ["on", "off", "missing", "exempt"] as const;
+export type TwoStepFilter = (typeof twoStepFilters)[number];
+
 /** Which people a search looks at, and how it narrows them. */
 export interface UserSearch {
   /** Only people of this organisation (an organisation admin's scope). */
@@ -21,6 +29,9 @@ export interface UserSearch {
   permission?: { applicationId: string; permission: string } | undefined;
   /** Locks set after this time still hold (S15: a lock lifts by itself after an hour). */
   locksSetAfter: Date;
+  twoStep?: TwoStepFilter | undefined;
+  /** What `missing` and `exempt` are measured against: the roles that must use 2-step verification, and now. */
+  twoStepRules: { requiredRoles: readonly string[]; now: Date };
 }
 
 /** One person as the users list and its CSV export show them. */
@@ -69,6 +80,7 @@ function conditions(search: UserSearch): SQL[] {
     case undefined:
       break;
   }
+  if (search.twoStep !== undefined) where.push(twoStepCondition(search.twoStep, search.twoStepRules));
   if (search.permission) {
     where.push(
       sql`exists (select 1 from ${userPermissions} where ${userPermissions.userUid} = ${users.uid} and ${userPermissions.applicationId} = ${search.permission.applicationId} and ${userPermissions.permission} = ${search.permission.permission})`,
@@ -76,6 +88,29 @@ function conditions(search: UserSearch): SQL[] {
   }
   return where;
 }
+
+/**
+ * The SQL of `twoStepRequirement` (accounts/two-step-mandate.ts): a required
+ * role, or the organisation's or the person's own requirement without an
+ * exemption that still applies. Needs `organisations` joined.
+ */
+function twoStepCondition(filter: TwoStepFilter, rules: SearchRules): SQL {
+  const exempt = and(isNotNull(users.twoStepExemptUntil), gt(users.twoStepExemptUntil, rules.now)) as SQL;
+  const byRole = rules.requiredRoles.length === 0 ? sql`false` : inArray(users.role, [...rules.requiredRoles]);
+  const required = sql`(${byRole} or ((${users.twoStepRequired} or coalesce(${organisations.twoStepRequired}, false)) and not ${exempt}))`;
+  switch (filter) {
+    case "on":
+      return isNotNull(users.otpEnabledAt);
+    case "off":
+      return isNull(users.otpEnabledAt);
+    case "missing":
+      return and(isNull(users.otpEnabledAt), required) as SQL;
+    case "exempt":
+      return exempt;
+  }
+}
+
+type SearchRules = UserSearch["twoStepRules"];
 
 /**
  * People matching a search, by name then uid. `limit`: rows to return
@@ -105,13 +140,13 @@ export async function searchUsers(db: SignonDatabase, search: UserSearch, page: 
   return query;
 }
 
-/** A user with the name of their organisation, or `null` when no user has this uid. */
+/** A user with the name of their organisation and whether it requires 2-step verification, or `null` when no user has this uid. */
 export async function findUserWithOrganisation(
   db: SignonDatabase,
   uid: string,
-): Promise<{ user: typeof users.$inferSelect; organisationName: string | null } | null> {
+): Promise<{ user: typeof users.$inferSelect; organisationName: string | null; organisationRequiresTwoStep: boolean | null } | null> {
   const [row] = await db
-    .select({ user: users, organisationName: organisations.name })
+    .select({ user: users, organisationName: organisations.name, organisationRequiresTwoStep: organisations.twoStepRequired })
     .from(users)
     .leftJoin(organisations, eq(organisations.id, users.organisationId))
     .where(eq(users.uid, uid))

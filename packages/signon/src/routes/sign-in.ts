@@ -2,11 +2,13 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { signInWithPassword } from "../accounts/sign-in.js";
 import { resolveSession, startSession } from "../accounts/sessions.js";
 import { needsSecondFactor } from "../accounts/two-step-sign-in.js";
+import { mustSetUpTwoStepNow } from "../accounts/two-step-mandate.js";
 import { requireFormBody } from "../http/form-content-type.js";
 import { readRememberedBrowserCookie } from "../http/remembered-browser-cookie.js";
 import { requestOrigin } from "../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
+import { twoStepSetUpPath } from "../web/signed-in.js";
 
 const SignInQuery = Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: true });
 const SignInBody = Type.Object(
@@ -54,7 +56,8 @@ const failureStatus = { invalid: 401, refused: 429, suspended: 401, rate_limited
 /**
  * `GET /sign-in` shows the form; `POST /sign-in` checks it and starts a
  * session with a new id. With 2-step verification on (and the browser not
- * remembered), the session waits for the code at `/sign-in/two-step`.
+ * remembered), the session waits for the code at `/sign-in/two-step`; when
+ * it is required and not set up, the browser goes to its set-up first.
  */
 const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/sign-in", { config: { errorFormat: "html" }, schema: { querystring: SignInQuery } }, async (request, reply) => {
@@ -93,6 +96,7 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const sessionId = await startSession(app.signon, result.user, readSessionCookie(request, app.signon.config), origin, { awaitingSecondFactor });
       setSessionCookie(reply, app.signon.config, sessionId);
       if (awaitingSecondFactor) return reply.redirect(`/sign-in/two-step?return_to=${encodeURIComponent(returnTo)}`, 303);
+      if (await mustSetUpTwoStepNow(app.signon, result.user)) return reply.redirect(twoStepSetUpPath(returnTo), 303);
       return reply.redirect(returnTo, 303);
     },
   );

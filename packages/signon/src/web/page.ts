@@ -42,7 +42,8 @@ export async function renderPage(
   if (session) {
     const user = session.user;
     frame.currentUser = { name: user.name, email: user.email };
-    frame.nav = navigationFor(user);
+    // Nothing to navigate to until the 2-step verification required of them is set up.
+    frame.nav = session.twoStepSetUpRequired ? [] : navigationFor(user);
     if (session.flash) {
       frame.flash = session.flash;
       await setSessionFlash(request.server.signon.db, session.idHash, null);

@@ -10,19 +10,41 @@ declare module "fastify" {
   }
 }
 
+/** Where a signed-in browser that must set up 2-step verification goes, coming back to `returnTo` once it is on. */
+export function twoStepSetUpPath(returnTo: string): string {
+  return `/account/two-step?return_to=${encodeURIComponent(returnTo)}`;
+}
+
 /**
  * preHandler for every page behind sign-in: sets `request.webSession`, or
  * sends the browser to the sign-in page (and back here afterwards). A session
- * still waiting for its 2-step code goes to the code page.
+ * still waiting for its 2-step code goes to the code page; a person who must
+ * use 2-step verification and has not set it up goes to its set-up.
  */
 export async function requireSignedIn(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  await signedInGuard(request, reply, false);
+}
+
+/**
+ * `requireSignedIn` for the 2-step set-up itself: the one page a person who
+ * must set it up may use (besides signing out).
+ */
+export async function requireSignedInForTwoStepSetUp(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  await signedInGuard(request, reply, true);
+}
+
+async function signedInGuard(request: FastifyRequest, reply: FastifyReply, settingUpTwoStep: boolean): Promise<void> {
   const ctx = request.server.signon;
   const session = await resolveWebSession(ctx, readSessionCookie(request, ctx.config));
+  const returnTo = request.method === "GET" ? request.url : "/";
   if (session && !session.awaitingSecondFactor) {
+    if (session.twoStepSetUpRequired && !settingUpTwoStep) {
+      await reply.header("cache-control", "no-store").redirect(twoStepSetUpPath(returnTo), 303);
+      return;
+    }
     request.webSession = session;
     return;
   }
-  const returnTo = request.method === "GET" ? request.url : "/";
   const target = session ? "/sign-in/two-step" : "/sign-in";
   await reply.header("cache-control", "no-store").redirect(`${target}?return_to=${encodeURIComponent(returnTo)}`, 303);
 }

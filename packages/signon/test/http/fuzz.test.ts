@@ -23,12 +23,13 @@ import { openTestDatabase, testConfig } from "../support/signon.js";
  * an administrator no request targeted can still sign in. The state carries
  * over from run to run, as on a live service.
  *
- * `FUZZ_RUNS` (default 200, about 500 requests) and `FUZZ_SEED` (default
+ * `FUZZ_RUNS` (default 300, about 750 requests: some ten for each route, so
+ * every route is reached) and `FUZZ_SEED` (default
  * fixed) set the size and the seed; `FUZZ_REPORT` names a file for the
  * figures as JSON (`scripts/fuzz-signon.mjs` runs a larger one and prints them).
  */
 
-const RUNS = Number(process.env["FUZZ_RUNS"] ?? 200);
+const RUNS = Number(process.env["FUZZ_RUNS"] ?? 300);
 const SEED = Number(process.env["FUZZ_SEED"] ?? 20261125);
 const REPORT = process.env["FUZZ_REPORT"];
 

@@ -10,7 +10,13 @@ import { signonMigrations } from "../../src/db/migrations.js";
 import * as schema from "../../src/db/schema.js";
 import { TestClock } from "./clock.js";
 
-/** Test configuration: development mode, argon2 lowered so tests stay fast, a fixed secret key, mails kept quiet. */
+/**
+ * Test configuration: development mode, argon2 lowered so tests stay fast, a
+ * fixed secret key, mails kept quiet, and no role required to use 2-step
+ * verification, so the administrators of tests about other things act
+ * without setting it up. The tests of 2-step requirements turn the default
+ * back on (`SIGNON_TWO_STEP_REQUIRED_ROLES: "superadmin,admin"`).
+ */
 export function testConfig(overrides: Record<string, string> = {}): SignonConfig {
   return loadConfig({
     SIGNON_ARGON2_MEMORY_KIB: "64",
@@ -18,6 +24,7 @@ export function testConfig(overrides: Record<string, string> = {}): SignonConfig
     SIGNON_PUBLIC_URL: "http://localhost:3000",
     SIGNON_SECRET_KEY: "5e".repeat(32),
     SIGNON_MAIL_PRINT: "false",
+    SIGNON_TWO_STEP_REQUIRED_ROLES: "none",
     ...overrides,
   });
 }

@@ -23,6 +23,7 @@ describe("loadConfig", () => {
       mail: { smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true },
       secretKey: null,
       inactivityDays: 45,
+      twoStepRequiredRoles: ["superadmin", "admin"],
       jobs: { firstRunMs: 60_000, intervalMs: 3_600_000, outageRetryMs: 60_000 },
     });
   });
@@ -31,6 +32,13 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://db/signon", DATABASE_POOL_SIZE: "40" }).databasePoolSize).toBe(40);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE: expected 1 to 1000, got 0/);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "ten" })).toThrow(/DATABASE_POOL_SIZE: expected a whole number, got ten/);
+  });
+
+  it("reads the roles that must use 2-step verification, refusing one it does not know", () => {
+    expect(loadConfig({ SIGNON_TWO_STEP_REQUIRED_ROLES: "normal, Superadmin,normal" }).twoStepRequiredRoles).toEqual(["superadmin", "normal"]);
+    expect(loadConfig({ SIGNON_TWO_STEP_REQUIRED_ROLES: "none" }).twoStepRequiredRoles).toEqual([]);
+    expect(() => loadConfig({ SIGNON_TWO_STEP_REQUIRED_ROLES: "admin,owner" })).toThrow(/SIGNON_TWO_STEP_REQUIRED_ROLES: expected roles from .* got owner$/);
+    expect(() => loadConfig({ SIGNON_TWO_STEP_REQUIRED_ROLES: "admin," })).toThrow(/SIGNON_TWO_STEP_REQUIRED_ROLES: .* got an empty item$/);
   });
 
   it("reads the hourly jobs' timing", () => {

@@ -46,6 +46,9 @@ function userRoutes(uid: string, w: World, email: string): { method: "GET" | "PO
     { method: "POST", url: `/users/${uid}/unsuspend` },
     { method: "POST", url: `/users/${uid}/unlock` },
     { method: "POST", url: `/users/${uid}/reset-two-step`, fields: { confirm: "yes" } },
+    { method: "POST", url: `/users/${uid}/two-step-requirement`, fields: { required: "yes" } },
+    { method: "POST", url: `/users/${uid}/two-step-exemption`, fields: { reason: "Because I can", ends_on: "2030-01-01" } },
+    { method: "POST", url: `/users/${uid}/two-step-exemption/remove` },
     { method: "POST", url: `/users/${uid}/permissions`, fields: { permissions: [`${w.application.id}:signin`, `${w.application.id}:editor`] } },
   ];
 }
@@ -66,6 +69,7 @@ function sectionRoutes(w: World): { method: "GET" | "POST"; url: string; fields?
     { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke`, fields: { confirm: "yes" } },
     { method: "POST", url: "/organisations/new", fields: { name: "Mine", slug: "mine", content_id: "" } },
     { method: "POST", url: `/organisations/${w.home.id}`, fields: { name: "Mine", slug: "mine" } },
+    { method: "POST", url: `/organisations/${w.home.id}/two-step`, fields: { required: "yes" } },
   ];
 }
 

@@ -22,7 +22,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/account/email/cancel", fields: [] },
   { path: "/account/email/{token}", fields: [] },
   { path: "/account/password", fields: ["current", "password", "confirmation"] },
-  { path: "/account/two-step", fields: ["code"] },
+  { path: "/account/two-step", fields: ["code", "return_to"] },
   { path: "/invitations/{token}", fields: ["password", "confirmation"] },
   { path: "/password-reset", fields: ["email"] },
   { path: "/password-reset/{token}", fields: ["password", "confirmation"] },
@@ -34,6 +34,9 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/users/{user}/unsuspend", fields: [] },
   { path: "/users/{user}/unlock", fields: [] },
   { path: "/users/{user}/reset-two-step", fields: ["confirm"] },
+  { path: "/users/{user}/two-step-requirement", fields: ["required"] },
+  { path: "/users/{user}/two-step-exemption", fields: ["reason", "ends_on"] },
+  { path: "/users/{user}/two-step-exemption/remove", fields: [] },
   { path: "/users/{user}/permissions", fields: ["permissions"] },
   {
     path: "/applications/new",
@@ -48,6 +51,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/api-users/{apiUser}/tokens/{grant}/revoke", fields: ["confirm"] },
   { path: "/organisations/new", fields: ["name", "slug", "content_id"] },
   { path: "/organisations/{organisation}", fields: ["name", "slug"] },
+  { path: "/organisations/{organisation}/two-step", fields: ["required"] },
 ];
 
 /** Ids that stand in for the real ones in a path: none of them names anything. */

@@ -27,6 +27,9 @@ export async function webState(ctx: SignonContext) {
         suspendedAt: users.suspendedAt,
         passwordHash: users.passwordHash,
         otpEnabledAt: users.otpEnabledAt,
+        twoStepRequired: users.twoStepRequired,
+        twoStepExemptionReason: users.twoStepExemptionReason,
+        twoStepExemptUntil: users.twoStepExemptUntil,
       })
       .from(users)
       .orderBy(asc(users.uid)),

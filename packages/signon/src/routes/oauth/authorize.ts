@@ -1,18 +1,20 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { resolveSession } from "../../accounts/sessions.js";
+import { resolveWebSession } from "../../accounts/sessions.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { readSessionCookie } from "../../http/session-cookie.js";
 import { checkAuthorizationRequest } from "../../oauth/authorization-request.js";
 import { issueAuthorizationCode, redirectWithParameters } from "../../oauth/issue-code.js";
 import { userMaySignIn } from "../../oauth/user-may-sign-in.js";
+import { twoStepSetUpPath } from "../../web/signed-in.js";
 
 // Parameters are read one by one (a repeated one is an error), so the schema only bounds their number.
 const AuthorizeQuery = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), { maxProperties: 32 });
 
 /**
  * `GET /oauth/authorize` (alias `GET /authorize`): the Authorization Code
- * flow's front door. Signs the user in if needed, refuses users without
+ * flow's front door. Signs the user in if needed, has them set up 2-step
+ * verification first when it is required of them, refuses users without
  * `signin` (S9), and redirects back with a code and the same `state`.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1
@@ -28,8 +30,11 @@ const authorizeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const parameters = { error: check.error, error_description: check.description, state: check.state, iss: app.signon.config.publicUrl };
       return reply.redirect(redirectWithParameters(check.redirectUri, parameters), 302);
     }
-    const user = await resolveSession(app.signon, readSessionCookie(request, app.signon.config));
-    if (!user) return reply.redirect(`/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
+    const session = await resolveWebSession(app.signon, readSessionCookie(request, app.signon.config));
+    if (!session || session.awaitingSecondFactor) return reply.redirect(`/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
+    // No code for an application until the 2-step verification required of the person is on; the set-up comes back here.
+    if (session.twoStepSetUpRequired) return reply.redirect(twoStepSetUpPath(request.url), 303);
+    const { user } = session;
     const { application } = check.request;
     if (!(await userMaySignIn(app.signon.db, user, application.id))) {
       return reply.code(403).view("forbidden.eta", {

@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { AccountError } from "../../accounts/manage-users.js";
 import { createOrganisation } from "../../accounts/organisations.js";
+import { setOrganisationTwoStepRequired } from "../../accounts/two-step-mandate.js";
 import { checkOrganisationFields, updateOrganisation } from "../../accounts/update-organisation.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
@@ -16,13 +17,18 @@ const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const fields = { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 400 }), slug: Type.String({ maxLength: 200 }) };
 const NewOrganisationBody = Type.Object({ ...fields, content_id: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
 const EditOrganisationBody = Type.Object(fields, { additionalProperties: false });
+const TwoStepBody = Type.Object(
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), required: Type.Union([Type.Literal("yes"), Type.Literal("no")]) },
+  { additionalProperties: false },
+);
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The organisations section (superadmins only, as `mayManageOrganisations`
  * says): `GET /organisations`, `GET|POST /organisations/new`,
- * `GET|POST /organisations/:id` (name and slug).
+ * `GET|POST /organisations/:id` (name and slug), `POST /organisations/:id/two-step`
+ * (whether its people must use 2-step verification).
  */
 const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   guardSection(app, mayManageOrganisations);
@@ -98,6 +104,21 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         );
       }
       return redirectWithFlash(request, reply, "/organisations", { kind: "success", text: `${result.organisation.name} is saved.` });
+    },
+  );
+
+  app.post(
+    "/organisations/:id/two-step",
+    { config: { errorFormat: "html" }, schema: { params: Params, body: TwoStepBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const organisation = isId(request.params.id) ? await findOrganisationById(app.signon.db, request.params.id) : null;
+      const required = request.body.required === "yes";
+      const result = organisation ? await setOrganisationTwoStepRequired(app.signon, organisation, required, actorOf(request)) : null;
+      if (!result) return sendNotFound(request, reply, "organisation");
+      const text = required
+        ? `Everyone in ${result.organisation.name} must use 2-step verification. Those without it set it up at their next sign-in.`
+        : `${result.organisation.name} no longer requires 2-step verification of its people.`;
+      return redirectWithFlash(request, reply, `/organisations/${result.organisation.id}`, { kind: "success", text });
     },
   );
 };

@@ -8,8 +8,9 @@ import userPermissionRoutes from "./permissions.js";
 import resetTwoStepRoutes from "./reset-two-step.js";
 import showUserRoutes from "./show.js";
 import suspendUserRoutes from "./suspend.js";
+import twoStepRequirementRoutes from "./two-step-requirement.js";
 
-/** The users pages for administrators: list and CSV, invite, one user's page and its actions, permissions and event log. */
+/** The users pages for administrators: list and CSV, invite, one user's page and its actions, permissions, event log and 2-step requirement. */
 const usersRoutes: FastifyPluginAsync = async (app) => {
   await app.register(userListRoutes);
   await app.register(inviteUserRoutes);
@@ -20,6 +21,7 @@ const usersRoutes: FastifyPluginAsync = async (app) => {
   await app.register(resetTwoStepRoutes);
   await app.register(userPermissionRoutes);
   await app.register(userEventRoutes);
+  await app.register(twoStepRequirementRoutes);
 };
 
 export default usersRoutes;

@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type
 import { allManageableUsers, findManageableUsers, manageableScope, statusTags, usersPerPage, type UserFilters } from "../../accounts/user-search.js";
 import { usersCsv } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
-import { userStatuses } from "../../repositories/user-search.js";
+import { twoStepFilters, userStatuses } from "../../repositories/user-search.js";
 import { listLiveApplications, listOrganisationChoices } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -23,6 +23,7 @@ const UsersQuery = Type.Object(
       Type.Union([Type.Literal(""), Type.Literal("active"), Type.Literal("suspended"), Type.Literal("locked"), Type.Literal("invited")]),
     ),
     permission: Type.Optional(Type.String({ pattern: `^(|${uuid}:[a-z][a-z0-9_]{0,63})$` })),
+    two_step: Type.Optional(Type.Union([Type.Literal(""), ...twoStepFilters.map((filter) => Type.Literal(filter))])),
     page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,5}$" })),
   },
   { additionalProperties: false },
@@ -36,8 +37,11 @@ function filtersOf(query: UsersQuery): UserFilters {
     organisation: query.organisation?.toLowerCase() ?? "",
     status: query.status ?? "",
     permission: query.permission ? query.permission.replace(/^[^:]+/, (id) => id.toLowerCase()) : "",
+    twoStep: query.two_step ?? "",
   };
 }
+
+const twoStepFilterLabels = { on: "Set up", off: "Not set up", missing: "Required but not set up", exempt: "Exempt" } as const;
 
 /** The list's address for a page, keeping the filters that are set. */
 function pageHref(filters: UserFilters, page: number): string {
@@ -48,6 +52,7 @@ function pageHref(filters: UserFilters, page: number): string {
     ["organisation", filters.organisation],
     ["status", filters.status],
     ["permission", filters.permission],
+    ["two_step", filters.twoStep],
   ];
   for (const [name, value] of named) if (value !== "") params.set(name, value);
   if (page > 1) params.set("page", String(page));
@@ -68,6 +73,7 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       filters,
       roles: manageableScope(actor).scopeRoles,
       statuses: userStatuses,
+      twoStepFilters: twoStepFilters.map((value) => ({ value, label: twoStepFilterLabels[value] })),
       organisations: choosesOrganisation(actor) ? organisations : [],
       applications: applications.map((application) => ({ id: application.id, name: application.name, permissions: application.supportedPermissions })),
       roleLabels,

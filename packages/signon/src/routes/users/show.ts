@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { editUser } from "../../accounts/edit-user.js";
 import { pendingEmailChange } from "../../accounts/email-change.js";
 import { lockEndsAt } from "../../accounts/sign-in-limits.js";
+import { exemptionRefusal } from "../../accounts/two-step-mandate.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
@@ -29,11 +30,19 @@ export async function renderUserPage(
   request: FastifyRequest,
   reply: FastifyReply,
   details: UserDetails,
-  options: { form?: UserFormFields; errors?: Record<string, string>; actionErrors?: Record<string, string>; outOfBand?: boolean } = {},
+  options: {
+    form?: UserFormFields;
+    errors?: Record<string, string>;
+    actionErrors?: Record<string, string>;
+    outOfBand?: boolean;
+    /** The exemption form as it was posted, when it comes back with errors. */
+    exemptionForm?: { reason: string; ends_on: string };
+  } = {},
 ): Promise<FastifyReply> {
   const { user } = details;
   const now = request.server.signon.now();
   const pending = await pendingEmailChange(request.server.signon, user.uid);
+  const actor = signedInUser(request);
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
   const errors = { ...(options.errors ?? {}), ...(options.actionErrors ?? {}) };
   const status = Object.keys(errors).length > 0 ? 400 : 200;
@@ -63,19 +72,41 @@ export async function renderUserPage(
           refusedUntil: failure.blockedUntil !== null && failure.blockedUntil.getTime() > now.getTime() ? formatTime(failure.blockedUntil) : null,
         })),
         twoStepOn: details.twoStepOn,
+        twoStep: twoStepView(request, details),
         lastSignIn: formatTime(user.lastSignedInAt),
-        isSelf: user.uid === signedInUser(request).uid,
+        isSelf: user.uid === actor.uid,
         suspended: user.suspendedAt !== null,
         invited: user.passwordHash === null && user.suspendedAt === null,
         pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt) } : null,
       },
       outOfBand: options.outOfBand ?? false,
       actionErrors: options.actionErrors ?? {},
+      exemptionForm: options.exemptionForm ?? { reason: "", ends_on: "" },
       ...(await userFormChoices(request, form, options.errors ?? {})),
       errorSummary: errorSummary(errors),
     },
     status,
   );
+}
+
+const sourceWords = { role: "their role", organisation: "their organisation", person: "this person's own requirement" } as const;
+
+/** The 2-step part of the user page: whether it is required and why, the exemption, and what the actor may change. */
+function twoStepView(request: FastifyRequest, details: UserDetails) {
+  const { twoStepRequirement: requirement, user } = details;
+  const actor = signedInUser(request);
+  const sources = requirement.sources.map((source) => sourceWords[source]);
+  return {
+    required: requirement.required,
+    sources: sources.length === 0 ? null : sources.join(", "),
+    personRequired: user.twoStepRequired,
+    exemption:
+      requirement.exemption === null
+        ? null
+        : { reason: requirement.exemption.reason, until: formatTime(requirement.exemption.until), applies: requirement.exemption.applies },
+    mayExempt: actor.role === "superadmin",
+    exemptionRefusal: exemptionRefusal(request.server.signon.config, user),
+  };
 }
 
 /**
