@@ -34,6 +34,7 @@ export type RefName =
   | "invitationToken"
   | "resetToken"
   | "unlockToken"
+  | "emailChangeToken"
   | "permissionBox"
   | "clientId"
   | "clientSecret"
@@ -106,6 +107,7 @@ const PATH_REFS: Record<string, RefName> = {
   "invitations:token": "invitationToken",
   "password-reset:token": "resetToken",
   "unlock:token": "unlockToken",
+  "account:token": "emailChangeToken",
   "users:uid": "user",
   "applications:id": "application",
   "applications:pushId": "push",

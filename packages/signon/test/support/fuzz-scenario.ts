@@ -151,8 +151,9 @@ export class FuzzScenario {
         return query(sql`select id || ':' || permission as v from signon.applications, unnest(supported_permissions) as permission order by 1`);
       case "invitationToken":
       case "resetToken":
-      case "unlockToken": {
-        const path = name === "invitationToken" ? "invitations" : name === "resetToken" ? "password-reset" : "unlock";
+      case "unlockToken":
+      case "emailChangeToken": {
+        const path = { invitationToken: "invitations", resetToken: "password-reset", unlockToken: "unlock", emailChangeToken: "account/email" }[name];
         const mails = await query(sql`select text_body as v from signon.dev_mails order by id desc limit 20`);
         const tokens = mails.flatMap((text) => [...text.matchAll(new RegExp(`/${path}/([A-Za-z0-9_-]{20,})`, "g"))].map((match) => match[1]!));
         // Not the protected accounts' links: a request may have given one a fresh address that a reset form then names.
