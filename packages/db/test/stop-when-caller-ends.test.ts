@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isRunning } from "../src/postgres-server/running-server.js";
 import { queryOnce } from "./support/query-once.js";
 
 const embeddedDatabase = fileURLToPath(new URL("../src/postgres-server/embedded-database.ts", import.meta.url));
@@ -48,15 +49,6 @@ async function launcher(home: string): Promise<{ child: ChildProcess; url: strin
 
 function postmasterPid(home: string): number {
   return Number(readFileSync(join(home, "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 async function untilEnded(pid: number, timeoutMs = 30_000): Promise<boolean> {

@@ -50,7 +50,8 @@ export async function serverProcess(dataDir: string): Promise<number | undefined
   }
 }
 
-function isRunning(pid: number): boolean {
+/** Whether a process with this pid exists (one of another account's counts). */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
