@@ -1,6 +1,7 @@
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
 import { sendMail } from "../mail/send-mail.js";
+import { formatTime } from "../time-format.js";
 import { startHourlyJob, type HourlyJob, type JobLog, type JobTiming } from "../maintenance/hourly-job.js";
 import {
   claimInactivityReminder,
@@ -80,7 +81,7 @@ function inactivityReminderMail(ctx: SignonContext, person: { email: string; nam
       `Hello ${person.name},`,
       "",
       `You have not signed in to Tessera Sign-on for a while. Accounts not used for ${ctx.config.inactivityDays} days are suspended,`,
-      `and yours will be on ${person.dueAt.toUTCString()} unless you sign in before then:`,
+      `and yours will be on ${formatTime(person.dueAt)} unless you sign in before then:`,
       "",
       `${ctx.config.publicUrl}/sign-in`,
       "",

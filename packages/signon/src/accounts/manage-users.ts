@@ -10,6 +10,7 @@ import { pushesCommitted } from "../pushes/queue.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { sendMailInBackground } from "../mail/send-mail.js";
 import { createAccountLink } from "./account-links.js";
+import { formatTime } from "../time-format.js";
 import { hashPassword } from "./password.js";
 import { clearAccountLock } from "./sign-in-limits.js";
 
@@ -181,7 +182,7 @@ export async function unsuspendUser(
           "",
           `${ctx.config.publicUrl}/password-reset/${link.token}`,
           "",
-          `The link works once and until ${link.expiresAt.toUTCString()}. After that, ask for a new one with "Forgotten your password?" on the sign-in page.`,
+          `The link works once and until ${formatTime(link.expiresAt)}. After that, ask for a new one with "Forgotten your password?" on the sign-in page.`,
           "Your previous password no longer works.",
         ].join("\n"),
       },
