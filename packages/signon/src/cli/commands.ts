@@ -3,7 +3,9 @@ import { AccountError, createApiUser, createUser, roles, suspendUser, unlockUser
 import { suspendInactiveUsers } from "../accounts/inactivity.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
 import { firstStartCommand } from "../bootstrap/first-start-command.js";
-import { grantPermissions, revokePermissions } from "../applications/permissions.js";
+import { applicationFormValues, checkApplicationForm } from "../applications/application-fields.js";
+import { grantPermissions, requireApplication, revokePermissions } from "../applications/permissions.js";
+import { ApplicationNameTaken, updateApplication } from "../applications/update-application.js";
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
@@ -78,6 +80,71 @@ export const commands: Record<string, Command> = {
           `client_secret: ${clientSecret}`,
           "The secret is shown only now: put it in the application's private configuration.",
         ],
+      };
+    },
+  },
+
+  "apps update": {
+    usage:
+      "signon apps update --app NAME [--name NEW_NAME] [--api-only yes|no] [--pushes on|off] [--default-permissions a,b | --no-default-permissions] [--not-grantable-in-ui a,b | --all-grantable-in-ui] [--json]",
+    options: {
+      app: { type: "string" },
+      name: { type: "string" },
+      "api-only": { type: "string" },
+      pushes: { type: "string" },
+      "default-permissions": { type: "string" },
+      "no-default-permissions": { type: "boolean" },
+      "not-grantable-in-ui": { type: "string" },
+      "all-grantable-in-ui": { type: "boolean" },
+    },
+    async run(ctx, options) {
+      const application = await requireApplication(ctx, required(options, "app"));
+      const choice = (name: string, yes: string, no: string): boolean | undefined => {
+        const value = optional(options, name);
+        if (value === undefined) return undefined;
+        if (value !== yes && value !== no) throw new UsageError(`--${name} is ${yes} or ${no}`);
+        return value === yes;
+      };
+      const apiOnly = choice("api-only", "yes", "no");
+      const pushEnabled = choice("pushes", "on", "off");
+      const listOption = (name: string, none: string, current: string[]): string[] => {
+        if (options[none] === true && options[name] !== undefined) throw new UsageError(`Use --${name} or --${none}, not both`);
+        if (options[none] === true) return [];
+        const value = optional(options, name);
+        return value === undefined ? current : list(value);
+      };
+      const current = applicationFormValues(application);
+      const checked = checkApplicationForm(
+        {
+          ...current,
+          name: optional(options, "name") ?? application.name,
+          default_permissions: listOption("default-permissions", "no-default-permissions", application.defaultPermissions).join(","),
+          permissions_not_grantable_in_ui: listOption("not-grantable-in-ui", "all-grantable-in-ui", application.permissionsNotGrantableInUi).join(","),
+          api_only: (apiOnly ?? application.apiOnly) ? "yes" : "",
+          push_enabled: (pushEnabled ?? application.pushEnabled) ? "yes" : "no",
+        },
+        ctx.config,
+      );
+      if (!checked.ok) throw new AccountError(Object.values(checked.errors).join("; "));
+      let update;
+      try {
+        update = await updateApplication(ctx, application.id, checked.settings, { uid: null, origin: null });
+      } catch (error) {
+        if (error instanceof ApplicationNameTaken) throw new AccountError(error.message);
+        throw error;
+      }
+      if (!update) throw new AccountError(`No application is named ${application.name}`);
+      const updated = update.application;
+      return {
+        json: {
+          name: updated.name,
+          api_only: updated.apiOnly,
+          pushes: updated.pushEnabled ? "on" : "off",
+          default_permissions: updated.defaultPermissions,
+          not_grantable_in_ui: updated.permissionsNotGrantableInUi,
+          changed: update.changed,
+        },
+        text: [update.changed.length === 0 ? `Nothing changed on ${updated.name}.` : `Updated ${updated.name}: ${update.changed.join(", ")}.`],
       };
     },
   },
