@@ -109,7 +109,8 @@ export function checkApplicationForm(
   const permissionsNotGrantableInUi = subset("permissions_not_grantable_in_ui", "Permissions kept out of the web interface");
 
   for (const field of ["require_pkce", "api_only"] as const) {
-    if (input[field] !== undefined && input[field] !== "yes") errors[field] = "Tick the box or leave it empty";
+    // A box left empty is either not sent (a browser) or sent empty (the CLI, a form shown again).
+    if (input[field] !== undefined && input[field] !== "" && input[field] !== "yes") errors[field] = "Tick the box or leave it empty";
   }
   if (input.push_enabled !== undefined && input.push_enabled !== "yes" && input.push_enabled !== "no") errors.push_enabled = "Choose on or off";
 
