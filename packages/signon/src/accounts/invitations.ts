@@ -56,6 +56,9 @@ export async function checkInvitationPermissions(db: SignonDatabase, actor: Acto
     const applicationId = at < 0 ? "" : value.slice(0, at).toLowerCase();
     const permission = value.slice(at + 1);
     const application = applications.find((candidate) => candidate.id === applicationId);
+    if (application && actor === null && !application.supportedPermissions.includes(permission)) {
+      throw new AccountError(`${application.name} does not support ${permission} (it supports ${application.supportedPermissions.join(", ")})`);
+    }
     if (!application || !application.supportedPermissions.includes(permission)) throw new AccountError("Choose permissions from the grid only");
     const grantable = actor === null ? application.supportedPermissions : grantablePermissions(actor, application);
     if (!grantable.includes(permission)) throw new AccountError(`You cannot grant ${permission} on ${application.name}`);

@@ -21,6 +21,14 @@ export const UserFormBody = Type.Object(
     email: Type.String({ maxLength: 1000 }),
     role: Type.String({ maxLength: 50 }),
     organisation: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+/** The invite form as posted: the user's fields and the permission boxes ticked. */
+const InviteBody = Type.Object(
+  {
+    ...UserFormBody.properties,
     permissions: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 1000 })])),
   },
   { additionalProperties: false },
@@ -40,7 +48,7 @@ const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
     "/users/new",
     {
       config: { errorFormat: "html" },
-      schema: { body: UserFormBody },
+      schema: { body: InviteBody },
       preValidation: requireFormBody,
       preHandler: usersFormGuards(app),
     },
