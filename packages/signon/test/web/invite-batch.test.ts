@@ -164,13 +164,18 @@ describe("POST /users/invite-batch", () => {
       const response = await upload(browser, file);
       expect({ status: response.statusCode, message: textOf(response).includes(message) }).toEqual({ status, message: true });
     }
-    const malformed = await app.inject({
-      method: "POST",
-      url: "/users/invite-batch",
-      headers: { cookie: browser.cookieHeader, "content-type": "multipart/form-data; boundary=x" },
-      payload: "--x\r\nnot a part",
-    });
-    expect(malformed.statusCode).toBe(400);
+    const malformedBodies: [string, string | Buffer][] = [
+      ["multipart/form-data; boundary=x", "--x\r\nnot a part"],
+      ["multipart/form-data", "--x\r\n\r\n--x--"],
+      ["multipart/form-data; boundary=x", 'no delimiter at all'],
+      ["multipart/form-data; boundary=x", '--x\r\nContent-Disposition: form-data; name="role"\r\n\r\nnor\u0000mal\r\n--x--\r\n'],
+      ["multipart/form-data; boundary=x", Buffer.concat([Buffer.from('--x\r\nContent-Disposition: form-data; name="role"\r\n\r\n'), Buffer.from([0xff, 0xc0]), Buffer.from("\r\n--x--\r\n")])],
+      ["multipart/form-data; boundary=x", `--x\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n${"a".repeat(1_100_000)}\r\n--x--\r\n`],
+    ];
+    for (const [contentType, payload] of malformedBodies) {
+      const response = await app.inject({ method: "POST", url: "/users/invite-batch", headers: { cookie: browser.cookieHeader, "content-type": contentType }, payload });
+      expect(response.statusCode).toBe(400);
+    }
     expect(await ctx.db.select().from(invitationBatchRows)).toEqual([]);
   });
 
