@@ -8,6 +8,7 @@ import { findOrganisationSummary } from "../repositories/account-overview.js";
 import { deleteInvitationPermissions, insertInvitationPermissions, listInvitationPermissions } from "../repositories/invitation-permissions.js";
 import { listLiveApplications } from "../repositories/user-form-choices.js";
 import { findUserByUid, type User } from "../repositories/users.js";
+import { formatTime } from "../time-format.js";
 import { assignableRoles, grantablePermissions, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
 import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
 import { setPasswordThroughLink, type LinkPasswordResult } from "./link-password.js";
@@ -206,7 +207,7 @@ export async function mailInvitation(
         "",
         `${ctx.config.publicUrl}/invitations/${link.token}`,
         "",
-        `The link works once and until ${link.expiresAt.toUTCString()} (${days} days).`,
+        `The link works once and until ${formatTime(link.expiresAt)} (${days} days).`,
         "If you did not expect this invitation, you can ignore this e-mail.",
       ].join("\n"),
     });
