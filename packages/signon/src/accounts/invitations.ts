@@ -263,3 +263,8 @@ async function grantInvitationPermissions(ctx: SignonContext, user: User, origin
   }
   await deleteInvitationPermissions(ctx.db, user.uid);
 }
+
+/** The permissions `userUid` receives on accepting their invitation, as `Application: permission`. */
+export async function invitationPermissionsOf(ctx: SignonContext, userUid: string): Promise<string[]> {
+  return (await listInvitationPermissions(ctx.db, userUid)).map((one) => `${one.applicationName}: ${one.permission}`);
+}

@@ -39,6 +39,8 @@ describe("invitations with permissions", () => {
     const [invitedEvent] = await ctx.db.select().from(auditEvents).where(eq(auditEvents.action, "user_invited"));
     expect(invitedEvent?.details).toEqual({ role: "normal", resent: false, permissions: ["Publisher: editor", "Publisher: signin"].sort() });
 
+    expect(textOf(await browser.get(`/users/${invited.uid}`))).toContain("Granted when the invitation is accepted: Publisher: editor, Publisher: signin.");
+
     const link = await linkMailedTo(ctx, "ada@example.org", "/invitations/");
     const password = strongPassword();
     const accepted = await new InjectBrowser(app).submit(link, link, { password, confirmation: password });

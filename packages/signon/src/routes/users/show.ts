@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { editUser } from "../../accounts/edit-user.js";
 import { pendingEmailChange } from "../../accounts/email-change.js";
+import { invitationPermissionsOf } from "../../accounts/invitations.js";
 import { lockEndsAt } from "../../accounts/sign-in-limits.js";
 import { exemptionRefusal } from "../../accounts/two-step-mandate.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
@@ -42,6 +43,7 @@ export async function renderUserPage(
   const { user } = details;
   const now = request.server.signon.now();
   const pending = await pendingEmailChange(request.server.signon, user.uid);
+  const onAcceptance = user.passwordHash === null ? await invitationPermissionsOf(request.server.signon, user.uid) : [];
   const actor = signedInUser(request);
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
   const errors = { ...(options.errors ?? {}), ...(options.actionErrors ?? {}) };
@@ -77,6 +79,7 @@ export async function renderUserPage(
         isSelf: user.uid === actor.uid,
         suspended: user.suspendedAt !== null,
         invited: user.passwordHash === null && user.suspendedAt === null,
+        invitationPermissions: onAcceptance,
         pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt) } : null,
       },
       outOfBand: options.outOfBand ?? false,
