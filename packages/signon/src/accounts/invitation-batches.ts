@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isDatabaseUnavailable } from "@tessera/db";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
@@ -89,7 +90,7 @@ export async function processInvitationBatches(ctx: SignonContext, options: { ba
       if (!row) return null;
       const inTx: SignonContext = { ...ctx, db: tx, pushesQueued: undefined };
       const batch = await findInvitationBatch(tx, row.batchId);
-      const result: RowResult = batch ? await inviteRow(inTx, batch, row) : { outcome: "invalid", reason: "The batch is gone" };
+      const result: RowResult = batch ? await inviteRow(inTx, batch, row, options.log) : { outcome: "invalid", reason: "The batch is gone" };
       const now = ctx.now();
       await settleBatchRow(tx, row, result.outcome, { reason: result.reason ?? null, userUid: result.user?.uid ?? null, at: now });
       await finishBatchIfDone(tx, row.batchId, now);
@@ -120,7 +121,7 @@ type RowResult = {
   link?: { token: string; expiresAt: Date };
 };
 
-async function inviteRow(ctx: SignonContext, batch: InvitationBatch, row: InvitationBatchRow): Promise<RowResult> {
+async function inviteRow(ctx: SignonContext, batch: InvitationBatch, row: InvitationBatchRow, log?: BatchLog): Promise<RowResult> {
   let actor: User | null = null;
   if (batch.createdByUid !== null) {
     actor = await findUserByUid(ctx.db, batch.createdByUid);
@@ -129,7 +130,7 @@ async function inviteRow(ctx: SignonContext, batch: InvitationBatch, row: Invita
     }
   }
   const existing = row.email.trim() === "" ? null : await findUserByEmail(ctx.db, row.email.trim());
-  if (existing) return { outcome: "exists", reason: "An account already has this e-mail address", user: existing };
+  if (existing) return { outcome: "exists", reason: "An account already has this e-mail address" };
   let organisationId = batch.organisationId;
   if (row.organisation !== null) {
     const found = await findOrganisationIdBySlugOrName(ctx.db, row.organisation);
@@ -154,6 +155,9 @@ async function inviteRow(ctx: SignonContext, batch: InvitationBatch, row: Invita
       if (/already exists/.test(error.message)) return { outcome: "exists", reason: "An account already has this e-mail address" };
       return { outcome: "invalid", reason: error.message };
     }
-    throw error;
+    // The savepoint rolled back; a row that fails for another reason must not hold up the rows after it.
+    if (isDatabaseUnavailable(error)) throw error;
+    log?.error({ error: error instanceof Error ? error.message : String(error), batchId: batch.id, line: row.line }, "batch invitation row failed");
+    return { outcome: "invalid", reason: "This row could not be invited because of an error on our side; invite this person on their own" };
   }
 }
