@@ -1,6 +1,6 @@
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
-import { sendMail } from "../mail/send-mail.js";
+import { mailErrorForLog, sendMail } from "../mail/send-mail.js";
 import { formatTime } from "../time-format.js";
 import { startHourlyJob, type HourlyJob, type JobLog, type JobTiming } from "../maintenance/hourly-job.js";
 import {
@@ -50,9 +50,13 @@ export async function suspendInactiveUsers(ctx: SignonContext): Promise<string[]
  * only the latest is sent); a sign-in moves the date and starts afresh.
  * Each reminder is recorded and audited (`inactivity_reminder_sent`) in the
  * transaction that sends it, so a mail that cannot be sent is tried again at
- * the next run. Returns the addresses reminded, with the days.
+ * the next run (the error goes to `onMailFailure`, and the others are still
+ * reminded). Returns the addresses reminded, with the days.
  */
-export async function sendInactivityReminders(ctx: SignonContext): Promise<{ email: string; days: number }[]> {
+export async function sendInactivityReminders(
+  ctx: SignonContext,
+  onMailFailure: (error: unknown) => void = () => undefined,
+): Promise<{ email: string; days: number }[]> {
   const now = ctx.now();
   const sent: { email: string; days: number }[] = [];
   const longest = Math.max(...inactivityReminderDays);
@@ -60,16 +64,31 @@ export async function sendInactivityReminders(ctx: SignonContext): Promise<{ ema
     const daysLeft = (person.dueAt.getTime() - now.getTime()) / 86_400_000;
     const reminder = [...inactivityReminderDays].sort((a, b) => a - b).find((days) => daysLeft <= days);
     if (reminder === undefined) continue;
-    const claimed = await ctx.db.transaction(async (tx) => {
-      const claim = await claimInactivityReminder(tx, person.uid, now, ctx.config.inactivityDays, reminder);
-      if (!claim) return null;
-      await audit(tx, { action: "inactivity_reminder_sent", at: now, subjectUid: person.uid, details: { days: reminder, suspension_at: claim.dueAt.toISOString() } });
-      await sendMail(ctx, inactivityReminderMail(ctx, claim, reminder));
-      return claim;
-    });
+    let claimed;
+    try {
+      claimed = await ctx.db.transaction(async (tx) => {
+        const claim = await claimInactivityReminder(tx, person.uid, now, ctx.config.inactivityDays, reminder);
+        if (!claim) return null;
+        await audit(tx, { action: "inactivity_reminder_sent", at: now, subjectUid: person.uid, details: { days: reminder, suspension_at: claim.dueAt.toISOString() } });
+        await sendMail(ctx, inactivityReminderMail(ctx, claim, reminder)).catch((error: unknown) => Promise.reject(new ReminderNotSent(error)));
+        return claim;
+      });
+    } catch (error) {
+      // The claim rolled back with the transaction: the next run tries again.
+      if (!(error instanceof ReminderNotSent)) throw error;
+      onMailFailure(error.cause);
+      continue;
+    }
     if (claimed) sent.push({ email: claimed.email, days: reminder });
   }
   return sent;
+}
+
+/** A reminder mail that could not be sent; `cause` is the mail error. */
+class ReminderNotSent extends Error {
+  constructor(cause: unknown) {
+    super("inactivity reminder not sent", { cause });
+  }
 }
 
 function inactivityReminderMail(ctx: SignonContext, person: { email: string; name: string; dueAt: Date }, days: number) {
@@ -132,7 +151,9 @@ export function startInactivityJob(
   return startHourlyJob(
     "Inactivity",
     async () => {
-      const reminded = await sendInactivityReminders(ctx);
+      const reminded = await sendInactivityReminders(ctx, (error) =>
+        options.log.error(`Inactivity reminder could not be sent: ${JSON.stringify(mailErrorForLog(error))}`),
+      );
       if (reminded.length > 0) options.log.info(`Sent ${reminded.length} inactivity reminder(s)`);
       const emails = await suspendInactiveUsers(ctx);
       if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);

@@ -85,6 +85,17 @@ describe("inactivity reminders", () => {
     expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ inactivityReminderDays: 3 });
   });
 
+  it("tries a reminder whose mail could not be sent again at the next run, and goes on with the others", async () => {
+    const user = await personWhoSignedIn();
+    signon.clock.advance(31 * day);
+    const failures: unknown[] = [];
+    const noMailServer = { ...ctx, config: { ...ctx.config, mail: { ...ctx.config.mail, smtpUrl: "smtp://127.0.0.1:1" } } };
+    expect(await sendInactivityReminders(noMailServer, (error) => failures.push(error))).toEqual([]);
+    expect(failures).toHaveLength(1);
+    expect(await eventsOf(user.uid, "inactivity_reminder_sent")).toEqual([]);
+    expect(await sendInactivityReminders(ctx)).toEqual([{ email: user.email, days: 14 }]);
+  });
+
   it("starts afresh after a sign-in, and leaves out API users, suspended people and people without a password", async () => {
     const user = await personWhoSignedIn();
     const gone = await createUser(ctx);
@@ -137,6 +148,7 @@ describe("POST /users/:uid/unsuspend", () => {
       `${user.name} is no longer suspended. Their old password no longer works: a link to choose a new one is e-mailed to ${user.email}.`,
     );
     expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ suspendedAt: null, newPasswordRequired: true, unsuspendedAt: ctx.now() });
+    expect(textOf(await browser.get(`/users/${user.uid}`))).toContain("Password Must choose a new one: the old password no longer works");
     expect((await eventsOf(user.uid, "user_unsuspended")).map((event) => event.details)).toEqual([{ new_password_required: true }]);
 
     const attempt = await new InjectBrowser(app).signIn("/sign-in", user.email, old);
@@ -154,6 +166,7 @@ describe("POST /users/:uid/unsuspend", () => {
     const password = strongPassword();
     expect((await person.submit(link, link, { password, confirmation: password })).statusCode).toBe(303);
     expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ newPasswordRequired: false });
+    expect((await browser.get(`/users/${user.uid}`)).body).not.toContain("new-password-required");
     expect((await new InjectBrowser(app).signIn("/sign-in", user.email, password)).headers.location).toBe("/");
   });
 
