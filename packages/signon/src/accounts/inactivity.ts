@@ -43,7 +43,8 @@ export async function suspendInactiveUsers(ctx: SignonContext): Promise<string[]
 
 /**
  * Mails the people whose inactivity suspension comes within 14 days: the
- * reminder of the latest of 14, 7, 3 and 1 days before it that has come,
+ * reminder of the latest of 14, 7, 3 and 1 days before it that has come
+ * (those shorter than the inactivity period),
  * unless that one (or a later one) was sent for the same suspension date.
  * What was sent is stored with the person, so a restart neither repeats a
  * reminder nor misses one that came while the job was not running (then
@@ -59,10 +60,12 @@ export async function sendInactivityReminders(
 ): Promise<{ email: string; days: number }[]> {
   const now = ctx.now();
   const sent: { email: string; days: number }[] = [];
-  const longest = Math.max(...inactivityReminderDays);
-  for (const person of await findPeopleNearInactivity(ctx.db, now, ctx.config.inactivityDays, longest)) {
+  // A reminder as long before as the whole period (or longer) would come right after a sign-in: left out.
+  const reminders = inactivityReminderDays.filter((days) => days < ctx.config.inactivityDays).sort((a, b) => a - b);
+  if (reminders.length === 0) return [];
+  for (const person of await findPeopleNearInactivity(ctx.db, now, ctx.config.inactivityDays, Math.max(...reminders))) {
     const daysLeft = (person.dueAt.getTime() - now.getTime()) / 86_400_000;
-    const reminder = [...inactivityReminderDays].sort((a, b) => a - b).find((days) => daysLeft <= days);
+    const reminder = reminders.find((days) => daysLeft <= days);
     if (reminder === undefined) continue;
     let claimed;
     try {
@@ -70,7 +73,7 @@ export async function sendInactivityReminders(
         const claim = await claimInactivityReminder(tx, person.uid, now, ctx.config.inactivityDays, reminder);
         if (!claim) return null;
         await audit(tx, { action: "inactivity_reminder_sent", at: now, subjectUid: person.uid, details: { days: reminder, suspension_at: claim.dueAt.toISOString() } });
-        await sendMail(ctx, inactivityReminderMail(ctx, claim, reminder)).catch((error: unknown) => Promise.reject(new ReminderNotSent(error)));
+        await sendMail(ctx, inactivityReminderMail(ctx, claim, Math.ceil(daysLeft))).catch((error: unknown) => Promise.reject(new ReminderNotSent(error)));
         return claim;
       });
     } catch (error) {
@@ -91,8 +94,9 @@ class ReminderNotSent extends Error {
   }
 }
 
+/** The reminder mail; `days`: whole days left, rounded up. */
 function inactivityReminderMail(ctx: SignonContext, person: { email: string; name: string; dueAt: Date }, days: number) {
-  const when = days === 1 ? "tomorrow" : `in ${days} days`;
+  const when = days <= 1 ? "within a day" : `in ${days} days`;
   return {
     to: person.email,
     subject: `Your Tessera Sign-on account will be suspended ${when}`,

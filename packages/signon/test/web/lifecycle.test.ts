@@ -61,7 +61,7 @@ describe("inactivity reminders", () => {
       "Your Tessera Sign-on account will be suspended in 14 days",
       "Your Tessera Sign-on account will be suspended in 7 days",
       "Your Tessera Sign-on account will be suspended in 3 days",
-      "Your Tessera Sign-on account will be suspended tomorrow",
+      "Your Tessera Sign-on account will be suspended within a day",
     ]);
     const [first] = await mailsTo(ctx, user.email);
     expect(first?.textBody).toContain("http://localhost:3000/sign-in");
@@ -81,8 +81,11 @@ describe("inactivity reminders", () => {
     signon.clock.advance(10 * day);
     expect(await sendInactivityReminders(restarted)).toEqual([{ email: user.email, days: 3 }]);
     expect(await sendInactivityReminders(ctx)).toEqual([]);
-    expect(await reminderSubjects(user.email)).toHaveLength(2);
     expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ inactivityReminderDays: 3 });
+    expect(await reminderSubjects(user.email)).toEqual([
+      "Your Tessera Sign-on account will be suspended in 13 days",
+      "Your Tessera Sign-on account will be suspended in 3 days",
+    ]);
   });
 
   it("tries a reminder whose mail could not be sent again at the next run, and goes on with the others", async () => {
@@ -111,6 +114,14 @@ describe("inactivity reminders", () => {
     expect(await reminderSubjects(gone.email)).toEqual([]);
     expect(await reminderSubjects(invited.email)).toEqual([]);
     expect(await reminderSubjects(robot.email)).toEqual([]);
+  });
+
+  it("leaves out reminders as long as the inactivity period itself", async () => {
+    const user = await personWhoSignedIn();
+    const tenDays = { ...ctx, config: { ...ctx.config, inactivityDays: 10 } };
+    expect(await sendInactivityReminders(tenDays)).toEqual([]);
+    signon.clock.advance(3 * day);
+    expect(await sendInactivityReminders(tenDays)).toEqual([{ email: user.email, days: 7 }]);
   });
 
   it("are shown in the person's event log", async () => {
