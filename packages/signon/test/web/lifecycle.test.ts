@@ -191,6 +191,15 @@ describe("POST /users/:uid/unsuspend", () => {
     expect((await new InjectBrowser(app).signIn("/sign-in", user.email, defaultPassword)).headers.location).toBe("/");
   });
 
+  it("with new_password=no lifts a requirement an earlier unsuspension left", async () => {
+    const { browser, user } = await suspendedForInactivity();
+    await unsuspend(browser, user.uid);
+    await suspendUser(ctx, user.email, "Again");
+    await unsuspend(browser, user.uid, { new_password: "no" });
+    expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ newPasswordRequired: false });
+    expect((await new InjectBrowser(app).signIn("/sign-in", user.email, defaultPassword)).headers.location).toBe("/");
+  });
+
   it("refuses a value other than yes or no, changing nothing", async () => {
     const { browser, user } = await suspendedForInactivity();
     expect((await unsuspend(browser, user.uid, { new_password: "maybe" })).statusCode).toBe(400);
