@@ -108,7 +108,7 @@ function inactivityReminderMail(ctx: SignonContext, person: { email: string; nam
       "",
       `${ctx.config.publicUrl}/sign-in`,
       "",
-      "Signing in to any application that uses Tessera Sign-on counts. Once suspended, only an administrator can let you back in.",
+      "Signing in to Tessera Sign-on on the way to any of its applications counts. Once suspended, only an administrator can let you back in.",
     ].join("\n"),
   };
 }
