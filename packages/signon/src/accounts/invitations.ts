@@ -1,4 +1,3 @@
-import { grantDefaultPermissions } from "../applications/default-permissions.js";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
@@ -238,7 +237,6 @@ export async function acceptInvitation(
 ): Promise<AcceptInvitationResult> {
   const result = await setPasswordThroughLink(ctx, token, "invitation", form, origin, async (tx, user, now) => {
     await audit(tx, { action: "invitation_accepted", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
-    await grantDefaultPermissions(tx, { userUid: user.uid, now, actorUid: user.uid, origin });
     await grantInvitationPermissions({ ...ctx, db: tx, pushesQueued: undefined }, user, origin);
   });
   if (!result.ok) return result;

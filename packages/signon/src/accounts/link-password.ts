@@ -1,4 +1,6 @@
+import { grantDefaultPermissions } from "../applications/default-permissions.js";
 import type { SignonContext } from "../context.js";
+import { pushesCommitted } from "../pushes/queue.js";
 import type { SignonDatabase } from "../db/database.js";
 import { storePasswordHash } from "../repositories/password-history.js";
 import type { RequestOrigin } from "../context.js";
@@ -19,8 +21,10 @@ export type LinkPasswordResult =
  * reset): checks it against the policy, then in one transaction uses up the
  * link, stores the password (and its history), lifts any lock (S15: with the
  * failed sign-ins counted against the address from the browser's own source
- * address) and runs `alsoInTransaction` (what the purpose adds, and its
- * audit event).
+ * address), grants the default permissions when this is the person's first
+ * password (someone invited, or created without a password, becomes a user
+ * now, whichever link they follow) and runs `alsoInTransaction` (what the
+ * purpose adds, and its audit event).
  * A link used meanwhile by another request answers `used`.
  */
 export async function setPasswordThroughLink(
@@ -42,7 +46,11 @@ export async function setPasswordThroughLink(
     await storePasswordHash(tx, found.user.uid, passwordHash, now);
     await clearAccountLock(tx, found.user, now, { source: signInSource(origin) });
     await alsoInTransaction(tx, found.user, now);
+    // After the purpose's own grants, so that a permission the invitation also grants is granted and audited once.
+    if (found.user.passwordHash === null) await grantDefaultPermissions(tx, { userUid: found.user.uid, now, actorUid: found.user.uid, origin });
     return true;
   });
-  return done ? { ok: true, user: found.user } : { ok: false, link: "used" };
+  if (!done) return { ok: false, link: "used" };
+  pushesCommitted(ctx);
+  return { ok: true, user: found.user };
 }

@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { inviteUser } from "../../src/accounts/invitations.js";
+import { createUser as createAccount } from "../../src/accounts/manage-users.js";
 import { grantPermissions } from "../../src/applications/permissions.js";
 import { applications, auditEvents, pushDeliveries, userPermissions } from "../../src/db/schema.js";
 import { InjectBrowser, signedInBrowser } from "../support/browser.js";
@@ -155,6 +156,44 @@ describe("default permissions", () => {
     const accepted = await new InjectBrowser(signon.app).submit(link, link, { password, confirmation: password });
     expect(accepted.statusCode).toBe(303);
     expect(await held(invited.uid)).toEqual(["Intranet:reader", "Intranet:signin"]);
+  });
+});
+
+describe("default permissions, once for every way a person is created", () => {
+  const noOrigin = { ip: null, userAgent: null };
+  async function grantsOn(applicationId: string, uid: string) {
+    const held = (await db.select().from(userPermissions).where(and(eq(userPermissions.userUid, uid), eq(userPermissions.applicationId, applicationId)))).map((row) => row.permission).sort();
+    const events = (await db.select().from(auditEvents).where(and(eq(auditEvents.action, "permissions_granted"), eq(auditEvents.subjectUid, uid), eq(auditEvents.applicationId, applicationId))))
+      .map((event) => event.details);
+    return { held, events };
+  }
+  async function choosePassword(link: string) {
+    const password = strongPassword();
+    const response = await new InjectBrowser(signon.app).submit(link, link, { password, confirmation: password });
+    expect(response.statusCode).toBe(303);
+  }
+
+  it("an invitation that also grants a default permission grants it once, audited once", async () => {
+    const wiki = await createApp(signon.ctx, { name: "Team wiki", permissions: ["editor"], defaultPermissions: ["signin"] });
+    const inviter = await createUser(signon.ctx, { role: "admin" });
+    const email = "twice@example.org";
+    const { user } = await inviteUser(
+      signon.ctx,
+      { email, name: "Not Twice", role: "normal", organisationId: null, permissions: [`${wiki.application.id}:signin`, `${wiki.application.id}:editor`] },
+      inviter,
+      noOrigin,
+    );
+    await choosePassword(await linkMailedTo(signon.ctx, email, "/invitations/"));
+    expect(await grantsOn(wiki.application.id, user.uid)).toEqual({ held: ["editor", "signin"], events: [{ permissions: ["editor", "signin"] }] });
+  });
+
+  it("someone created without a password (signon users create) gets them when they set one through a reset link", async () => {
+    const notes = await createApp(signon.ctx, { name: "Field notes", defaultPermissions: ["signin"] });
+    const person = await createAccount(signon.ctx, { email: "later@example.org", name: "Pass Word Later" });
+    expect((await grantsOn(notes.application.id, person.uid)).held).toEqual([]);
+    expect((await new InjectBrowser(signon.app).submit("/password-reset", "/password-reset", { email: person.email })).statusCode).toBe(200);
+    await choosePassword(await linkMailedTo(signon.ctx, person.email, "/password-reset/"));
+    expect(await grantsOn(notes.application.id, person.uid)).toEqual({ held: ["signin"], events: [{ permissions: ["signin"], reason: "default" }] });
   });
 });
 
