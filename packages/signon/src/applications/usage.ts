@@ -18,15 +18,21 @@ export function startOfMonth(now: Date, monthsBack: number): Date {
  * Monthly unique users of an application over the last `usageMonths` months,
  * every month listed (0 when nobody signed in), newest first. A person counts
  * once a month however often they sign in; sign-ins are the authorization
- * codes issued to them (`authorization_code_issued` audit events).
+ * codes issued to them (`authorization_code_issued` audit events). Audit
+ * events older than the retention period (`eventRetentionDays`) are pruned,
+ * so months that ended before it are left out rather than shown as unused;
+ * the oldest month listed may be counted in part.
  */
 export async function applicationMonthlyUsers(ctx: SignonContext, applicationId: string): Promise<MonthlyUsers[]> {
   const now = ctx.now();
+  const keptSince = new Date(now.getTime() - ctx.config.eventRetentionDays * 86_400_000);
   const found = new Map((await monthlyUsers(ctx.db, applicationId, startOfMonth(now, usageMonths - 1))).map((row) => [row.month, row]));
-  return Array.from({ length: usageMonths }, (_, back) => {
-    const month = startOfMonth(now, back).toISOString().slice(0, 7);
-    return found.get(month) ?? { month, users: 0, signIns: 0 };
-  });
+  return Array.from({ length: usageMonths }, (_, back) => back)
+    .filter((back) => back === 0 || startOfMonth(now, back - 1) > keptSince)
+    .map((back) => {
+      const month = startOfMonth(now, back).toISOString().slice(0, 7);
+      return found.get(month) ?? { month, users: 0, signIns: 0 };
+    });
 }
 
 /** A page of an application's access log, newest first. */

@@ -1,7 +1,9 @@
 import { parse } from "csv-parse/sync";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { applicationMonthlyUsers } from "../../src/applications/usage.js";
 import { users } from "../../src/db/schema.js";
+import { pruneOldEvents } from "../../src/maintenance/event-retention.js";
 import { createApp, createUser } from "../support/factories.js";
 import { obtainCode } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
@@ -72,5 +74,26 @@ describe("GET /applications/:id/usage and /usage.csv", () => {
       expect((await browser.get(`/applications/${client.application.id}/usage`)).statusCode, role).toBe(403);
       expect((await browser.get(`/applications/${client.application.id}/usage.csv`)).statusCode, role).toBe(403);
     }
+  });
+
+  it("cover the event retention period: pruned sign-ins leave the page working, and months the log no longer covers are left out", async () => {
+    const client = await createApp(ctx, { name: "Archive" });
+    const ada = await createUser(ctx, { name: "Ada", email: "ada.archive@example.org", permissions: { Archive: ["signin"] } });
+    await obtainCode(app, client, ada.email);
+    clock.advance((ctx.config.eventRetentionDays + 1) * 86_400);
+    await pruneOldEvents(ctx);
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    const page = await browser.get(`/applications/${client.application.id}/usage`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`The audit log keeps ${ctx.config.eventRetentionDays} days, so these figures cover that period at most.`);
+    expect(page.body).toContain("Nobody has signed in to Archive yet.");
+    expect(page.body.match(/<tr><th scope="row">\d{4}-\d{2}<\/th><td>0<\/td><td>0<\/td><\/tr>/g)).toHaveLength(12);
+
+    const shortRetention = { ...ctx, config: { ...ctx.config, eventRetentionDays: 45 } };
+    const months = (await applicationMonthlyUsers(shortRetention, client.application.id)).map((row) => row.month);
+    const cutoffMonth = new Date(ctx.now().getTime() - 45 * 86_400_000).toISOString().slice(0, 7);
+    expect(months[0]).toBe(ctx.now().toISOString().slice(0, 7));
+    expect(months.length).toBeLessThanOrEqual(3);
+    expect(months.every((month) => month >= cutoffMonth)).toBe(true);
   });
 });

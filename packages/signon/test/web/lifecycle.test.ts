@@ -1,17 +1,18 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { deleteNeverUsedInvitations, sendInactivityReminders, startInactivityJob, suspendInactiveUsers } from "../../src/accounts/inactivity.js";
+import { processInvitationBatches, startInvitationBatch } from "../../src/accounts/invitation-batches.js";
 import { inviteUser } from "../../src/accounts/invitations.js";
 import { createApiUser, suspendUser } from "../../src/accounts/manage-users.js";
 import { audit } from "../../src/audit.js";
 import type { SignonContext } from "../../src/context.js";
-import { auditEvents, users } from "../../src/db/schema.js";
+import { auditEvents, invitationBatchRows, invitationPermissions, users } from "../../src/db/schema.js";
 import { pruneOldEvents } from "../../src/maintenance/event-retention.js";
 import { startExpiredRecordsJob } from "../../src/maintenance/expired-records-job.js";
 import type { JobLog } from "../../src/maintenance/hourly-job.js";
 import { findUserByUid } from "../../src/repositories/users.js";
 import { InjectBrowser, signedInBrowser } from "../support/browser.js";
-import { createUser, defaultPassword } from "../support/factories.js";
+import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 import { linkMailedTo, mailsTo, strongPassword, textOf } from "./account-support.js";
 import { signedInAs } from "./users-support.js";
@@ -257,6 +258,26 @@ describe("never-used invitations", () => {
     expect(event?.details).toEqual({ email: "never@example.org", name: "Invitee", invited_at: new Date(ctx.now().getTime() - 90 * day * 1000).toISOString(), days: 90 });
     // The invitation's own events stay too.
     expect(await eventsOf(invitee.uid, "user_invited")).toHaveLength(1);
+  });
+
+  it("are deleted with the permissions they were to grant, and a batch's row keeps its outcome without the account", async () => {
+    const { application } = await createApp(ctx, { name: "Rota", permissions: ["planner"] });
+    const admin = await createUser(ctx, { role: "superadmin" });
+    const choice = { role: "normal" as const, organisationId: null, permissions: [`${application.id}:planner`] };
+    const single = (await inviteUser(ctx, { email: "single@example.org", name: "Single", ...choice }, admin, { ip: null, userAgent: null })).user;
+    const batchId = await startInvitationBatch(ctx, admin, choice, [{ line: 2, name: "From File", email: "batched@example.org", organisation: null }], null);
+    await processInvitationBatches(ctx, { batchId });
+    expect(await ctx.db.select().from(invitationPermissions)).toHaveLength(2);
+
+    signon.clock.advance(90 * day);
+    expect((await deleteNeverUsedInvitations(ctx)).sort()).toEqual(["batched@example.org", "single@example.org"]);
+    expect(await findUserByUid(ctx.db, single.uid)).toBeNull();
+    expect(await ctx.db.select().from(invitationPermissions)).toEqual([]);
+    const rows = await ctx.db.select({ outcome: invitationBatchRows.outcome, userUid: invitationBatchRows.userUid }).from(invitationBatchRows).where(eq(invitationBatchRows.batchId, batchId));
+    expect(rows).toEqual([{ outcome: "invited", userUid: null }]);
+    const page = await (await signedInBrowser(app, admin.email, defaultPassword)).get(`/users/invite-batch/${batchId}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("batched@example.org");
   });
 
   it("count from the latest invitation, and the number of days is configurable", async () => {

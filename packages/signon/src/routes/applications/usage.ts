@@ -34,6 +34,7 @@ const applicationUsageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       title: `Use of ${application.name}`,
       application,
       months,
+      retentionDays: app.signon.config.eventRetentionDays,
       signIns: rows.slice(0, signInsPerPage).map((row) => ({ ...row, when: formatTime(row.at), iso: row.at.toISOString() })),
       previousHref: page > 1 ? `${base}?page=${page - 1}` : null,
       nextHref: rows.length > signInsPerPage && page < maxPage ? `${base}?page=${page + 1}` : null,
