@@ -50,6 +50,8 @@ export type AuditAction =
   | "application_secret_rotated"
   | "application_retired"
   | "organisation_updated"
+  | "organisations_imported"
+  | "application_access_given_up"
   | "api_token_revoked"
   | "push_retried"
   | "suspended_for_inactivity"

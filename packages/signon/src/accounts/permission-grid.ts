@@ -31,21 +31,32 @@ async function gridState(ctx: SignonContext, userUid: string) {
   return { applications, heldValues };
 }
 
-/** The permission grid of a user as this actor sees it: every live application, every permission it supports. */
+/**
+ * The permission grid of a user as this actor sees it: the live applications
+ * where the actor may grant something, with a box for each permission they
+ * may grant (superadmins and admins: every application, every permission;
+ * organisation admins and super organisation admins: the delegatable ones).
+ * What the actor may not change is left out, and saving leaves it as it is.
+ */
 export async function permissionGrid(ctx: SignonContext, actor: Actor, userUid: string): Promise<PermissionGridRow[]> {
   const { applications, heldValues } = await gridState(ctx, userUid);
-  return applications.map((application) => {
+  return applications.flatMap((application) => {
     const grantable = grantablePermissions(actor, application);
-    return {
-      applicationId: application.id,
-      applicationName: application.name,
-      boxes: application.supportedPermissions.map((permission) => ({
-        value: boxValue(application.id, permission),
-        permission,
-        held: heldValues.has(boxValue(application.id, permission)),
-        editable: grantable.includes(permission),
-      })),
-    };
+    if (grantable.length === 0) return [];
+    return [
+      {
+        applicationId: application.id,
+        applicationName: application.name,
+        boxes: application.supportedPermissions
+          .filter((permission) => grantable.includes(permission))
+          .map((permission) => ({
+            value: boxValue(application.id, permission),
+            permission,
+            held: heldValues.has(boxValue(application.id, permission)),
+            editable: true,
+          })),
+      },
+    ];
   });
 }
 

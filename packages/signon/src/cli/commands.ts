@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
 import { AccountError, createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { suspendInactiveUsers } from "../accounts/inactivity.js";
+import { importOrganisations } from "../accounts/import-organisations.js";
+import { maxImportBytes, readOrganisationImportFile } from "../accounts/organisation-import-file.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
 import { firstStartCommand } from "../bootstrap/first-start-command.js";
 import { grantPermissions, revokePermissions } from "../applications/permissions.js";
@@ -38,6 +41,17 @@ function list(value: string | undefined): string[] {
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item !== "");
+}
+
+/** The text of an import file, refusing one too large or unreadable with a plain message. */
+async function readImportFile(file: string): Promise<string> {
+  try {
+    if ((await stat(file)).size > maxImportBytes) throw new AccountError(`${file} is larger than ${maxImportBytes / 1024 / 1024} MiB`);
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if (error instanceof AccountError) throw error;
+    throw new AccountError(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
 }
 
 export const commands: Record<string, Command> = {
@@ -132,6 +146,29 @@ export const commands: Record<string, Command> = {
       return {
         json: { slug: organisation.slug, name: organisation.name, content_id: organisation.contentId },
         text: [`Created organisation ${organisation.slug} (content id ${organisation.contentId}).`],
+      };
+    },
+  },
+
+  "organisations import": {
+    usage: "signon organisations import FILE [--dry-run] [--json]   (CSV with columns slug,name[,parent_slug][,closed][,content_id], or JSON)",
+    options: { "dry-run": { type: "boolean" } },
+    positionals: ["file"],
+    async run(ctx, options) {
+      const file = required(options, "file");
+      const text = await readImportFile(file);
+      const { rows, unreadable } = readOrganisationImportFile(text, file.toLowerCase().endsWith(".json") ? "json" : file.toLowerCase().endsWith(".csv") ? "csv" : "auto");
+      const dryRun = options["dry-run"] === true;
+      const results = await importOrganisations(ctx, rows, unreadable, { dryRun });
+      const counts = { created: 0, updated: 0, unchanged: 0, invalid: 0 };
+      for (const result of results) counts[result.outcome] += 1;
+      return {
+        json: { dry_run: dryRun, counts, rows: results.map((result) => ({ row: result.row, slug: result.slug, outcome: result.outcome, ...(result.message ? { message: result.message } : {}) })) },
+        text: [
+          ...results.map((result) => `row ${result.row}\t${result.outcome}\t${result.slug ?? "-"}${result.message ? `\t${result.message}` : ""}`),
+          `${dryRun ? "Dry run, nothing was saved: would have " : ""}${dryRun ? "created" : "Created"} ${counts.created}, updated ${counts.updated}, left ${counts.unchanged} unchanged; ${counts.invalid} invalid.`,
+        ],
+        exitCode: counts.invalid > 0 ? 1 : 0,
       };
     },
   },

@@ -44,6 +44,7 @@ const aboutYou: Record<string, string> = {
   role_changed: "Your role was changed",
   suspended_for_inactivity: "Your account was suspended because it was not used for a long time",
   sign_in_tokens_revoked: "You were signed out of every application and every other browser",
+  application_access_given_up: "You gave up your access to an application",
 };
 
 const byYou: Record<string, string> = {

@@ -10,6 +10,7 @@ export function formatTime(time: Date | null): string | null {
 export const roleLabels: Record<string, string> = {
   superadmin: "Superadmin",
   admin: "Admin",
+  super_organisation_admin: "Super organisation admin",
   organisation_admin: "Organisation admin",
   normal: "Normal user",
 };
