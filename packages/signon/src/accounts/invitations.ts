@@ -4,6 +4,7 @@ import type { SignonDatabase } from "../db/database.js";
 import { sendMail } from "../mail/send-mail.js";
 import { findOrganisationSummary } from "../repositories/account-overview.js";
 import { findUserByUid, type User } from "../repositories/users.js";
+import { formatTime } from "../time-format.js";
 import { assignableRoles, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
 import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
 import { setPasswordThroughLink, type LinkPasswordResult } from "./link-password.js";
@@ -109,7 +110,7 @@ async function mailInvitation(
         "",
         `${ctx.config.publicUrl}/invitations/${link.token}`,
         "",
-        `The link works once and until ${link.expiresAt.toUTCString()} (${days} days).`,
+        `The link works once and until ${formatTime(link.expiresAt)} (${days} days).`,
         "If you did not expect this invitation, you can ignore this e-mail.",
       ].join("\n"),
     });
