@@ -87,9 +87,12 @@ export async function importOrganisations(
 
 async function applyRow(ctx: SignonContext, row: OrganisationImportRow, failedSlugs: ReadonlySet<string>): Promise<ImportRowResult> {
   const base = { row: row.row, slug: row.slug };
-  if (typeof row.parentSlug === "string" && failedSlugs.has(row.parentSlug)) return { ...base, outcome: "invalid", message: `Its parent ${row.parentSlug} is invalid` };
   const parent = typeof row.parentSlug === "string" ? await findOrganisationBySlug(ctx.db, row.parentSlug) : null;
-  if (typeof row.parentSlug === "string" && !parent) return { ...base, outcome: "invalid", message: `No organisation has the slug ${row.parentSlug}` };
+  if (typeof row.parentSlug === "string" && !parent) {
+    // A parent whose own row was invalid may still exist from before: then the row attaches to it as it is.
+    const message = failedSlugs.has(row.parentSlug) ? `Its parent ${row.parentSlug} is invalid` : `No organisation has the slug ${row.parentSlug}`;
+    return { ...base, outcome: "invalid", message };
+  }
   const existing = await findOrganisationBySlug(ctx.db, row.slug);
   try {
     if (!existing) {
