@@ -1,3 +1,5 @@
+import { pushesCommitted } from "../pushes/queue.js";
+import { grantDefaultPermissions } from "../applications/default-permissions.js";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
@@ -137,8 +139,10 @@ export async function acceptInvitation(
 ): Promise<AcceptInvitationResult> {
   const result = await setPasswordThroughLink(ctx, token, "invitation", form, origin, async (tx, user, now) => {
     await audit(tx, { action: "invitation_accepted", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+    await grantDefaultPermissions(tx, { userUid: user.uid, now, actorUid: user.uid, origin });
   });
   if (!result.ok) return result;
+  pushesCommitted(ctx);
   const user = await findUserByUid(ctx.db, result.user.uid);
   if (!user) return { ok: false, link: "unknown" };
   return { ok: true, user };

@@ -1,3 +1,4 @@
+import { grantDefaultPermissions } from "../applications/default-permissions.js";
 import { randomUUID } from "node:crypto";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
@@ -52,7 +53,7 @@ export async function createUser(
   if (await findUserByEmail(ctx.db, email)) throw new AccountError(`A user with e-mail ${email} already exists`);
   const passwordHash = person.password === undefined ? null : await hashPassword(person.password, ctx.config.passwordHashing);
   const now = ctx.now();
-  return ctx.db.transaction(async (tx) => {
+  const created = await ctx.db.transaction(async (tx) => {
     const user = await insertUser(tx, {
       uid: randomUUID(),
       email,
@@ -64,8 +65,12 @@ export async function createUser(
       updatedAt: now,
     });
     await audit(tx, { action: "user_created", at: now, actorUid, subjectUid: user.uid, origin, details: { role: user.role } });
+    // Someone created with a password is a new user now; an invited one when they accept.
+    if (passwordHash !== null) await grantDefaultPermissions(tx, { userUid: user.uid, now, actorUid, origin });
     return user;
   });
+  pushesCommitted(ctx);
+  return created;
 }
 
 /**

@@ -86,15 +86,14 @@ export function mayAssignOrganisation(actor: Actor, organisationId: string | nul
   return organisationId !== null && managedOrganisationIds(actor).includes(organisationId);
 }
 
-/** The permissions of an application that the actor may grant or revoke. */
+/** The permissions of an application that the actor may grant or revoke in the web interface (never those kept out of it). */
 export function grantablePermissions(
   actor: Actor,
-  application: { supportedPermissions: readonly string[]; delegatablePermissions: readonly string[] },
+  application: { supportedPermissions: readonly string[]; delegatablePermissions: readonly string[]; permissionsNotGrantableInUi?: readonly string[] },
 ): readonly string[] {
-  if (actor.role === "superadmin" || actor.role === "admin") return application.supportedPermissions;
-  if (isOrganisationScoped(actor)) {
-    return application.supportedPermissions.filter((permission) => application.delegatablePermissions.includes(permission));
-  }
+  const offered = application.supportedPermissions.filter((permission) => !(application.permissionsNotGrantableInUi ?? []).includes(permission));
+  if (actor.role === "superadmin" || actor.role === "admin") return offered;
+  if (isOrganisationScoped(actor)) return offered.filter((permission) => application.delegatablePermissions.includes(permission));
   return [];
 }
 

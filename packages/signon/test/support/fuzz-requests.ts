@@ -270,7 +270,14 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
         ? fc.oneof({ arbitrary: ref("permissionBox"), weight: 4 }, { arbitrary: fc.constantFrom("nope:signin", "signin", ":"), weight: 1 })
         : mostly(["signin", "editor\nwriter", "editor, admin"], ["", "a".repeat(300)]);
     case "delegatable_permissions":
-      return mostly(["", "editor"], ["unknown"]);
+    case "default_permissions":
+    case "permissions_not_grantable_in_ui":
+      return mostly(["", "editor", "signin"], ["unknown", "Signin"]);
+    case "api_only":
+      return mostly(["", "yes"], ["no", "on"]);
+    case "push_enabled":
+    case "token_auto_renewal":
+      return mostly(["yes", "no"], ["", "on", "maybe"]);
     case "redirect_uris":
       return mostly(["https://fuzz.example/auth/callback", "https://a.example/cb\nhttps://b.example/cb"], ["not a uri", "http://insecure.example/cb", "javascript:alert(1)"]);
     case "home_uri":

@@ -3,11 +3,11 @@ import { allManageableUsers, findManageableUsers, manageableScope, statusTags, u
 import { usersCsv } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
 import { twoStepFilters, userStatuses } from "../../repositories/user-search.js";
-import { listLiveApplications, listOrganisationChoices } from "../../repositories/user-form-choices.js";
+import { listLiveApplications, listOrganisationChoices, permissionsOfUsers } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
 import type { SignonContext } from "../../context.js";
 import type { Application } from "../../repositories/applications.js";
-import { grantablePermissions, mayAssignOrganisation, type Actor } from "../../web/policy.js";
+import { grantablePermissions, isOrganisationScoped, mayAssignOrganisation, type Actor } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
 import { usersPageGuards } from "./managed-user.js";
@@ -44,10 +44,14 @@ function filtersOf(query: UsersQuery): UserFilters {
   };
 }
 
-/** The permissions the actor may filter by: those they may grant, on live applications. */
+/** The permissions the actor may filter by, on live applications: every one for superadmins and admins, those they may grant for organisation-scoped administrators. */
 function permissionFilterChoices(actor: Actor, applications: readonly Application[]) {
   return applications
-    .map((application) => ({ id: application.id, name: application.name, permissions: grantablePermissions(actor, application) }))
+    .map((application) => ({
+      id: application.id,
+      name: application.name,
+      permissions: isOrganisationScoped(actor) ? grantablePermissions(actor, application) : application.supportedPermissions,
+    }))
     .filter((application) => application.permissions.length > 0);
 }
 
@@ -110,11 +114,12 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users.csv", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
     const rows = await allManageableUsers(app.signon, actor, (await offeredFilters(app.signon, actor, request.query)).filters);
+    const [applications, permissions] = await Promise.all([listLiveApplications(app.signon.db), permissionsOfUsers(app.signon.db, rows.map((row) => row.uid))]);
     return reply
       .header("content-type", "text/csv; charset=utf-8")
       .header("content-disposition", 'attachment; filename="users.csv"')
       .header("cache-control", "no-store")
-      .send(usersCsv(rows.map((row) => ({ ...row, status: statusTags(app.signon, row) }))));
+      .send(usersCsv(rows.map((row) => ({ ...row, status: statusTags(app.signon, row) })), applications, permissions));
   });
 };
 
