@@ -52,8 +52,13 @@ export type AuditAction =
   | "application_retired"
   | "organisation_updated"
   | "api_token_revoked"
+  | "api_token_renewed"
+  | "renewed_token_acknowledged"
+  | "token_auto_renewal_changed"
   | "push_retried"
   | "suspended_for_inactivity"
+  | "inactivity_reminder_sent"
+  | "unused_invitation_deleted"
   | "sign_in_tokens_revoked"
   | "client_authentication_flood";
 

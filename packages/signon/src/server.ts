@@ -8,6 +8,8 @@ import { openSignonDatabase } from "./database.js";
 import { statementRunner } from "./db/statements.js";
 import { startInactivityJob } from "./accounts/inactivity.js";
 import { startInvitationBatchWorker, type InvitationBatchWorker } from "./accounts/invitation-batch-worker.js";
+import { startTokenRenewalJob } from "./accounts/token-renewal.js";
+import { resolveSecretKey } from "./security/secret-box.js";
 import { settleBackgroundMails } from "./mail/send-mail.js";
 import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
@@ -96,6 +98,12 @@ export async function startSignon(
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
       ...config.jobs,
     });
+    // Renews API users' tokens that expire within 30 days, for those with automatic renewal on.
+    // The same key as the app's (resolved from the configuration or the development key file).
+    const tokenRenewal = startTokenRenewalJob({ ...ctx, secretKey: await resolveSecretKey(config.secretKey, config.dataDir) }, {
+      log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+      ...config.jobs,
+    });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
@@ -103,6 +111,7 @@ export async function startSignon(
           await inactivity.stop();
           await expiredRecords.stop();
           await batches?.stop();
+          await tokenRenewal.stop();
           await pushes?.stop();
           await app.close();
           const unsent = await settleBackgroundMails(10_000);

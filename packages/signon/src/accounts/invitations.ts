@@ -1,3 +1,4 @@
+import { grantDefaultPermissions } from "../applications/default-permissions.js";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
@@ -7,7 +8,7 @@ import { pushesCommitted } from "../pushes/queue.js";
 import { findOrganisationSummary } from "../repositories/account-overview.js";
 import { deleteInvitationPermissions, insertInvitationPermissions, listInvitationPermissions } from "../repositories/invitation-permissions.js";
 import { listLiveApplications } from "../repositories/user-form-choices.js";
-import { findUserByUid, type User } from "../repositories/users.js";
+import { findUserByUid, recordInvitationSent, type User } from "../repositories/users.js";
 import { formatTime } from "../time-format.js";
 import { assignableRoles, grantablePermissions, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
 import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
@@ -177,6 +178,7 @@ async function createInvitationLink(
   details: Record<string, unknown> = {},
 ): Promise<{ token: string; expiresAt: Date }> {
   const link = await createAccountLink(tx, user.uid, "invitation", now);
+  await recordInvitationSent(tx, user.uid, now);
   await audit(tx, {
     action: "user_invited",
     at: now,
@@ -236,6 +238,7 @@ export async function acceptInvitation(
 ): Promise<AcceptInvitationResult> {
   const result = await setPasswordThroughLink(ctx, token, "invitation", form, origin, async (tx, user, now) => {
     await audit(tx, { action: "invitation_accepted", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+    await grantDefaultPermissions(tx, { userUid: user.uid, now, actorUid: user.uid, origin });
     await grantInvitationPermissions({ ...ctx, db: tx, pushesQueued: undefined }, user, origin);
   });
   if (!result.ok) return result;

@@ -61,6 +61,18 @@ export const users = signon.table(
     twoStepExemptionReason: text("two_step_exemption_reason"),
     /** When that exemption ends; from then on it no longer applies. */
     twoStepExemptUntil: timestamp("two_step_exempt_until", { withTimezone: true }),
+    /** When an administrator last lifted a suspension; the inactivity job leaves the person alone for a grace period after it. */
+    unsuspendedAt: timestamp("unsuspended_at", { withTimezone: true }),
+    /** The stored password no longer signs in: an administrator lifted a suspension and asked for a new one (set through a mailed link). */
+    newPasswordRequired: boolean("new_password_required").notNull().default(false),
+    /** The inactivity suspension date the last reminder mail was about; a sign-in moves that date, so a new period starts. */
+    inactivityReminderFor: timestamp("inactivity_reminder_for", { withTimezone: true }),
+    /** How many days before `inactivity_reminder_for` that reminder was sent (14, 7, 3 or 1). */
+    inactivityReminderDays: integer("inactivity_reminder_days"),
+    /** When the latest invitation was sent; never-used invitations are deleted a while after it. */
+    invitationSentAt: timestamp("invitation_sent_at", { withTimezone: true }),
+    /** API users only: a token about to expire is replaced by a new one, shown once to an administrator. */
+    tokenAutoRenewal: boolean("token_auto_renewal").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   },
@@ -88,6 +100,14 @@ export const applications = signon.table(
     delegatablePermissions: text("delegatable_permissions").array().notNull().default(sql`'{}'::text[]`),
     requirePkce: boolean("require_pkce").notNull().default(false),
     retired: boolean("retired").notNull().default(false),
+    /** Used by API users only: left off people's dashboards and permission grids, and nobody signs in to it through `/oauth/authorize`. */
+    apiOnly: boolean("api_only").notNull().default(false),
+    /** Off: no pushes are queued for it. */
+    pushEnabled: boolean("push_enabled").notNull().default(true),
+    /** Permissions granted to every new person when their account is created or their invitation accepted. */
+    defaultPermissions: text("default_permissions").array().notNull().default(sql`'{}'::text[]`),
+    /** Permissions the web interface does not offer in permission grids (the CLI still grants them). */
+    permissionsNotGrantableInUi: text("permissions_not_grantable_in_ui").array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
   },
   (table) => [check("applications_signin_supported_check", sql`'signin' = any(${table.supportedPermissions})`)],
@@ -330,8 +350,63 @@ export const auditEvents = signon.table(
     userAgent: text("user_agent"),
     details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
   },
-  (table) => [index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt)],
+  (table) => [
+    index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt),
+    index("audit_events_actor_idx").on(table.actorUid, table.occurredAt),
+    index("audit_events_occurred_idx").on(table.occurredAt),
+    index("audit_events_sign_in_idx").on(table.applicationId, table.occurredAt).where(sql`${table.action} = 'authorization_code_issued'`),
+  ],
 );
+
+/**
+ * When an application last had a user's current state: it fetched `/user.json`
+ * with their token, or a push about them was delivered. Written at most about
+ * once a minute per pair, so `/user.json` stays a read.
+ */
+export const userApplicationSyncs = signon.table(
+  "user_application_syncs",
+  {
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    lastSyncedAt: timestamp("last_synced_at", { withTimezone: true }).notNull(),
+    /** How: `user_json` or `push`. */
+    lastSyncedBy: text("last_synced_by").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.userUid, table.applicationId] }),
+    check("user_application_syncs_by_check", sql`${table.lastSyncedBy} in ('user_json', 'push')`),
+  ],
+);
+
+/**
+ * Tokens issued automatically to replace an API user's token before it
+ * expires. The new token is kept sealed (AES-256-GCM under the secret key)
+ * only until an administrator has seen it and acknowledged it; then only the
+ * row remains, so the old grant is not renewed twice.
+ */
+export const renewedTokens = signon.table("renewed_tokens", {
+  grantId: uuid("grant_id")
+    .primaryKey()
+    .references(() => grants.id, { onDelete: "cascade" }),
+  replacesGrantId: uuid("replaces_grant_id")
+    .notNull()
+    .unique()
+    .references(() => grants.id, { onDelete: "cascade" }),
+  userUid: uuid("user_uid")
+    .notNull()
+    .references(() => users.uid, { onDelete: "cascade" }),
+  applicationId: uuid("application_id")
+    .notNull()
+    .references(() => applications.id, { onDelete: "cascade" }),
+  tokenSealed: text("token_sealed"),
+  acknowledgedAt: timestamp("acknowledged_at", { withTimezone: true }),
+  acknowledgedBy: uuid("acknowledged_by"),
+  createdAt: createdAt(),
+});
 
 /**
  * Orders every push queued, across rows: a newer change of a (user,

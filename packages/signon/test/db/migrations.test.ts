@@ -34,9 +34,11 @@ describe("signon migrations", () => {
       "push_deliveries",
       "refresh_tokens",
       "remembered_browsers",
+      "renewed_tokens",
       "sessions",
       "settings",
       "sign_in_failures",
+      "user_application_syncs",
       "user_permissions",
       "users",
     ]);

@@ -10,6 +10,7 @@ import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
+import { listSyncsOfUser } from "../../repositories/user-application-syncs.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
@@ -42,7 +43,7 @@ export async function renderUserPage(
 ): Promise<FastifyReply> {
   const { user } = details;
   const now = request.server.signon.now();
-  const pending = await pendingEmailChange(request.server.signon, user.uid);
+  const [pending, syncs] = await Promise.all([pendingEmailChange(request.server.signon, user.uid), listSyncsOfUser(request.server.signon.db, user.uid)]);
   const onAcceptance = user.passwordHash === null ? await invitationPermissionsOf(request.server.signon, user.uid) : [];
   const actor = signedInUser(request);
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
@@ -81,6 +82,12 @@ export async function renderUserPage(
         invited: user.passwordHash === null && user.suspendedAt === null,
         invitationPermissions: onAcceptance,
         pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt) } : null,
+        syncs: syncs.map((sync) => ({
+          application: sync.application,
+          at: formatTime(sync.lastSyncedAt),
+          iso: sync.lastSyncedAt.toISOString(),
+          by: sync.lastSyncedBy === "push" ? "a change was pushed to it" : "it fetched the user (/user.json)",
+        })),
       },
       outOfBand: options.outOfBand ?? false,
       actionErrors: options.actionErrors ?? {},
