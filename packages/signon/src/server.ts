@@ -7,9 +7,9 @@ import type { SignonContext } from "./context.js";
 import { openSignonDatabase } from "./database.js";
 import { statementRunner } from "./db/statements.js";
 import { startInactivityJob } from "./accounts/inactivity.js";
-import { startInvitationBatchWorker, type InvitationBatchWorker } from "./accounts/invitation-batch-worker.js";
 import { startTokenRenewalJob } from "./accounts/token-renewal.js";
 import { resolveSecretKey } from "./security/secret-box.js";
+import { startInvitationBatchWorker, type InvitationBatchWorker } from "./accounts/invitation-batch-worker.js";
 import { settleBackgroundMails } from "./mail/send-mail.js";
 import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
@@ -110,8 +110,8 @@ export async function startSignon(
         try {
           await inactivity.stop();
           await expiredRecords.stop();
-          await batches?.stop();
           await tokenRenewal.stop();
+          await batches?.stop();
           await pushes?.stop();
           await app.close();
           const unsent = await settleBackgroundMails(10_000);

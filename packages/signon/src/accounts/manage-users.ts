@@ -148,7 +148,8 @@ export interface UnsuspendOptions {
  * job leaves the person alone for a week. With `requireNewPassword` the
  * stored password no longer signs in (until a new one is set through a
  * mailed link) and a password reset link is mailed to the person, in the
- * same transaction. `origin` is recorded in the audit event
+ * same transaction; without it the stored password signs in again (even if
+ * an earlier unsuspension required a new one). `origin` is recorded in the audit event
  * (`user_unsuspended`, with `new_password_required`).
  */
 export async function unsuspendUser(
@@ -167,7 +168,7 @@ export async function unsuspendUser(
       suspendedAt: null,
       suspensionReason: null,
       unsuspendedAt: now,
-      ...(requireNewPassword ? { newPasswordRequired: true } : {}),
+      newPasswordRequired: requireNewPassword,
       updatedAt: now,
     });
     await clearAccountLock(tx, user, now, "every");

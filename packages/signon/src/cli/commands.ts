@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { open } from "node:fs/promises";
 import { renewExpiringApiTokens, setTokenAutoRenewal, tokenExpiryWarningDays } from "../accounts/token-renewal.js";
 import { AccountError, createApiUser, requireUserByEmail, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { suspendInactiveUsers } from "../accounts/inactivity.js";
@@ -9,6 +8,7 @@ import { applicationFormValues, checkApplicationForm } from "../applications/app
 import { grantPermissions, requireApplication, revokePermissions } from "../applications/permissions.js";
 import { ApplicationNameTaken, updateApplication } from "../applications/update-application.js";
 import { applicationMonthlyUsers, applicationSignIns } from "../applications/usage.js";
+import { open } from "node:fs/promises";
 import { processInvitationBatches, startInvitationBatch } from "../accounts/invitation-batches.js";
 import { batchFileMaxBytes, BatchFileError, readBatchFile } from "../accounts/invitation-csv.js";
 import { countBatchOutcomes, listInvitationBatchRows } from "../repositories/invitation-batches.js";

@@ -77,6 +77,7 @@ export async function renderUserPage(
         twoStepOn: details.twoStepOn,
         twoStep: twoStepView(request, details),
         lastSignIn: formatTime(user.lastSignedInAt),
+        newPasswordRequired: user.newPasswordRequired,
         isSelf: user.uid === actor.uid,
         suspended: user.suspendedAt !== null,
         invited: user.passwordHash === null && user.suspendedAt === null,
