@@ -285,7 +285,12 @@ export const commands: Record<string, Command> = {
         permissions.push(`${application.id}:${given.slice(at + 1)}`);
       }
       const batchId = await startInvitationBatch(ctx, null, { role: role as Role, organisationId, permissions }, rows, null);
-      await processInvitationBatches(ctx, { batchId });
+      // Rows a running server's batch job took meanwhile are waited for, a minute at most.
+      for (let waited = 0; ; waited += 250) {
+        await processInvitationBatches(ctx, { batchId });
+        if ((await countBatchOutcomes(ctx.db, batchId)).pending === 0 || waited >= 60_000) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
       const outcomes = await listInvitationBatchRows(ctx.db, batchId);
       const counts = await countBatchOutcomes(ctx.db, batchId);
       return {
