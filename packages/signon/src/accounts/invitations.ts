@@ -9,8 +9,9 @@ import { deleteInvitationPermissions, insertInvitationPermissions, listInvitatio
 import { listLiveApplications } from "../repositories/user-form-choices.js";
 import { findUserByUid, recordInvitationSent, type User } from "../repositories/users.js";
 import { formatTime } from "../time-format.js";
-import { assignableRoles, grantablePermissions, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
+import { assignableRoles, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
 import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
+import { applicationsOffered, offeredPermissions } from "./offered-permissions.js";
 import { setPasswordThroughLink, type LinkPasswordResult } from "./link-password.js";
 import { AccountError, createUser, type Role } from "./manage-users.js";
 import { boxValue, type PermissionGridRow } from "./permission-grid.js";
@@ -61,7 +62,7 @@ export async function checkInvitationPermissions(db: SignonDatabase, actor: Acto
       throw new AccountError(`${application.name} does not support ${permission} (it supports ${application.supportedPermissions.join(", ")})`);
     }
     if (!application || !application.supportedPermissions.includes(permission)) throw new AccountError("Choose permissions from the grid only");
-    const grantable = actor === null ? application.supportedPermissions : grantablePermissions(actor, application);
+    const grantable = actor === null ? application.supportedPermissions : offeredPermissions(actor, application);
     if (!grantable.includes(permission)) throw new AccountError(`You cannot grant ${permission} on ${application.name}`);
     chosen.set(boxValue(application.id, permission), { applicationId: application.id, applicationName: application.name, permission });
   }
@@ -75,19 +76,16 @@ export async function checkInvitationPermissions(db: SignonDatabase, actor: Acto
  */
 export async function invitationGrid(db: SignonDatabase, actor: Actor, ticked: readonly string[]): Promise<PermissionGridRow[]> {
   const wanted = new Set(ticked.map((value) => value.toLowerCase()));
-  const applications = await listLiveApplications(db);
-  return applications
-    .map((application) => ({
-      applicationId: application.id,
-      applicationName: application.name,
-      boxes: grantablePermissions(actor, application).map((permission) => ({
-        value: boxValue(application.id, permission),
-        permission,
-        held: wanted.has(boxValue(application.id, permission).toLowerCase()),
-        editable: true,
-      })),
-    }))
-    .filter((row) => row.boxes.length > 0);
+  return applicationsOffered(actor, await listLiveApplications(db)).map(({ application, permissions }) => ({
+    applicationId: application.id,
+    applicationName: application.name,
+    boxes: permissions.map((permission) => ({
+      value: boxValue(application.id, permission),
+      permission,
+      held: wanted.has(boxValue(application.id, permission).toLowerCase()),
+      editable: true,
+    })),
+  }));
 }
 
 /**

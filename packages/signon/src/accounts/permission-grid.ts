@@ -3,7 +3,8 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { listLiveApplications, listPermissionsOfUser } from "../repositories/user-form-choices.js";
 import type { User } from "../repositories/users.js";
-import { grantablePermissions, isOrganisationScoped, type Actor } from "../web/policy.js";
+import { isOrganisationScoped, type Actor } from "../web/policy.js";
+import { offeredPermissions } from "./offered-permissions.js";
 
 /** One box of the permission grid: a permission of an application, whether the user holds it and whether the actor may change it. */
 export interface PermissionBox {
@@ -42,7 +43,7 @@ async function gridState(ctx: SignonContext, userUid: string) {
 export async function permissionGrid(ctx: SignonContext, actor: Actor, userUid: string): Promise<PermissionGridRow[]> {
   const { applications, heldValues } = await gridState(ctx, userUid);
   return applications.flatMap((application) => {
-    const grantable = grantablePermissions(actor, application);
+    const grantable = offeredPermissions(actor, application);
     // Organisation-scoped administrators see only what they may change; the others also what is held but kept out of the web interface.
     const shown = (box: PermissionBox) => box.editable || (!isOrganisationScoped(actor) && box.held);
     const boxes = application.supportedPermissions
@@ -85,7 +86,7 @@ export async function savePermissionGrid(
   const { applications, heldValues } = await gridState(ctx, user.uid);
   const boxes = new Map<string, { applicationId: string; permission: string; editable: boolean }>();
   for (const application of applications) {
-    const grantable = grantablePermissions(actor, application);
+    const grantable = offeredPermissions(actor, application);
     for (const permission of application.supportedPermissions) {
       boxes.set(boxValue(application.id, permission), { applicationId: application.id, permission, editable: grantable.includes(permission) });
     }
@@ -101,7 +102,7 @@ export async function savePermissionGrid(
   const changes = applications.map((application) => {
     const toGrant: string[] = [];
     const toRevoke: string[] = [];
-    for (const permission of grantablePermissions(actor, application)) {
+    for (const permission of offeredPermissions(actor, application)) {
       const value = boxValue(application.id, permission);
       if (wanted.has(value) && !heldValues.has(value)) toGrant.push(permission);
       if (!wanted.has(value) && heldValues.has(value)) toRevoke.push(permission);

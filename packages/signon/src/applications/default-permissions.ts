@@ -1,9 +1,10 @@
-import { and, eq, ne, sql } from "drizzle-orm";
+import { and, ne, sql } from "drizzle-orm";
 import { audit } from "../audit.js";
 import type { RequestOrigin } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
 import { applications } from "../db/schema.js";
 import { addPermissions } from "../repositories/permissions.js";
+import { applicationIsForPeople } from "../repositories/user-form-choices.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 
 /**
@@ -20,7 +21,7 @@ export async function grantDefaultPermissions(
   const withDefaults = await tx
     .select({ id: applications.id, defaults: applications.defaultPermissions })
     .from(applications)
-    .where(and(eq(applications.retired, false), eq(applications.apiOnly, false), ne(applications.defaultPermissions, sql`'{}'::text[]`)));
+    .where(and(applicationIsForPeople(), ne(applications.defaultPermissions, sql`'{}'::text[]`)));
   let granted = 0;
   for (const application of withDefaults) {
     const added = await addPermissions(tx, grant.userUid, application.id, application.defaults, grant.now);

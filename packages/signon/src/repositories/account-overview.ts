@@ -1,6 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { applications, organisations, userPermissions } from "../db/schema.js";
+import { applicationIsForPeople } from "./user-form-choices.js";
 
 /** An organisation's id and name, or `null` when there is none with that id. */
 export async function findOrganisationSummary(db: SignonDatabase, id: string): Promise<{ id: string; name: string; slug: string } | null> {
@@ -16,13 +17,14 @@ export async function findOrganisationSummary(db: SignonDatabase, id: string): P
 export async function listPermissionsOfUser(
   db: SignonDatabase,
   userUid: string,
-): Promise<{ applicationId: string; applicationName: string; homeUri: string | null; retired: boolean; permission: string }[]> {
+): Promise<{ applicationId: string; applicationName: string; homeUri: string | null; retired: boolean; apiOnly: boolean; permission: string }[]> {
   return db
     .select({
       applicationId: applications.id,
       applicationName: applications.name,
       homeUri: applications.homeUri,
       retired: applications.retired,
+      apiOnly: applications.apiOnly,
       permission: userPermissions.permission,
     })
     .from(userPermissions)
@@ -37,6 +39,6 @@ export async function listSignInApplications(db: SignonDatabase, userUid: string
     .select({ id: applications.id, name: applications.name, homeUri: applications.homeUri })
     .from(userPermissions)
     .innerJoin(applications, eq(applications.id, userPermissions.applicationId))
-    .where(and(eq(userPermissions.userUid, userUid), eq(userPermissions.permission, "signin"), eq(applications.retired, false), eq(applications.apiOnly, false)))
+    .where(and(eq(userPermissions.userUid, userUid), eq(userPermissions.permission, "signin"), applicationIsForPeople()))
     .orderBy(asc(applications.name));
 }

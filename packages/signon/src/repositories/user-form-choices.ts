@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { applications, organisations, userPermissions } from "../db/schema.js";
 import type { Application } from "./applications.js";
@@ -9,13 +9,14 @@ export async function listOrganisationChoices(db: SignonDatabase): Promise<Organ
   return db.select().from(organisations).orderBy(asc(organisations.name));
 }
 
+/** The SQL form of `isForPeople` (accounts/offered-permissions.ts): applications that are neither retired nor API only. */
+export function applicationIsForPeople(): SQL {
+  return and(eq(applications.retired, false), eq(applications.apiOnly, false)) as SQL;
+}
+
 /** Applications that are neither retired nor API only, by name: the rows of people's permission grid and the permission filter. */
 export async function listLiveApplications(db: SignonDatabase): Promise<Application[]> {
-  return db
-    .select()
-    .from(applications)
-    .where(and(eq(applications.retired, false), eq(applications.apiOnly, false)))
-    .orderBy(asc(applications.name));
+  return db.select().from(applications).where(applicationIsForPeople()).orderBy(asc(applications.name));
 }
 
 /** Every permission a user holds, on any application. */

@@ -34,7 +34,8 @@ export async function renderAccountPage(
   const db = request.server.signon.db;
   const organisation = user.organisationId === null ? null : await findOrganisationSummary(db, user.organisationId);
   const applications: { id: string; name: string; retired: boolean; permissions: string[] }[] = [];
-  for (const row of await listPermissionsOfUser(db, user.uid)) {
+  // API-only applications are not for people: what is held there is not shown.
+  for (const row of (await listPermissionsOfUser(db, user.uid)).filter((one) => !one.apiOnly)) {
     const last = applications.at(-1);
     if (last && last.id === row.applicationId) last.permissions.push(row.permission);
     else applications.push({ id: row.applicationId, name: row.applicationName, retired: row.retired, permissions: [row.permission] });

@@ -7,7 +7,8 @@ import { listLiveApplications, listOrganisationChoices, permissionsOfUsers } fro
 import { renderPage } from "../../web/page.js";
 import type { SignonContext } from "../../context.js";
 import type { Application } from "../../repositories/applications.js";
-import { grantablePermissions, isOrganisationScoped, mayAssignOrganisation, type Actor } from "../../web/policy.js";
+import { mayAssignOrganisation, type Actor } from "../../web/policy.js";
+import { applicationsOffered, filterablePermissions } from "../../accounts/offered-permissions.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
 import { usersPageGuards } from "./managed-user.js";
@@ -44,15 +45,9 @@ function filtersOf(query: UsersQuery): UserFilters {
   };
 }
 
-/** The permissions the actor may filter by, on live applications: every one for superadmins and admins, those they may grant for organisation-scoped administrators. */
+/** The permissions the actor may filter by (see `filterablePermissions`), by application. */
 function permissionFilterChoices(actor: Actor, applications: readonly Application[]) {
-  return applications
-    .map((application) => ({
-      id: application.id,
-      name: application.name,
-      permissions: isOrganisationScoped(actor) ? grantablePermissions(actor, application) : application.supportedPermissions,
-    }))
-    .filter((application) => application.permissions.length > 0);
+  return applicationsOffered(actor, applications, filterablePermissions).map(({ application, permissions }) => ({ id: application.id, name: application.name, permissions }));
 }
 
 /** The filters, without a permission filter the actor is not offered (it would tell who holds what they do not look after). */
