@@ -56,6 +56,8 @@ export type AuditAction =
   | "token_auto_renewal_changed"
   | "push_retried"
   | "suspended_for_inactivity"
+  | "inactivity_reminder_sent"
+  | "unused_invitation_deleted"
   | "sign_in_tokens_revoked"
   | "client_authentication_flood";
 
