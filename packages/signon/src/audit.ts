@@ -32,6 +32,7 @@ export type AuditAction =
   | "email_change_cancelled"
   | "user_invited"
   | "invitation_accepted"
+  | "invitation_batch_started"
   | "password_changed"
   | "password_reset_requested"
   | "password_reset"

@@ -31,6 +31,7 @@ const actionWords: Record<AuditAction, string> = {
   email_change_cancelled: "E-mail address change cancelled",
   user_invited: "Invited",
   invitation_accepted: "Invitation accepted",
+  invitation_batch_started: "Batch invitation started",
   password_changed: "Password changed",
   password_reset_requested: "Password reset requested",
   password_reset: "Password reset",

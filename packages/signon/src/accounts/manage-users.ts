@@ -8,6 +8,7 @@ import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
+import { emailPolicyProblem } from "./email-policy.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { sendMailInBackground } from "../mail/send-mail.js";
 import { createAccountLink } from "./account-links.js";
@@ -47,6 +48,8 @@ export async function createUser(
 ): Promise<User> {
   const email = checkEmail(person.email);
   const name = checkName(person.name);
+  const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
+  if (refused !== null) throw new AccountError(refused);
   if (person.password !== undefined && person.password.length < minimumPasswordLength) {
     throw new AccountError(`Passwords have at least ${minimumPasswordLength} characters`);
   }
@@ -145,7 +148,8 @@ export interface UnsuspendOptions {
  * job leaves the person alone for a week. With `requireNewPassword` the
  * stored password no longer signs in (until a new one is set through a
  * mailed link) and a password reset link is mailed to the person, in the
- * same transaction. `origin` is recorded in the audit event
+ * same transaction; without it the stored password signs in again (even if
+ * an earlier unsuspension required a new one). `origin` is recorded in the audit event
  * (`user_unsuspended`, with `new_password_required`).
  */
 export async function unsuspendUser(
@@ -164,7 +168,7 @@ export async function unsuspendUser(
       suspendedAt: null,
       suspensionReason: null,
       unsuspendedAt: now,
-      ...(requireNewPassword ? { newPasswordRequired: true } : {}),
+      newPasswordRequired: requireNewPassword,
       updatedAt: now,
     });
     await clearAccountLock(tx, user, now, "every");
@@ -256,6 +260,8 @@ async function changeUser(
   if (change.name !== undefined && checkName(change.name) !== user.name) changes.name = checkName(change.name);
   if (change.email !== undefined && checkEmail(change.email) !== user.email) {
     const newEmail = checkEmail(change.email);
+    const refused = emailPolicyProblem(ctx.config.emailPolicy, newEmail);
+    if (refused !== null) throw new AccountError(refused);
     const holder = await findUserByEmail(ctx.db, newEmail);
     if (holder && holder.uid !== user.uid) throw new AccountError(`A user with e-mail ${newEmail} already exists`);
     changes.email = newEmail;

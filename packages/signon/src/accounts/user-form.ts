@@ -2,6 +2,7 @@ import type { SignonContext } from "../context.js";
 import type { Organisation } from "../repositories/organisations.js";
 import { listOrganisationChoices } from "../repositories/user-form-choices.js";
 import { assignableRoles, mayAssignOrganisation, type Actor } from "../web/policy.js";
+import { emailPolicyProblem } from "./email-policy.js";
 import type { Role } from "./manage-users.js";
 
 /** The fields of the invite and edit forms, as posted. `organisation` is absent where the actor cannot choose one. */
@@ -44,14 +45,17 @@ export async function organisationChoices(ctx: SignonContext, actor: Actor, keep
 /**
  * Checks the invite or edit form for this actor: a name, an e-mail address,
  * a role the actor may give and an open organisation the actor may assign
- * (`""`: none). `currentOrganisationId`: the person's organisation now, when
- * editing; they may stay in it if it is closed. Returns the values, or
+ * (`""`: none). A new e-mail address (other than `currentEmail`, the edited
+ * user's) must pass the installation's e-mail policy;
+ * `currentOrganisationId`, the edited user's organisation, stays allowed
+ * when it is closed. Returns the values, or
  * messages by field name.
  */
 export async function checkUserForm(
   ctx: SignonContext,
   actor: Actor,
   fields: UserFormFields,
+  currentEmail?: string,
   currentOrganisationId: string | null = null,
 ): Promise<{ ok: true; values: UserFormValues } | { ok: false; errors: Record<string, string> }> {
   const errors: Record<string, string> = {};
@@ -60,6 +64,10 @@ export async function checkUserForm(
   else if (name.length > 200) errors.name = "Enter a name of at most 200 characters";
   const email = fields.email.trim();
   if (!emailPattern.test(email) || email.length > 254) errors.email = "Enter an e-mail address like name@example.org";
+  else if (email.toLowerCase() !== currentEmail?.toLowerCase()) {
+    const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
+    if (refused !== null) errors.email = refused;
+  }
   const role = (assignableRoles(actor) as readonly string[]).includes(fields.role) ? (fields.role as Role) : null;
   if (role === null) errors.role = "Choose one of the roles listed";
   let organisationId: string | null;

@@ -11,6 +11,11 @@ import { applicationFormValues, checkApplicationForm } from "../applications/app
 import { grantPermissions, requireApplication, revokePermissions } from "../applications/permissions.js";
 import { ApplicationNameTaken, updateApplication } from "../applications/update-application.js";
 import { applicationMonthlyUsers, applicationSignIns } from "../applications/usage.js";
+import { open } from "node:fs/promises";
+import { processInvitationBatches, startInvitationBatch } from "../accounts/invitation-batches.js";
+import { batchFileMaxBytes, BatchFileError, readBatchFile } from "../accounts/invitation-csv.js";
+import { countBatchOutcomes, listInvitationBatchRows } from "../repositories/invitation-batches.js";
+import { findOrganisationIdBySlugOrName } from "../repositories/organisations.js";
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
@@ -56,6 +61,26 @@ async function readImportFile(file: string): Promise<string> {
   } catch (error) {
     if (error instanceof AccountError) throw error;
     throw new AccountError(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+}
+
+/** Reads a batch file, refusing one larger than the web form accepts before reading it all. */
+async function readBatchFileBytes(path: string): Promise<Buffer> {
+  let file;
+  try {
+    file = await open(path, "r");
+  } catch (error) {
+    throw new AccountError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    const { size } = await file.stat();
+    if (size > batchFileMaxBytes) throw new BatchFileError(`The file is larger than ${batchFileMaxBytes / 1024} KiB; split it into smaller files`, 413);
+    return await file.readFile();
+  } catch (error) {
+    if (error instanceof AccountError) throw error;
+    throw new AccountError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  } finally {
+    await file.close();
   }
 }
 
@@ -261,6 +286,42 @@ export const commands: Record<string, Command> = {
           `${dryRun ? "Dry run, nothing was saved: would have " : ""}${dryRun ? "created" : "Created"} ${counts.created}, updated ${counts.updated}, left ${counts.unchanged} unchanged; ${counts.invalid} invalid.`,
         ],
         exitCode: counts.invalid > 0 ? 1 : 0,
+      };
+    },
+  },
+
+  "users invite-batch": {
+    usage: "signon users invite-batch FILE [--role ROLE] [--organisation SLUG-OR-NAME] [--permission APP:PERMISSION …] [--json]",
+    options: { role: { type: "string" }, organisation: { type: "string" }, permission: { type: "string", multiple: true } },
+    positionals: ["file"],
+    async run(ctx, options) {
+      const role = optional(options, "role") ?? "normal";
+      if (!roles.includes(role as Role)) throw new UsageError(`--role must be one of ${roles.join(", ")}`);
+      const rows = readBatchFile(await readBatchFileBytes(required(options, "file")));
+      const organisationName = optional(options, "organisation");
+      const organisationId = organisationName === undefined ? null : await findOrganisationIdBySlugOrName(ctx.db, organisationName);
+      if (organisationName !== undefined && organisationId === null) throw new AccountError(`No organisation has the slug or name ${organisationName}`);
+      const permissions: string[] = [];
+      for (const given of (options.permission as string[] | undefined) ?? []) {
+        const at = given.lastIndexOf(":");
+        if (at <= 0 || at === given.length - 1) throw new UsageError("--permission is APPLICATION:PERMISSION, for example --permission Publisher:editor");
+        const application = await requireApplication(ctx, given.slice(0, at));
+        permissions.push(`${application.id}:${given.slice(at + 1)}`);
+      }
+      const batchId = await startInvitationBatch(ctx, null, { role: role as Role, organisationId, permissions }, rows, null);
+      await processInvitationBatches(ctx, { batchId });
+      const outcomes = await listInvitationBatchRows(ctx.db, batchId);
+      const counts = await countBatchOutcomes(ctx.db, batchId);
+      return {
+        json: {
+          batch_id: batchId,
+          counts,
+          rows: outcomes.map((row) => ({ line: row.line, name: row.name, email: row.email, outcome: row.outcome, reason: row.reason })),
+        },
+        text: [
+          ...outcomes.map((row) => `line ${row.line}\t${row.outcome}\t${row.email}${row.reason ? `\t${row.reason}` : ""}`),
+          `${counts.invited} invited, ${counts.exists} already had an account, ${counts.invalid} not valid, of ${outcomes.length}.`,
+        ],
       };
     },
   },

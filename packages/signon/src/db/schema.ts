@@ -463,3 +463,71 @@ export const pushDeliveries = signon.table(
     check("push_deliveries_status_check", sql`${table.status} in ('pending', 'delivered', 'failed')`),
   ],
 );
+
+/**
+ * Permissions chosen on an invitation, granted when the invited person accepts
+ * it (sets their password); the rows are then deleted. `invited_by_uid` is the
+ * administrator who chose them (`null`: the operator's command).
+ */
+export const invitationPermissions = signon.table(
+  "invitation_permissions",
+  {
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    permission: text("permission").notNull(),
+    invitedByUid: uuid("invited_by_uid").references(() => users.uid, { onDelete: "set null" }),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.userUid, table.applicationId, table.permission] })],
+);
+
+/**
+ * A batch of invitations from an uploaded CSV file: the role, organisation
+ * (for rows that name none) and permissions chosen once for every row, and
+ * who asked (`null`: the operator's command). `finished_at` is set when no row
+ * is pending any more.
+ */
+export const invitationBatches = signon.table("invitation_batches", {
+  id: uuid("id").primaryKey(),
+  createdByUid: uuid("created_by_uid").references(() => users.uid, { onDelete: "set null" }),
+  role: text("role").notNull(),
+  organisationId: uuid("organisation_id").references(() => organisations.id, { onDelete: "set null" }),
+  /** `<application id>:<permission>` values, as the permission grid posts them. */
+  permissions: text("permissions").array().notNull().default(sql`'{}'::text[]`),
+  createdAt: createdAt(),
+  finishedAt: timestamp("finished_at", { withTimezone: true }),
+});
+
+/**
+ * One row of a batch's file and what became of it: `pending` until the job
+ * reaches it, then `invited`, `exists` (an account has the address) or
+ * `invalid` (with the reason). The job claims pending rows one at a time, so
+ * a restart resumes where it stopped.
+ */
+export const invitationBatchRows = signon.table(
+  "invitation_batch_rows",
+  {
+    batchId: uuid("batch_id")
+      .notNull()
+      .references(() => invitationBatches.id, { onDelete: "cascade" }),
+    /** The row's line in the file (1: the first line). */
+    line: integer("line").notNull(),
+    name: text("name").notNull(),
+    email: text("email").notNull(),
+    /** The organisation as the file names it (slug or name), or `null`. */
+    organisation: text("organisation"),
+    outcome: text("outcome").notNull().default("pending"),
+    reason: text("reason"),
+    userUid: uuid("user_uid").references(() => users.uid, { onDelete: "set null" }),
+    processedAt: timestamp("processed_at", { withTimezone: true }),
+  },
+  (table) => [
+    primaryKey({ columns: [table.batchId, table.line] }),
+    index("invitation_batch_rows_pending_idx").on(table.batchId, table.line).where(sql`${table.outcome} = 'pending'`),
+    check("invitation_batch_rows_outcome_check", sql`${table.outcome} in ('pending', 'invited', 'exists', 'invalid')`),
+  ],
+);

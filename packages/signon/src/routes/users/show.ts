@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { editUser } from "../../accounts/edit-user.js";
 import { pendingEmailChange } from "../../accounts/email-change.js";
+import { invitationPermissionsOf } from "../../accounts/invitations.js";
 import { lockEndsAt } from "../../accounts/sign-in-limits.js";
 import { exemptionRefusal } from "../../accounts/two-step-mandate.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
@@ -43,6 +44,7 @@ export async function renderUserPage(
   const { user } = details;
   const now = request.server.signon.now();
   const [pending, syncs] = await Promise.all([pendingEmailChange(request.server.signon, user.uid), listSyncsOfUser(request.server.signon.db, user.uid)]);
+  const onAcceptance = user.passwordHash === null ? await invitationPermissionsOf(request.server.signon, user.uid) : [];
   const actor = signedInUser(request);
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
   const errors = { ...(options.errors ?? {}), ...(options.actionErrors ?? {}) };
@@ -75,9 +77,11 @@ export async function renderUserPage(
         twoStepOn: details.twoStepOn,
         twoStep: twoStepView(request, details),
         lastSignIn: formatTime(user.lastSignedInAt),
+        newPasswordRequired: user.newPasswordRequired,
         isSelf: user.uid === actor.uid,
         suspended: user.suspendedAt !== null,
         invited: user.passwordHash === null && user.suspendedAt === null,
+        invitationPermissions: onAcceptance,
         pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt) } : null,
         syncs: syncs.map((sync) => ({
           application: sync.application,
@@ -143,7 +147,7 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!details) return reply;
       const actor = signedInUser(request);
       const form: UserFormFields = { name: request.body.name, email: request.body.email, role: request.body.role, organisation: request.body.organisation };
-      const checked = await checkUserForm(app.signon, actor, form, details.user.organisationId);
+      const checked = await checkUserForm(app.signon, actor, form, details.user.email, details.user.organisationId);
       if (!checked.ok) return renderUserPage(request, reply, details, { form, errors: checked.errors });
       const target = details.user;
       const outOfBand = request.body.email_confirmed_out_of_band === "yes";
