@@ -45,26 +45,25 @@ export async function organisationChoices(ctx: SignonContext, actor: Actor, keep
 /**
  * Checks the invite or edit form for this actor: a name, an e-mail address,
  * a role the actor may give and an open organisation the actor may assign
- * (`""`: none). A new e-mail address (other than `currentEmail`, the edited
- * user's) must pass the installation's e-mail policy;
- * `currentOrganisationId`, the edited user's organisation, stays allowed
- * when it is closed. Returns the values, or
+ * (`""`: none). `current`, when editing: the person's e-mail address (a new
+ * one must pass the installation's e-mail policy) and organisation (they may
+ * stay in it if it is closed). Returns the values, or
  * messages by field name.
  */
 export async function checkUserForm(
   ctx: SignonContext,
   actor: Actor,
   fields: UserFormFields,
-  currentEmail?: string,
-  currentOrganisationId: string | null = null,
+  current: { email?: string; organisationId?: string | null } = {},
 ): Promise<{ ok: true; values: UserFormValues } | { ok: false; errors: Record<string, string> }> {
+  const currentOrganisationId = current.organisationId ?? null;
   const errors: Record<string, string> = {};
   const name = fields.name.trim();
   if (name === "") errors.name = "Enter a name";
   else if (name.length > 200) errors.name = "Enter a name of at most 200 characters";
   const email = fields.email.trim();
   if (!emailPattern.test(email) || email.length > 254) errors.email = "Enter an e-mail address like name@example.org";
-  else if (email.toLowerCase() !== currentEmail?.toLowerCase()) {
+  else if (email.toLowerCase() !== current.email?.toLowerCase()) {
     const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
     if (refused !== null) errors.email = refused;
   }
