@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { checkInvitation } from "../../src/accounts/invitations.js";
 import { createOrganisation } from "../../src/accounts/organisations.js";
 import { auditEvents, organisations, users } from "../../src/db/schema.js";
 import { findUserByEmail } from "../../src/repositories/users.js";
@@ -191,6 +192,11 @@ describe("closed organisations", () => {
     const other = await createUser(ctx, { name: "Other", organisationId: open.id });
     const moveIn = await browser.submit(`/users/${other.uid}`, `/users/${other.uid}`, { name: "Other", email: other.email, role: "normal", organisation: closed.id });
     expect(moveIn.statusCode).toBe(400);
+  });
+
+  it("take nobody through any invitation, batches and the command line included", async () => {
+    const closed = await organisation("Shut", null, true);
+    await expect(checkInvitation(db, { email: "x@example.org", name: "X", role: "normal", organisationId: closed.id }, null)).rejects.toThrow("Shut is closed: nobody new can join it");
   });
 
   it("take no new people from their organisation admins", async () => {
