@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { applications } from "../../src/db/schema.js";
 import { createApp, createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
-import { signedInAs } from "./users-support.js";
+import { createTestOrganisation, signedInAs } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
@@ -30,5 +30,16 @@ describe("GET /users.csv: a permissions column per application", () => {
       "cy@example.org": ["", ""],
       [email]: ["", ""],
     });
+  });
+
+  it("for an organisation admin, has columns only for applications where they may grant something, with only those permissions", async () => {
+    await createApp(ctx, { name: "Rota", permissions: ["planner", "viewer"], delegatablePermissions: ["viewer"] });
+    await createApp(ctx, { name: "Ledger", permissions: ["viewer"] });
+    const organisation = await createTestOrganisation(ctx);
+    await createUser(ctx, { email: "member@example.org", organisationId: organisation.id, permissions: { Rota: ["signin", "planner", "viewer"], Ledger: ["viewer"] } });
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
+    const rows = parse((await browser.get("/users.csv")).body) as string[][];
+    expect(rows[0]?.slice(7)).toEqual(["Rota"]);
+    expect(rows.find((row) => row[1] === "member@example.org")?.slice(7)).toEqual(["viewer"]);
   });
 });

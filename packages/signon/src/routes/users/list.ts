@@ -109,7 +109,16 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users.csv", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
     const rows = await allManageableUsers(app.signon, actor, (await offeredFilters(app.signon, actor, request.query)).filters);
-    const [applications, permissions] = await Promise.all([listLiveApplications(app.signon.db), permissionsOfUsers(app.signon.db, rows.map((row) => row.uid))]);
+    const [live, held] = await Promise.all([listLiveApplications(app.signon.db), permissionsOfUsers(app.signon.db, rows.map((row) => row.uid))]);
+    // A column per application the list may be filtered by, holding only those permissions: the same rule as the filter.
+    const columns = applicationsOffered(actor, live, filterablePermissions);
+    const applications = columns.map(({ application }) => application);
+    const permissions = new Map(
+      [...held].map(([uid, byApplication]) => [
+        uid,
+        new Map(columns.map(({ application, permissions: shown }) => [application.id, (byApplication.get(application.id) ?? []).filter((one) => shown.includes(one))])),
+      ]),
+    );
     return reply
       .header("content-type", "text/csv; charset=utf-8")
       .header("content-disposition", 'attachment; filename="users.csv"')
