@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { processInvitationBatches, startInvitationBatch } from "../../src/accounts/invitation-batches.js";
 import { inviteUser } from "../../src/accounts/invitations.js";
 import { createUser as createAccount } from "../../src/accounts/manage-users.js";
 import { grantPermissions } from "../../src/applications/permissions.js";
@@ -209,6 +210,28 @@ describe("default permissions, once for every way a person is created", () => {
     );
     await choosePassword(await linkMailedTo(signon.ctx, email, "/invitations/"));
     expect(await grantsOn(wiki.application.id, user.uid)).toEqual({ held: ["editor", "signin"], events: [{ permissions: ["editor", "signin"] }] });
+  });
+
+  it("a batch invitation's row gets them once, on acceptance, beside the batch's own permissions", async () => {
+    const board = await createApp(signon.ctx, { name: "Notice board", permissions: ["poster"], defaultPermissions: ["signin"] });
+    const inviter = await createUser(signon.ctx, { role: "admin" });
+    const email = "from-file@example.org";
+    const batchId = await startInvitationBatch(
+      signon.ctx,
+      inviter,
+      { role: "normal", organisationId: null, permissions: [`${board.application.id}:poster`] },
+      [{ line: 2, name: "From File", email, organisation: null }],
+      noOrigin,
+    );
+    await processInvitationBatches(signon.ctx, { batchId });
+    const [invited] = await db.select().from(auditEvents).where(and(eq(auditEvents.action, "user_invited"), eq(auditEvents.actorUid, inviter.uid)));
+    expect((await grantsOn(board.application.id, invited?.subjectUid ?? "")).held).toEqual([]);
+    await choosePassword(await linkMailedTo(signon.ctx, email, "/invitations/"));
+    expect(await grantsOn(board.application.id, invited?.subjectUid ?? "")).toEqual({
+      held: ["poster", "signin"],
+      events: expect.arrayContaining([{ permissions: ["poster"] }, { permissions: ["signin"], reason: "default" }]) as unknown,
+    });
+    expect((await grantsOn(board.application.id, invited?.subjectUid ?? "")).events).toHaveLength(2);
   });
 
   it("someone created without a password (signon users create) gets them when they set one through a reset link", async () => {
