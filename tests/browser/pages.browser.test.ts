@@ -28,6 +28,10 @@ async function seed(): Promise<void> {
   await system.signonCli("api-users", "create", "--name", "Publishing robot", "--email", "robot@example.org");
   await system.signonCli("permissions", "grant", "--email", "robot@example.org", "--app", appName, "--permissions", "signin");
   await system.signonCli("tokens", "issue", "--email", "robot@example.org", "--app", appName);
+  await system.signonCli(
+    "apps", "create", "--name", "Reporting with a long name", "--redirect-uri", "https://reporting.department-of-examples.example/auth/gds/callback",
+    "--home-uri", "https://reporting.department-of-examples.example/dashboards/weekly-publishing-figures-for-every-team",
+  );
 }
 
 beforeAll(async () => {
@@ -111,6 +115,14 @@ describe("each main page, as a superadmin", () => {
     await navigate("Applications");
     expect(await heading()).toBe("Applications");
     await checkPage(page, "applications");
+
+    // On a 1024 px screen every column, the push counts included, is in view without scrolling sideways.
+    expect(page.viewportSize()?.width).toBe(1024);
+    const rightEdges = await page.locator("thead th").evaluateAll((cells) => cells.map((cell) => cell.getBoundingClientRect().right));
+    expect(rightEdges).toHaveLength(5);
+    for (const right of rightEdges) expect(right).toBeLessThanOrEqual(1024);
+    expect(await page.locator(".table-wrap").evaluate((wrap) => wrap.scrollWidth - wrap.clientWidth)).toBeLessThanOrEqual(0);
+    expect(await page.getByRole("link", { name: "0 failed" }).count()).toBe(2);
 
     await page.getByRole("link", { name: appName, exact: true }).click();
     await expect.poll(() => page.getByRole("link", { name: `Delivery status of pushes to ${appName}` }).count()).toBe(1);

@@ -42,6 +42,26 @@ describe("PUT /auth/gds/api/users/:uid", () => {
     });
   });
 
+  it("answers 400 with invalid_request for a Bearer header without a well-formed token", async () => {
+    const user = createUser();
+
+    for (const authorization of ["Bearer", "Bearer ", "Bearer two words", "bearer t\u00f6ken", "Bearer a,b"]) {
+      const response = await h.app.inject({ method: "PUT", url: `/auth/gds/api/users/${user.uid}`, headers: { authorization }, payload: { user } });
+
+      expect(response.statusCode, authorization).toBe(400);
+      expect(response.headers["www-authenticate"]).toBe('Bearer error="invalid_request"');
+      expect(response.json()).toEqual({
+        error: "invalid_request",
+        error_description: "The Authorization header names the Bearer scheme but holds no well-formed token (RFC 6750 section 2.1).",
+      });
+    }
+    // Another scheme is no Bearer token at all: the usual 401 that asks for one.
+    const basic = await h.app.inject({ method: "PUT", url: `/auth/gds/api/users/${user.uid}`, headers: { authorization: "Basic dXNlcjpwYXNz" }, payload: { user } });
+    expect(basic.statusCode).toBe(401);
+    expect(basic.json()).toMatchObject({ error: "missing_token" });
+    expect(await h.users.findByUid(user.uid)).toBeNull();
+  });
+
   it("answers 401 with invalid_token for a token Sign-on does not know", async () => {
     const user = createUser();
 

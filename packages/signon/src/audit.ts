@@ -53,6 +53,8 @@ export type AuditAction =
   | "api_token_revoked"
   | "push_retried"
   | "suspended_for_inactivity"
+  | "inactivity_reminder_sent"
+  | "unused_invitation_deleted"
   | "sign_in_tokens_revoked"
   | "client_authentication_flood";
 

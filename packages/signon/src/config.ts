@@ -58,6 +58,10 @@ export interface SignonConfig {
   secretKey: Buffer | null;
   /** People who have not signed in for this many days are suspended by the inactivity job. */
   inactivityDays: number;
+  /** Accounts invited this many days ago (latest invitation) that never chose a password nor signed in are deleted by the hourly job. */
+  unusedInvitationDays: number;
+  /** Audit events older than this many days are deleted by the hourly job. */
+  eventRetentionDays: number;
   /** Roles whose holders must use 2-step verification (no exemption lifts it); empty: none. */
   twoStepRequiredRoles: readonly SignonRole[];
   /** The hourly jobs (inactivity, expired records): first run after start, then every, and the retry during a database outage, in milliseconds. */
@@ -104,6 +108,8 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  *   `SIGNON_MAIL_PRINT` [true in development]
  * - `SIGNON_SECRET_KEY` [required in production; development uses `<data dir>/secret-key`]: 64 hex digits.
  * - `SIGNON_INACTIVITY_DAYS` [45]
+ * - `SIGNON_UNUSED_INVITATION_DAYS` [90]: never-used invitations are deleted after this many days.
+ * - `SIGNON_EVENT_RETENTION_DAYS` [730]: audit events older than this are deleted.
  * - `SIGNON_TWO_STEP_REQUIRED_ROLES` [superadmin,admin]: comma-separated roles that must use 2-step verification, or `none`.
  * - `SIGNON_JOBS_FIRST_RUN_SECONDS` [60], `SIGNON_JOBS_INTERVAL_SECONDS` [3600], `SIGNON_JOBS_OUTAGE_RETRY_SECONDS` [60]:
  *   when the hourly jobs first run after start, how often after that, and how soon they try again after failing for want of the database.
@@ -180,6 +186,8 @@ export function loadConfig(
     },
     secretKey,
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
+    unusedInvitationDays: readInteger(env, "SIGNON_UNUSED_INVITATION_DAYS", 90, { min: 1, max: 3650 }),
+    eventRetentionDays: readInteger(env, "SIGNON_EVENT_RETENTION_DAYS", 730, { min: 30, max: 36_500 }),
     twoStepRequiredRoles: readTwoStepRequiredRoles(env),
     jobs: {
       firstRunMs: readInteger(env, "SIGNON_JOBS_FIRST_RUN_SECONDS", 60, { min: 1, max: 86_400 }) * 1000,

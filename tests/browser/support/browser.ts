@@ -41,6 +41,11 @@ export async function checkPage(page: Page, name: string): Promise<void> {
   const serious = violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
   expect(serious, `accessibility of ${name} (${page.url()})`).toEqual([]);
 
+  // One way of writing times on every page: `2026-11-21 09:05 UTC` (a day alone as `2026-11-21`).
+  const times = await page.locator("time").allTextContents();
+  for (const time of times) expect(time, `a time on ${name}`).toMatch(/^\d{4}-\d{2}-\d{2}( \d{2}:\d{2} UTC)?$/);
+  expect(await page.locator("body").innerText(), `times on ${name}`).not.toMatch(/GMT|\b\d{2}:\d{2}:\d{2}\b/);
+
   await mkdir(screenshotDirectory, { recursive: true });
   await page.screenshot({ path: `${screenshotDirectory}${name}.png`, fullPage: true });
 

@@ -12,6 +12,11 @@ export const apiErrors = {
     challenge: "Bearer",
     description: "This request needs an Authorization: Bearer token.",
   },
+  invalid_request: {
+    status: 400,
+    challenge: 'Bearer error="invalid_request"',
+    description: "The Authorization header names the Bearer scheme but holds no well-formed token (RFC 6750 section 2.1).",
+  },
   invalid_token: {
     status: 401,
     challenge: 'Bearer error="invalid_token"',

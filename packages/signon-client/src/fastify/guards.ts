@@ -69,7 +69,7 @@ export function bearerTokenGuard(
   return async function requireBearerToken(request, reply) {
     const token = bearerTokenFromHeader(request.headers.authorization);
     if (token === null) {
-      await sendApiError(reply, "missing_token");
+      await sendApiError(reply, namesBearerScheme(request.headers.authorization) ? "invalid_request" : "missing_token");
       return;
     }
     let user: SignonUserDetails | null;
@@ -92,4 +92,9 @@ export function bearerTokenGuard(
     }
     request.signonApiUser = user;
   };
+}
+
+/** Whether an Authorization header is of the Bearer scheme at all, well-formed or not. */
+function namesBearerScheme(header: string | undefined): boolean {
+  return header !== undefined && /^\s*Bearer(\s|$)/i.test(header);
 }

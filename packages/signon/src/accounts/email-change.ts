@@ -14,6 +14,7 @@ import { queuePushes } from "../repositories/push-deliveries.js";
 import { isUniqueViolation } from "../repositories/unique-violation.js";
 import { findUserByEmail, findUserByUid, updateUser, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
+import { formatTime } from "../time-format.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { verifyPassword } from "./password.js";
 import type { FieldErrors } from "./password-policy.js";
@@ -111,7 +112,7 @@ export async function requestEmailChange(
         "",
         `${ctx.config.publicUrl}/account/email/${token}`,
         "",
-        `The link works once and until ${expiresAt.toUTCString()} (${hours} hours).`,
+        `The link works once and until ${formatTime(expiresAt)} (${hours} hours).`,
         "If you did not expect this, you can ignore this e-mail: nothing changes unless the link is followed.",
       ].join("\n"),
     },

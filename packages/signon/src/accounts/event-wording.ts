@@ -52,6 +52,8 @@ const actionWords: Record<AuditAction, string> = {
   api_token_revoked: "API token revoked",
   push_retried: "Push delivery retried",
   suspended_for_inactivity: "Suspended for inactivity",
+  inactivity_reminder_sent: "Reminded by e-mail of the suspension for inactivity",
+  unused_invitation_deleted: "Account deleted: the invitation was never used",
   sign_in_tokens_revoked: "Signed out of every application",
   client_authentication_flood: "Over 100 failed application authentications from many addresses in 10 minutes",
 };
@@ -85,6 +87,9 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   const changed = stringList(details.changed);
   if (changed !== null) text += ` (${changed.replace("organisationId", "organisation")})`;
   if (typeof details.reason === "string") text += ` (reason: ${details.reason})`;
+  if (event.action === "inactivity_reminder_sent" && typeof details.days === "number") text += ` (${details.days} ${details.days === 1 ? "day" : "days"} before)`;
+  if (event.action === "unused_invitation_deleted" && typeof details.email === "string") text += ` (${details.email})`;
+  if (event.action === "user_unsuspended" && details.new_password_required === true) text += " (a new password is required; a reset link was mailed)";
   if (event.action === "two_step_exempted" && typeof details.until === "string") text += ` until ${details.until.slice(0, 10)}`;
   if (event.action.startsWith("organisation_two_step_") && typeof details.slug === "string") text += ` (${details.slug})`;
   if (typeof details.cause === "string" && typeof details.tokens === "number") {

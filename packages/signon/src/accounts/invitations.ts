@@ -3,7 +3,8 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
 import { sendMail } from "../mail/send-mail.js";
 import { findOrganisationSummary } from "../repositories/account-overview.js";
-import { findUserByUid, type User } from "../repositories/users.js";
+import { findUserByUid, recordInvitationSent, type User } from "../repositories/users.js";
+import { formatTime } from "../time-format.js";
 import { assignableRoles, mayAssignOrganisation, mayListUsers, mayManageUser, type Actor } from "../web/policy.js";
 import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
 import { setPasswordThroughLink, type LinkPasswordResult } from "./link-password.js";
@@ -80,6 +81,7 @@ async function createInvitationLink(
   resent: boolean,
 ): Promise<{ token: string; expiresAt: Date }> {
   const link = await createAccountLink(tx, user.uid, "invitation", now);
+  await recordInvitationSent(tx, user.uid, now);
   await audit(tx, {
     action: "user_invited",
     at: now,
@@ -109,7 +111,7 @@ async function mailInvitation(
         "",
         `${ctx.config.publicUrl}/invitations/${link.token}`,
         "",
-        `The link works once and until ${link.expiresAt.toUTCString()} (${days} days).`,
+        `The link works once and until ${formatTime(link.expiresAt)} (${days} days).`,
         "If you did not expect this invitation, you can ignore this e-mail.",
       ].join("\n"),
     });

@@ -8,6 +8,9 @@ import { findUserByEmail, findUserByUid, insertUser, updateUser, type User } fro
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
+import { sendMailInBackground } from "../mail/send-mail.js";
+import { createAccountLink } from "./account-links.js";
+import { formatTime } from "../time-format.js";
 import { hashPassword } from "./password.js";
 import { clearAccountLock } from "./sign-in-limits.js";
 
@@ -124,23 +127,68 @@ export async function suspendUser(
   return suspended;
 }
 
+/** How an administrator lifts a suspension: with `requireNewPassword`, the stored password stops working and a reset link is mailed. */
+export interface UnsuspendOptions {
+  requireNewPassword?: boolean | undefined;
+  /** Where a reset mail that could not be sent is reported (for the log; it never carries the link). */
+  onMailFailure?: ((error: unknown) => void) | undefined;
+}
+
 /**
  * Lifts a suspension, and any lock from wrong passwords; queues a PUT to each
- * of the user's applications (S13). `origin` is recorded in the audit event.
+ * of the user's applications (S13), and records when, so that the inactivity
+ * job leaves the person alone for a week. With `requireNewPassword` the
+ * stored password no longer signs in (until a new one is set through a
+ * mailed link) and a password reset link is mailed to the person, in the
+ * same transaction. `origin` is recorded in the audit event
+ * (`user_unsuspended`, with `new_password_required`).
  */
-export async function unsuspendUser(ctx: SignonContext, email: string, actorUid: string | null = null, origin: RequestOrigin | null = null): Promise<User> {
+export async function unsuspendUser(
+  ctx: SignonContext,
+  email: string,
+  actorUid: string | null = null,
+  origin: RequestOrigin | null = null,
+  options: UnsuspendOptions = {},
+): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
   if (user.suspendedAt === null) throw new AccountError(`${user.email} is not suspended`);
+  const requireNewPassword = options.requireNewPassword === true && !user.isApiUser;
   const now = ctx.now();
-  const unsuspended = await ctx.db.transaction(async (tx) => {
-    const updated = await updateUser(tx, user.uid, { suspendedAt: null, suspensionReason: null, updatedAt: now });
+  const { unsuspended, link } = await ctx.db.transaction(async (tx) => {
+    const updated = await updateUser(tx, user.uid, {
+      suspendedAt: null,
+      suspensionReason: null,
+      unsuspendedAt: now,
+      ...(requireNewPassword ? { newPasswordRequired: true } : {}),
+      updatedAt: now,
+    });
     await clearAccountLock(tx, user, now, "every");
-    await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid, origin });
+    await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid, origin, details: { new_password_required: requireNewPassword } });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
     await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
-    return updated;
+    return { unsuspended: updated, link: requireNewPassword ? await createAccountLink(tx, user.uid, "password_reset", now) : null };
   });
   pushesCommitted(ctx);
+  if (link) {
+    await sendMailInBackground(
+      ctx,
+      {
+        to: unsuspended.email,
+        subject: "Choose a new password for Tessera Sign-on",
+        text: [
+          `Hello ${unsuspended.name},`,
+          "",
+          "Your Tessera Sign-on account is no longer suspended. Before you sign in again, choose a new password here:",
+          "",
+          `${ctx.config.publicUrl}/password-reset/${link.token}`,
+          "",
+          `The link works once and until ${formatTime(link.expiresAt)}. After that, ask for a new one with "Forgotten your password?" on the sign-in page.`,
+          "Your previous password no longer works.",
+        ].join("\n"),
+      },
+      options.onMailFailure ?? (() => undefined),
+    );
+  }
   return unsuspended;
 }
 

@@ -4,6 +4,7 @@ import { sendMailInBackground } from "../mail/send-mail.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { findUserByEmail } from "../repositories/users.js";
 import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
+import { formatTime } from "../time-format.js";
 import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { setPasswordThroughLink } from "./link-password.js";
@@ -72,7 +73,7 @@ export async function requestPasswordReset(
         "",
         `${ctx.config.publicUrl}/password-reset/${token}`,
         "",
-        `The link works once and until ${expiresAt.toUTCString()} (${hours} hours).`,
+        `The link works once and until ${formatTime(expiresAt)} (${hours} hours).`,
         "If you did not ask for this, you can ignore this e-mail: your password stays as it is.",
       ].join("\n"),
     },

@@ -16,6 +16,7 @@ import {
 } from "../repositories/sign-in-failures.js";
 import type { User } from "../repositories/users.js";
 import type { FailureLimit } from "../security/failure-limit.js";
+import { formatTime } from "../time-format.js";
 import { createAccountLink } from "./account-links.js";
 
 /**
@@ -144,13 +145,9 @@ async function lockAccount(
   await sendMailInBackground(ctx, lockMail(ctx, locked.user, { failures, addresses: locked.addresses, until, token: locked.token }), onMailFailure);
 }
 
-function hoursAndMinutes(at: Date): string {
-  return `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;
-}
-
 /** The mail to the owner of an account that has just locked. */
 export function lockMail(ctx: SignonContext, user: User, lock: { failures: number; addresses: number; until: Date; token: string }) {
-  const until = hoursAndMinutes(lock.until);
+  const until = formatTime(lock.until);
   const from = lock.addresses === 1 ? "1 address" : `${lock.addresses} addresses`;
   return {
     to: user.email,
@@ -159,7 +156,7 @@ export function lockMail(ctx: SignonContext, user: User, lock: { failures: numbe
       `Hello ${user.name},`,
       "",
       `${lock.failures} failed sign-in attempts were made on your Tessera Sign-on account in the last hour, from ${from}.`,
-      `To protect it, your account is locked until ${until} (${lock.until.toUTCString()}).`,
+      `To protect it, your account is locked until ${until}.`,
       "",
       "If that was you, unlock your account now with this link. It works once, without signing in, until the lock ends:",
       "",

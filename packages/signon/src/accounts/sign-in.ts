@@ -16,7 +16,7 @@ export { lockSeconds } from "./sign-in-limits.js";
  */
 export type SignInResult =
   | { ok: true; user: User }
-  | { ok: false; reason: "invalid" | "suspended" }
+  | { ok: false; reason: "invalid" | "suspended" | "new_password_required" }
   | { ok: false; reason: "refused" | "rate_limited"; retryAfterSeconds: number };
 
 /**
@@ -64,6 +64,10 @@ export async function signInWithPassword(
   if (candidate.suspendedAt !== null) {
     await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: candidate.uid, origin, details: { reason: "suspended" } });
     return { ok: false, reason: "suspended" };
+  }
+  if (candidate.newPasswordRequired) {
+    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: candidate.uid, origin, details: { reason: "new_password_required" } });
+    return { ok: false, reason: "new_password_required" };
   }
   await clearSourceFailures(ctx.db, candidate.email, origin, "password");
   return { ok: true, user: candidate };

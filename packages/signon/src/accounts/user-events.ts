@@ -4,8 +4,21 @@ import { listEventsOfUser, type UserEventRow } from "../repositories/user-events
 /** Events shown on one page of a user's event log. */
 export const eventsPerPage = 50;
 
-/** One page (from 1) of a user's audit events, newest first, and whether another page follows. */
-export async function eventsOfUser(ctx: SignonContext, userUid: string, page: number): Promise<{ events: UserEventRow[]; hasNextPage: boolean }> {
-  const rows = await listEventsOfUser(ctx.db, userUid, { limit: eventsPerPage + 1, offset: (page - 1) * eventsPerPage });
-  return { events: rows.slice(0, eventsPerPage), hasNextPage: rows.length > eventsPerPage };
+/** The id of an event, as an "older events" link names it: the events after it come next. */
+export const eventCursorPattern = "^[1-9][0-9]{0,14}$";
+
+/**
+ * One page of a user's audit events, newest first: the latest, or those
+ * older than the event `before`; and the cursor of the next (older) page,
+ * `null` when there is none.
+ */
+export async function eventsOfUser(
+  ctx: SignonContext,
+  userUid: string,
+  before: number | null,
+  perPage = eventsPerPage,
+): Promise<{ events: UserEventRow[]; olderThan: number | null }> {
+  const rows = await listEventsOfUser(ctx.db, userUid, { limit: perPage + 1, before });
+  const events = rows.slice(0, perPage);
+  return { events, olderThan: rows.length > perPage ? (events.at(-1)?.id ?? null) : null };
 }

@@ -61,6 +61,16 @@ export const users = signon.table(
     twoStepExemptionReason: text("two_step_exemption_reason"),
     /** When that exemption ends; from then on it no longer applies. */
     twoStepExemptUntil: timestamp("two_step_exempt_until", { withTimezone: true }),
+    /** When an administrator last lifted a suspension; the inactivity job leaves the person alone for a grace period after it. */
+    unsuspendedAt: timestamp("unsuspended_at", { withTimezone: true }),
+    /** The stored password no longer signs in: an administrator lifted a suspension and asked for a new one (set through a mailed link). */
+    newPasswordRequired: boolean("new_password_required").notNull().default(false),
+    /** The inactivity suspension date the last reminder mail was about; a sign-in moves that date, so a new period starts. */
+    inactivityReminderFor: timestamp("inactivity_reminder_for", { withTimezone: true }),
+    /** How many days before `inactivity_reminder_for` that reminder was sent (14, 7, 3 or 1). */
+    inactivityReminderDays: integer("inactivity_reminder_days"),
+    /** When the latest invitation was sent; never-used invitations are deleted a while after it. */
+    invitationSentAt: timestamp("invitation_sent_at", { withTimezone: true }),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   },
@@ -330,7 +340,11 @@ export const auditEvents = signon.table(
     userAgent: text("user_agent"),
     details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
   },
-  (table) => [index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt)],
+  (table) => [
+    index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt),
+    index("audit_events_actor_idx").on(table.actorUid, table.occurredAt),
+    index("audit_events_occurred_idx").on(table.occurredAt),
+  ],
 );
 
 /**

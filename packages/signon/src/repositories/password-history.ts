@@ -24,6 +24,6 @@ export async function storePasswordHash(db: SignonDatabase, userUid: string, pas
   if (current?.passwordHash && current.passwordHash !== latest) {
     await db.insert(passwordHistory).values({ userUid, passwordHash: current.passwordHash, createdAt: now });
   }
-  await db.update(users).set({ passwordHash, passwordChangedAt: now, updatedAt: now }).where(eq(users.uid, userUid));
+  await db.update(users).set({ passwordHash, passwordChangedAt: now, newPasswordRequired: false, updatedAt: now }).where(eq(users.uid, userUid));
   await db.insert(passwordHistory).values({ userUid, passwordHash, createdAt: now });
 }

@@ -1,4 +1,4 @@
-import { desc, eq, or } from "drizzle-orm";
+import { and, desc, eq, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { SignonDatabase } from "../db/database.js";
 import { applications, auditEvents, users } from "../db/schema.js";
@@ -17,8 +17,14 @@ export interface UserEventRow {
   details: Record<string, unknown>;
 }
 
-/** Audit events where the user is the subject or the actor, newest first. */
-export async function listEventsOfUser(db: SignonDatabase, userUid: string, page: { limit: number; offset: number }): Promise<UserEventRow[]> {
+/**
+ * Audit events where the user is the subject or the actor, newest first:
+ * the first `limit`, or with `before` (an event id) the first `limit` older
+ * than that event (keyset paging on occurrence time and id, so a page deep
+ * in a long log costs no more than the first). An id no event has gives an
+ * empty page.
+ */
+export async function listEventsOfUser(db: SignonDatabase, userUid: string, page: { limit: number; before?: number | null | undefined }): Promise<UserEventRow[]> {
   const actor = alias(users, "actor");
   const subject = alias(users, "subject");
   return db
@@ -38,8 +44,14 @@ export async function listEventsOfUser(db: SignonDatabase, userUid: string, page
     .leftJoin(actor, eq(actor.uid, auditEvents.actorUid))
     .leftJoin(subject, eq(subject.uid, auditEvents.subjectUid))
     .leftJoin(applications, eq(applications.id, auditEvents.applicationId))
-    .where(or(eq(auditEvents.subjectUid, userUid), eq(auditEvents.actorUid, userUid)))
+    .where(
+      and(
+        or(eq(auditEvents.subjectUid, userUid), eq(auditEvents.actorUid, userUid)),
+        page.before === undefined || page.before === null
+          ? undefined
+          : sql`(${auditEvents.occurredAt}, ${auditEvents.id}) < (select e.occurred_at, e.id from signon.audit_events e where e.id = ${page.before})`,
+      ),
+    )
     .orderBy(desc(auditEvents.occurredAt), desc(auditEvents.id))
-    .limit(page.limit)
-    .offset(page.offset);
+    .limit(page.limit);
 }

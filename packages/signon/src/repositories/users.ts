@@ -29,7 +29,7 @@ export async function findUserByEmail(db: SignonDatabase, email: string): Promis
 export async function updateUser(
   db: SignonDatabase,
   uid: string,
-  changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role" | "email" | "organisationId">> & { updatedAt: Date },
+  changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role" | "email" | "organisationId" | "unsuspendedAt" | "newPasswordRequired">> & { updatedAt: Date },
 ): Promise<User | null> {
   const [row] = await db.update(users).set(changes).where(eq(users.uid, uid)).returning();
   return row ?? null;
@@ -44,4 +44,9 @@ export async function countPeople(db: SignonDatabase): Promise<number> {
 /** Sets the time of the user's last completed sign-in. */
 export async function recordSignIn(db: SignonDatabase, uid: string, now: Date): Promise<void> {
   await db.update(users).set({ lastSignedInAt: now }).where(eq(users.uid, uid));
+}
+
+/** Records when the user's latest invitation was sent. */
+export async function recordInvitationSent(db: SignonDatabase, uid: string, now: Date): Promise<void> {
+  await db.update(users).set({ invitationSentAt: now }).where(eq(users.uid, uid));
 }

@@ -48,10 +48,11 @@ const failureMessages = {
   invalid: signInFailedMessage,
   refused: signInFailedMessage,
   suspended: "This account is suspended. Ask an administrator.",
+  new_password_required: "This password no longer works: choose a new one through the link we e-mailed you, or ask for a new link with “Forgotten your password?”.",
   rate_limited: "Too many attempts from your network. Wait a few minutes and try again.",
 } as const;
 
-const failureStatus = { invalid: 401, refused: 429, suspended: 401, rate_limited: 429 } as const;
+const failureStatus = { invalid: 401, refused: 429, suspended: 401, new_password_required: 401, rate_limited: 429 } as const;
 
 /**
  * `GET /sign-in` shows the form; `POST /sign-in` checks it and starts a

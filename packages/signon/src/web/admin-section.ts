@@ -34,7 +34,4 @@ export function actorOf(request: FastifyRequest): { uid: string; origin: Request
   return { uid: signedInUser(request).uid, origin: requestOrigin(request) };
 }
 
-/** A time as the administration pages show it: to the minute, in UTC. */
-export function formatTime(value: Date): string {
-  return `${value.toISOString().slice(0, 16).replace("T", " ")} UTC`;
-}
+export { formatTime } from "../time-format.js";

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { setSessionFlash } from "../repositories/sessions.js";
 import type { Session } from "../repositories/sessions.js";
+import { formatTime } from "../time-format.js";
 import { mayListUsers, mayManageApiUsers, mayManageApplications, mayManageOrganisations } from "./policy.js";
 
 /** A link of the navigation bar. */
@@ -49,7 +50,7 @@ export async function renderPage(
       await setSessionFlash(request.server.signon.db, session.idHash, null);
     }
   }
-  return reply.code(status).header("cache-control", "no-store").view(view, { ...data, frame, csrfToken: frame.csrfToken });
+  return reply.code(status).header("cache-control", "no-store").view(view, { formatTime, ...data, frame, csrfToken: frame.csrfToken });
 }
 
 /** The navigation a user's role allows. */

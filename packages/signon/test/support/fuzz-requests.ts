@@ -42,7 +42,8 @@ export type RefName =
   | "code"
   | "accessToken"
   | "refreshToken"
-  | "victimEmail";
+  | "victimEmail"
+  | "auditEvent";
 
 /** A field's value: text as it is, or a reference resolved when the request is sent. */
 export type FieldValue = string | Ref;
@@ -251,6 +252,11 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
       return mostly(["ada", "example", ""], ["%", "_", "\\"]);
     case "page":
       return mostly(["1", "2"], ["0", "-1", "abc", "9999999", "1e3"]);
+    case "before":
+      // The keyset cursor of the event logs' "older events" links: an event id.
+      return fc.oneof({ arbitrary: ref("auditEvent"), weight: 4 }, { arbitrary: fc.constantFrom("0", "-1", "abc", "999999999999999", "99999999999999999999", "1e3"), weight: 1 });
+    case "new_password":
+      return mostly(["yes", "no"], ["maybe", ""]);
     case "reason":
       return mostly(["Left the team", "Asked to"], ["", "r".repeat(600)]);
     case "permissions":

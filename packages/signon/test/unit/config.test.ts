@@ -23,6 +23,8 @@ describe("loadConfig", () => {
       mail: { smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true },
       secretKey: null,
       inactivityDays: 45,
+      unusedInvitationDays: 90,
+      eventRetentionDays: 730,
       twoStepRequiredRoles: ["superadmin", "admin"],
       jobs: { firstRunMs: 60_000, intervalMs: 3_600_000, outageRetryMs: 60_000 },
     });

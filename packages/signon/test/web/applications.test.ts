@@ -64,8 +64,8 @@ describe("GET /applications", () => {
     const liveRow = /<tr>\s*<th scope="row"><a href="\/applications\/[^"]+">Live app<\/a><\/th>[\s\S]*?<\/tr>/.exec(response.body)?.[0] ?? "";
     expect(liveRow).toContain(live.clientId);
     expect(liveRow).toContain("https://live.example/");
-    expect(liveRow).toMatch(/>1<span class="hint"> pending/);
-    expect(liveRow).toMatch(/>1<span class="hint"> failed/);
+    expect(liveRow).toMatch(/>1<span class="visually-hidden"> pending/);
+    expect(liveRow).toMatch(/>1<span class="visually-hidden"> failed/);
     expect(response.body).toMatch(/Old app<\/a> <span class="tag suspended">Retired<\/span>/);
     expect(response.body).not.toContain(live.clientSecret);
   });

@@ -31,7 +31,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/users/{user}", fields: ["name", "email", "role", "organisation", "email_confirmed_out_of_band"] },
   { path: "/users/{user}/cancel-email-change", fields: [] },
   { path: "/users/{user}/suspend", fields: ["reason", "confirm"] },
-  { path: "/users/{user}/unsuspend", fields: [] },
+  { path: "/users/{user}/unsuspend", fields: ["new_password"] },
   { path: "/users/{user}/unlock", fields: [] },
   { path: "/users/{user}/reset-two-step", fields: ["confirm"] },
   { path: "/users/{user}/two-step-requirement", fields: ["required"] },
@@ -157,6 +157,28 @@ describe("POST to every form of the web interface", { timeout: 60_000 }, () => {
         expect(response.statusCode, `${url}: ${JSON.stringify(sample)}`).toBeLessThan(500);
         expect(response.body, url).not.toContain("<script>alert(1)</script>");
       }
+    }
+  });
+});
+
+/** The pages whose links carry a query of their own, with the fields they know; `{…}` are ids filled in per test. */
+const pagedLinks: { path: string; fields: string[] }[] = [
+  { path: "/users/{user}/events", fields: ["before"] },
+  { path: "/account/activity", fields: ["before"] },
+];
+
+describe("GET the event logs' older-events links", () => {
+  it("refuses hostile cursors with 400 and answers an unknown event with an empty page", async () => {
+    const { browser, ids } = await scene();
+    const hostile = ["", "0", "-1", "1e3", "abc", "1.5", "99999999999999999999", "%00", "1%00", "%E0%A4%A", "1&before=2", "1&page=2", `${"9".repeat(5000)}`];
+    for (const link of pagedLinks) {
+      const url = fill(link.path, ids);
+      for (const value of hostile) {
+        const response = await browser.get(`${url}?${link.fields[0] as string}=${value}`);
+        expect(response.statusCode, `${url}: ${value}`).toBeGreaterThanOrEqual(400);
+        expect(response.statusCode, `${url}: ${value}`).toBeLessThan(500);
+      }
+      expect((await browser.get(`${url}?before=999999999999999`)).statusCode, url).toBe(200);
     }
   });
 });

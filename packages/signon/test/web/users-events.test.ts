@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { desc } from "drizzle-orm";
 import { audit } from "../../src/audit.js";
+import { auditEvents } from "../../src/db/schema.js";
 import { createApp, createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 import { textOf } from "./account-support.js";
@@ -7,6 +9,13 @@ import { signedInAs, submitMany } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
+
+/** Records an audit event and returns its id. */
+async function auditedId(entry: Parameters<typeof audit>[1]): Promise<number> {
+  await audit(ctx.db, entry);
+  const [row] = await ctx.db.select({ id: auditEvents.id }).from(auditEvents).orderBy(desc(auditEvents.id)).limit(1);
+  return row?.id as number;
+}
 
 /** The cells after the time of each row of the events table, joined with " | ". */
 function eventRows(body: string): string[] {
@@ -44,20 +53,36 @@ describe("GET /users/:uid/events", () => {
     expect(adminUid).not.toBe(target.uid);
   });
 
-  it("pages 50 events at a time", async () => {
+  it("pages through older events 50 at a time, each link naming the last event shown", async () => {
     const { browser } = await signedInAs(app, ctx, "superadmin");
     const target = await createUser(ctx);
-    for (let i = 0; i < 55; i++) {
-      signon.clock.advance(1);
-      await audit(ctx.db, { action: "sign_in", at: ctx.now(), actorUid: target.uid, subjectUid: target.uid });
+    const ids: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      // Two events a second, so that paging must tell events of one time apart by id.
+      if (i % 2 === 0) signon.clock.advance(1);
+      ids.push(await auditedId({ action: "sign_in", at: ctx.now(), actorUid: target.uid, subjectUid: target.uid, details: { n: i } }));
     }
-    const first = await browser.get(`/users/${target.uid}/events`);
+    const base = `/users/${target.uid}/events`;
+    const first = await browser.get(base);
     expect(eventRows(first.body)).toHaveLength(50);
-    expect(first.body).toContain(`href="/users/${target.uid}/events?page=2" rel="next"`);
-    const second = await browser.get(`/users/${target.uid}/events?page=2`);
-    expect(eventRows(second.body)).toHaveLength(6);
-    expect(second.body).toContain(`href="/users/${target.uid}/events" rel="prev"`);
-    expect((await browser.get(`/users/${target.uid}/events?page=zero`)).statusCode).toBe(400);
+    // Newest first: events 99 down to 50 of the 100, then 49 down to 0, then the account's creation.
+    const fiftieth = ids[50] as number;
+    expect(first.body).toContain(`href="${base}?before=${fiftieth}" rel="next"`);
+    expect(first.body).not.toContain("Newest events");
+
+    const second = await browser.get(`${base}?before=${fiftieth}`);
+    expect(eventRows(second.body)).toHaveLength(50);
+    expect(second.body).toContain(`href="${base}">Newest events`);
+    const third = await browser.get(`${base}?before=${ids[0] as number}`);
+    expect(eventRows(third.body)).toEqual(["Account created | Sign-on |  | "]);
+    expect(third.body).not.toContain("Older events</a>");
+
+    // An id no event has (or one pruned since) gives an empty page, not an error.
+    expect((await browser.get(`${base}?before=999999999999999`)).body).toContain("No older events.");
+    for (const bad of ["zero", "0", "-1", "1e3", "9999999999999999", "1&before=2"]) {
+      expect((await browser.get(`${base}?before=${bad}`)).statusCode).toBe(400);
+    }
+    expect((await browser.get(`${base}?page=2`)).statusCode).toBe(400);
   });
 
   it("refuses normal users", async () => {

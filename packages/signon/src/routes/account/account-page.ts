@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { pendingEmailChange } from "../../accounts/email-change.js";
 import type { FieldErrors } from "../../accounts/password-policy.js";
 import { findOrganisationSummary, listPermissionsOfUser } from "../../repositories/account-overview.js";
-import { listEventsOfUser } from "../../repositories/user-events.js";
+import { eventsOfUser } from "../../accounts/user-events.js";
+import type { UserEventRow } from "../../repositories/user-events.js";
 import type { User } from "../../repositories/users.js";
 import { renderPage } from "../../web/page.js";
 import { formatTime, roleLabels } from "../users/format.js";
@@ -39,11 +40,8 @@ export async function renderAccountPage(
     else applications.push({ name: row.applicationName, retired: row.retired, permissions: [row.permission] });
   }
   const pending = await pendingEmailChange(request.server.signon, user.uid);
-  const activity = (await listEventsOfUser(db, user.uid, { limit: recentActivityCount, offset: 0 })).map((event) => ({
-    when: formatTime(event.occurredAt),
-    datetime: event.occurredAt.toISOString(),
-    what: describeActivity(event, user.uid),
-  }));
+  const recent = await eventsOfUser(request.server.signon, user.uid, null, recentActivityCount);
+  const activity = activityRows(recent.events, user.uid);
   return renderPage(
     request,
     reply,
@@ -62,7 +60,13 @@ export async function renderAccountPage(
       errors: { ...(forms.details?.errors ?? {}), ...(forms.email?.errors ?? {}) },
       applications,
       activity,
+      olderActivityHref: recent.olderThan === null ? null : `/account/activity?before=${recent.olderThan}`,
     },
     status,
   );
+}
+
+/** Audit events as the person's own activity list shows them. */
+export function activityRows(events: readonly UserEventRow[], userUid: string): { when: string; datetime: string; what: string }[] {
+  return events.map((event) => ({ when: formatTime(event.occurredAt), datetime: event.occurredAt.toISOString(), what: describeActivity(event, userUid) }));
 }

@@ -43,6 +43,7 @@ const aboutYou: Record<string, string> = {
   two_step_exemption_removed: "Your exemption from 2-step verification was removed",
   role_changed: "Your role was changed",
   suspended_for_inactivity: "Your account was suspended because it was not used for a long time",
+  inactivity_reminder_sent: "You were reminded by e-mail that your account would be suspended if not used",
   sign_in_tokens_revoked: "You were signed out of every application and every other browser",
 };
 

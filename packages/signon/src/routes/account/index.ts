@@ -6,13 +6,16 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { requireSignedIn, signedInUser } from "../../web/signed-in.js";
-import { renderAccountPage } from "./account-page.js";
+import { eventCursorPattern, eventsOfUser } from "../../accounts/user-events.js";
+import { activityRows, renderAccountPage } from "./account-page.js";
 
 // `_csrf` is optional in the schemas so that a form without it gets the CSRF check's 403, not a 400.
 const DetailsBody = Type.Object(
   { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 200 }) },
   { additionalProperties: false },
 );
+/** `before`: the id of the last event of the page before ("Older activity"). */
+const ActivityQuery = Type.Object({ before: Type.String({ pattern: eventCursorPattern }) }, { additionalProperties: false });
 const PasswordBody = Type.Object(
   {
     _csrf: Type.Optional(Type.String({ maxLength: 256 })),
@@ -25,13 +28,28 @@ const PasswordBody = Type.Object(
 
 /**
  * Your account: `GET /account` (details, applications and permissions,
- * recent activity), `POST /account/details` (the name; the applications
+ * recent activity), `GET /account/activity?before=ID` (older activity, a
+ * page at a time), `POST /account/details` (the name; the applications
  * are told), `GET/POST /account/password`. The e-mail address changes
  * through `/account/email` (routes/account/email.ts).
  */
 const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/account", { config: { errorFormat: "html" }, preHandler: requireSignedIn }, async (request, reply) =>
     renderAccountPage(request, reply, signedInUser(request)),
+  );
+
+  app.get(
+    "/account/activity",
+    { config: { errorFormat: "html" }, schema: { querystring: ActivityQuery }, preHandler: requireSignedIn },
+    async (request, reply) => {
+      const user = signedInUser(request);
+      const { events, olderThan } = await eventsOfUser(app.signon, user.uid, Number(request.query.before));
+      return renderPage(request, reply, "account/activity.eta", {
+        title: "Your activity",
+        activity: activityRows(events, user.uid),
+        olderHref: olderThan === null ? null : `/account/activity?before=${olderThan}`,
+      });
+    },
   );
 
   app.post(

@@ -4,6 +4,7 @@ import QRCode from "qrcode";
 import { beginTwoStepSetup, confirmTwoStepSetup, normaliseOtpCode } from "../../accounts/two-step.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
+import { formatTime } from "../../time-format.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { requireSignedInForTwoStepSetUp, signedInUser } from "../../web/signed-in.js";
 import { safeReturnPath } from "../sign-in.js";
@@ -81,7 +82,7 @@ async function showSetUp(
   const user = signedInUser(request);
   const setup = await beginTwoStepSetup(request.server.signon, user);
   if (setup === null) {
-    return renderPage(request, reply, "two-step/enabled.eta", { title, enabledAt: (user.otpEnabledAt ?? new Date()).toUTCString() });
+    return renderPage(request, reply, "two-step/enabled.eta", { title, enabledAt: formatTime(user.otpEnabledAt ?? new Date()) });
   }
   const qrSvg = await QRCode.toString(setup.uri, { type: "svg", errorCorrectionLevel: "M", margin: 2, width: 200 });
   const secretGroups = setup.secret.replace(/(.{4})/g, "$1 ").trim();

@@ -3,16 +3,13 @@ import { inspectAccountLink } from "../../accounts/account-links.js";
 import { unlockThroughLink } from "../../accounts/unlock-link.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
+import { formatTime } from "../../time-format.js";
 import { renderPage } from "../../web/page.js";
 import { LinkTokenParams } from "../account/new-password-form.js";
 import { sendUnusableLinkPage } from "../account/unusable-link.js";
 
 // `_csrf` is optional in the schema so that a form without it gets the CSRF check's 403, not a 400.
 const UnlockBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
-
-function timeOfDay(at: Date): string {
-  return `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;
-}
 
 /**
  * The unlock link of the mail sent when an account locks (S15), used
@@ -29,7 +26,7 @@ const unlockRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { token } = request.params;
     const found = await inspectAccountLink(app.signon, token, "unlock");
     if (found.state !== "usable") return sendUnusableLinkPage(request, reply, found.state, "unlock");
-    return renderPage(request, reply, "unlock/confirm.eta", { title: "Unlock your account", email: found.user.email, token, until: timeOfDay(found.link.expiresAt) });
+    return renderPage(request, reply, "unlock/confirm.eta", { title: "Unlock your account", email: found.user.email, token, until: formatTime(found.link.expiresAt) });
   });
 
   app.post(

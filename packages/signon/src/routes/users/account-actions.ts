@@ -13,6 +13,11 @@ import { managedUser, UidParams, usersFormGuards } from "./managed-user.js";
 import { renderUserPage } from "./show.js";
 
 const CsrfOnlyBody = Type.Object({ _csrf: Type.String({ maxLength: 256 }) }, { additionalProperties: false });
+/** `new_password`: whether the person must choose a new password (a reset link is mailed); `yes` when left out. */
+const UnsuspendBody = Type.Object(
+  { _csrf: Type.String({ maxLength: 256 }), new_password: Type.Optional(Type.Union([Type.Literal("yes"), Type.Literal("no")])) },
+  { additionalProperties: false },
+);
 
 /**
  * Runs an account action on the managed user: refusals of the domain
@@ -48,11 +53,21 @@ const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     preHandler: usersFormGuards(app),
   };
 
-  app.post("/users/:uid/unsuspend", { ...options, schema: { params: UidParams, body: CsrfOnlyBody } }, async (request, reply) => {
+  app.post("/users/:uid/unsuspend", { ...options, schema: { params: UidParams, body: UnsuspendBody } }, async (request, reply) => {
     const details = await managedUser(request, reply, request.params.uid);
     if (!details) return reply;
     const actor = signedInUser(request);
-    return runAction(request, reply, details, "unsuspend", () => unsuspendUser(app.signon, details.user.email, actor.uid, requestOrigin(request)), `${details.user.name} is no longer suspended.`);
+    const requireNewPassword = request.body.new_password !== "no";
+    const log = request.log;
+    const unsuspend = () =>
+      unsuspendUser(app.signon, details.user.email, actor.uid, requestOrigin(request), {
+        requireNewPassword,
+        onMailFailure: (error) => log.error({ mailError: mailErrorForLog(error) }, "new password e-mail could not be sent"),
+      });
+    const done = requireNewPassword
+      ? `${details.user.name} is no longer suspended. Their old password no longer works: a link to choose a new one is e-mailed to ${details.user.email}.`
+      : `${details.user.name} is no longer suspended.`;
+    return runAction(request, reply, details, "unsuspend", unsuspend, done);
   });
 
   app.post("/users/:uid/unlock", { ...options, schema: { params: UidParams, body: CsrfOnlyBody } }, async (request, reply) => {

@@ -1,13 +1,14 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { describeEvent } from "../../accounts/event-wording.js";
-import { eventsOfUser, eventsPerPage } from "../../accounts/user-events.js";
+import { eventCursorPattern, eventsOfUser } from "../../accounts/user-events.js";
 import { renderPage } from "../../web/page.js";
 import { formatTime } from "./format.js";
 import { managedUser, UidParams, usersPageGuards } from "./managed-user.js";
 
-const EventsQuery = Type.Object({ page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,5}$" })) }, { additionalProperties: false });
+/** `before`: the id of the last event of the page before (an "Older events" link); without it, the newest events. */
+const EventsQuery = Type.Object({ before: Type.Optional(Type.String({ pattern: eventCursorPattern })) }, { additionalProperties: false });
 
-/** `GET /users/:uid/events`: the user's audit events, as subject or actor, newest first, paged. */
+/** `GET /users/:uid/events`: the user's audit events, as subject or actor, newest first, a page at a time (keyset: "Older events" names the last event shown). */
 const userEventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     "/users/:uid/events",
@@ -15,8 +16,8 @@ const userEventRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const details = await managedUser(request, reply, request.params.uid);
       if (!details) return reply;
-      const page = Number(request.query.page ?? "1");
-      const { events, hasNextPage } = await eventsOfUser(app.signon, details.user.uid, page);
+      const before = request.query.before === undefined ? null : Number(request.query.before);
+      const { events, olderThan } = await eventsOfUser(app.signon, details.user.uid, before);
       const base = `/users/${details.user.uid}/events`;
       return renderPage(request, reply, "users/events.eta", {
         title: `Event log of ${details.user.name}`,
@@ -29,9 +30,9 @@ const userEventRoutes: FastifyPluginAsyncTypebox = async (app) => {
           application: event.applicationName,
           ip: event.ip,
         })),
-        firstNumber: (page - 1) * eventsPerPage + 1,
-        previousHref: page > 1 ? (page === 2 ? base : `${base}?page=${page - 1}`) : null,
-        nextHref: hasNextPage ? `${base}?page=${page + 1}` : null,
+        olderPage: before !== null,
+        newestHref: before !== null ? base : null,
+        olderHref: olderThan !== null ? `${base}?before=${olderThan}` : null,
       });
     },
   );

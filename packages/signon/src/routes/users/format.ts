@@ -1,10 +1,4 @@
-/** A time as the users pages show it: `2026-11-21 09:05 UTC`, or `null` for none. */
-export function formatTime(time: Date): string;
-export function formatTime(time: Date | null): string | null;
-export function formatTime(time: Date | null): string | null {
-  if (time === null) return null;
-  return `${time.toISOString().slice(0, 16).replace("T", " ")} UTC`;
-}
+export { formatTime } from "../../time-format.js";
 
 /** Readable names of the roles. */
 export const roleLabels: Record<string, string> = {
