@@ -46,6 +46,7 @@ import { HELP, readSettings, StartError } from "./start/settings.mjs";
 import { forwardLines, serviceLineWriter } from "./start/service-output.mjs";
 import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/single-instance.mjs";
 import { hasLauncherOptions, launcherNodeOptions } from "./start/launcher-options.mjs";
+import { httpRequest } from "./start/http-request.mjs";
 import { buildPackage, needsBuild } from "./build-package.mjs";
 
 if (!hasLauncherOptions()) await runAgainWithOptions();
@@ -195,7 +196,7 @@ async function waitUntilReady(entry, timeoutMs = 60_000) {
   void entry.exited.then(() => (exited = true));
   while (Date.now() < deadline && !exited && !stopping) {
     try {
-      const response = await fetch(`${urlOf(service)}${service.ready}`);
+      const response = await httpRequest(`${urlOf(service)}${service.ready}`);
       if (response.ok) return;
     } catch {
       // not listening yet
@@ -383,13 +384,13 @@ async function bootstrap() {
 /** Loads the demo course (OLX) with the CLI and its learners through the API, with the demo client's token. */
 async function loadDemoCourse(token) {
   await runCommand("completion", "packages/completion/dist/cli.js", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
-  const response = await fetch(`${urls.completion}/api/completion/v1/admin/import`, {
+  const response = await httpRequest(`${urls.completion}/api/completion/v1/admin/import`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: await readFile(demoCourse.learners, "utf8"),
   });
-  if (!response.ok) throw new Error(`loading the demo learners failed: ${response.status} ${await response.text()}`);
-  return response.json();
+  if (!response.ok) throw new Error(`loading the demo learners failed: ${response.status} ${response.text}`);
+  return JSON.parse(response.text);
 }
 
 /** What the first start printed: `loaded` is undefined when the demo course could not be loaded. */
