@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
 import { DatabaseStartError } from "@tessera/db";
+import { lazySchemaCompilers } from "@tessera/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import editorialApp from "./app.js";
 import { ConfigError, configFromEnv } from "./config.js";
@@ -23,6 +24,8 @@ export async function startEditorialApp(
   const app = Fastify({
     // Registering the application waits for a database that cannot be reached yet, however long that takes.
     pluginTimeout: 0,
+    // Each route's schemas are compiled at its first request, not all of them before the application is ready.
+    schemaController: lazySchemaCompilers(),
     logger: {
       level: env["LOG_LEVEL"] ?? "info",
       // Paths only: the sign-in callback's query string carries the authorization code.
