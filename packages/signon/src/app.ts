@@ -45,6 +45,8 @@ export interface SignonAppOptions {
   now?: () => Date;
   /** Called after a request's change has committed pushes (wakes the delivery worker). */
   pushesQueued?: () => void;
+  /** Called after a batch of invitations was stored (wakes the batch invitation worker). */
+  invitationBatchesQueued?: () => void;
 }
 
 /**
@@ -93,6 +95,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     config,
     now: options.now ?? (() => new Date()),
     pushesQueued: options.pushesQueued,
+    invitationBatchesQueued: options.invitationBatchesQueued,
     secretKey: await resolveSecretKey(config.secretKey, config.dataDir),
   });
 

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { domainToASCII } from "node:url";
 import { defaultPasswordHashingCost, type PasswordHashingCost } from "./accounts/password.js";
 
 /** Everything Sign-on needs to know at start-up, read once from the environment. */
@@ -64,8 +65,22 @@ export interface SignonConfig {
   eventRetentionDays: number;
   /** Roles whose holders must use 2-step verification (no exemption lifts it); empty: none. */
   twoStepRequiredRoles: readonly SignonRole[];
+  /** Which e-mail addresses new users and e-mail changes may have (see `accounts/email-policy.ts`). */
+  emailPolicy: EmailPolicy;
   /** The hourly jobs (inactivity, expired records): first run after start, then every, and the retry during a database outage, in milliseconds. */
   jobs: { firstRunMs: number; intervalMs: number; outageRetryMs: number };
+}
+
+/**
+ * E-mail domains allowed and blocked for new users and e-mail changes, in
+ * lower case and ASCII (IDN domains in their `xn--` form). An entry covers the
+ * domain and every subdomain of it. Empty `allowed`: every domain not blocked.
+ */
+export interface EmailPolicy {
+  allowedDomains: readonly string[];
+  blockedDomains: readonly string[];
+  /** Whether addresses with non-ASCII characters or an internationalised (`xn--`) domain are accepted. */
+  allowNonAscii: boolean;
 }
 
 /** The roles of people (S18), as `SIGNON_TWO_STEP_REQUIRED_ROLES` names them. */
@@ -111,6 +126,8 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_UNUSED_INVITATION_DAYS` [90]: never-used invitations are deleted after this many days.
  * - `SIGNON_EVENT_RETENTION_DAYS` [730]: audit events older than this are deleted.
  * - `SIGNON_TWO_STEP_REQUIRED_ROLES` [superadmin,admin]: comma-separated roles that must use 2-step verification, or `none`.
+ * - `SIGNON_EMAIL_DOMAINS_ALLOWED` [unset: any], `SIGNON_EMAIL_DOMAINS_BLOCKED` [unset: none]: comma-separated domains; an entry
+ *   covers the domain and its subdomains, the block list wins. `SIGNON_EMAIL_ALLOW_NON_ASCII` [false].
  * - `SIGNON_JOBS_FIRST_RUN_SECONDS` [60], `SIGNON_JOBS_INTERVAL_SECONDS` [3600], `SIGNON_JOBS_OUTAGE_RETRY_SECONDS` [60]:
  *   when the hourly jobs first run after start, how often after that, and how soon they try again after failing for want of the database.
  *
@@ -189,6 +206,11 @@ export function loadConfig(
     unusedInvitationDays: readInteger(env, "SIGNON_UNUSED_INVITATION_DAYS", 90, { min: 1, max: 3650 }),
     eventRetentionDays: readInteger(env, "SIGNON_EVENT_RETENTION_DAYS", 730, { min: 30, max: 36_500 }),
     twoStepRequiredRoles: readTwoStepRequiredRoles(env),
+    emailPolicy: {
+      allowedDomains: readDomains(env, "SIGNON_EMAIL_DOMAINS_ALLOWED"),
+      blockedDomains: readDomains(env, "SIGNON_EMAIL_DOMAINS_BLOCKED"),
+      allowNonAscii: readBoolean(env, "SIGNON_EMAIL_ALLOW_NON_ASCII", false),
+    },
     jobs: {
       firstRunMs: readInteger(env, "SIGNON_JOBS_FIRST_RUN_SECONDS", 60, { min: 1, max: 86_400 }) * 1000,
       intervalMs: readInteger(env, "SIGNON_JOBS_INTERVAL_SECONDS", 3600, { min: 1, max: 86_400 }) * 1000,
@@ -290,4 +312,19 @@ function readMetricsToken(env: Record<string, string | undefined>): string | nul
   if (!raw) return null;
   if (raw.length < 16 || /\s/.test(raw)) throw new ConfigError("SIGNON_METRICS_TOKEN", "expected at least 16 characters without spaces (for example from `openssl rand -hex 32`)");
   return raw;
+}
+
+function readDomains(env: Record<string, string | undefined>, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  const domains: string[] = [];
+  for (const item of raw.split(",")) {
+    const entry = item.trim().replace(/^\*?\./, "");
+    const ascii = entry === "" ? "" : domainToASCII(entry);
+    if (ascii === "" || !/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(ascii)) {
+      throw new ConfigError(name, `expected domains such as example.org separated by commas, got ${JSON.stringify(item.trim())}`);
+    }
+    if (!domains.includes(ascii)) domains.push(ascii);
+  }
+  return domains;
 }

@@ -12,6 +12,8 @@ export interface SignonContext {
   now: () => Date;
   /** Called after a change has committed pushes to the outbox: wakes this process's delivery worker. */
   pushesQueued?: (() => void) | undefined;
+  /** Called after a batch of invitations was stored: wakes this process's batch invitation worker. */
+  invitationBatchesQueued?: (() => void) | undefined;
   /**
    * The key that seals authenticator secrets, resolved once at start-up (the
    * configured key, or the development key file); `config.secretKey` when unset.

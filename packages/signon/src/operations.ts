@@ -12,7 +12,9 @@ import { floodedClientCount } from "./applications/client-authentication-pressur
 import type { SignonConfig } from "./config.js";
 import type { SignonDatabase } from "./db/database.js";
 import { signonMigrations } from "./db/migrations.js";
+import { pushUserEmail } from "./pushes/push-credential.js";
 import { readPushQueueFigures, type PushQueueFigures } from "./repositories/push-queue-figures.js";
+import { soonestApiTokenExpiries } from "./repositories/renewed-tokens.js";
 
 const pushGauges: readonly ScrapedGauge<PushQueueFigures>[] = [
   {
@@ -33,11 +35,20 @@ const floodGauges: readonly ScrapedGauge<number>[] = [
   },
 ];
 
+const tokenExpiryGauges: readonly ScrapedGauge<{ application: string; expiresAt: Date }[]>[] = [
+  {
+    name: "signon_api_token_soonest_expiry_timestamp_seconds",
+    help: "Per application, when the first of the live tokens issued to API users expires (Unix time in seconds); applications without one are left out",
+    labelNames: ["application"],
+    values: (expiries) => expiries.map((expiry) => ({ labels: { application: expiry.application }, value: Math.floor(expiry.expiresAt.getTime() / 1000) })),
+  },
+];
+
 /**
  * What operators use: the request id header, `/healthcheck/live` and
  * `/healthcheck/ready` (database answers, migrations applied) and `/metrics`
- * (requests, latency, the push outbox and flooded client ids read at scrape
- * time).
+ * (requests, latency, the push outbox, flooded client ids and the soonest API
+ * token expiry per application, read at scrape time).
  */
 export function registerOperations(
   app: FastifyInstance,
@@ -52,5 +63,8 @@ export function registerOperations(
   });
   registerScrapedGauges(registry, () => floodedClientCount(options.db, options.now()), floodGauges, (error) => {
     app.log.warn({ err: error }, "metrics: could not read the failure counters");
+  });
+  registerScrapedGauges(registry, () => soonestApiTokenExpiries(options.db, options.now(), pushUserEmail), tokenExpiryGauges, (error) => {
+    app.log.warn({ err: error }, "metrics: could not read the API token expiries");
   });
 }

@@ -7,6 +7,9 @@ import type { SignonContext } from "./context.js";
 import { openSignonDatabase } from "./database.js";
 import { statementRunner } from "./db/statements.js";
 import { startInactivityJob } from "./accounts/inactivity.js";
+import { startTokenRenewalJob } from "./accounts/token-renewal.js";
+import { resolveSecretKey } from "./security/secret-box.js";
+import { startInvitationBatchWorker, type InvitationBatchWorker } from "./accounts/invitation-batch-worker.js";
 import { settleBackgroundMails } from "./mail/send-mail.js";
 import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
@@ -40,6 +43,7 @@ export async function startSignon(
   // Started before its database (or during a restart), it waits for it, logging once, instead of exiting.
   const database = await openSignonDatabase(config, app.log, { waitWhileUnavailable: true });
   let pushes: PushDeliveryService | null = null;
+  let batches: InvitationBatchWorker | null = null;
   // What the background work of this process (push delivery, the inactivity job) runs with.
   const ctx: SignonContext = { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: () => new Date() };
   try {
@@ -61,7 +65,16 @@ export async function startSignon(
       );
     }
     const worker = pushes;
-    await app.register(signonApp, { config, db: database.db, pool: database.pool, ...(worker ? { pushesQueued: () => worker.wake() } : {}) });
+    // Invites the rows of uploaded batches; a batch interrupted by a restart resumes shortly after start.
+    batches = startInvitationBatchWorker(ctx, { log: { error: (details, message) => app.log.error(details, message) } });
+    const batchWorker = batches;
+    await app.register(signonApp, {
+      config,
+      db: database.db,
+      pool: database.pool,
+      ...(worker ? { pushesQueued: () => worker.wake() } : {}),
+      invitationBatchesQueued: () => batchWorker.wake(),
+    });
     const url = await app.listen({ host: config.host, port: config.port });
     if (config.mode === "development") {
       app.log.warn(`Sign-on is in development mode: plain HTTP on the loopback address only (${url}). Set NODE_ENV=production to serve others.`);
@@ -85,12 +98,20 @@ export async function startSignon(
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
       ...config.jobs,
     });
+    // Renews API users' tokens that expire within 30 days, for those with automatic renewal on.
+    // The same key as the app's (resolved from the configuration or the development key file).
+    const tokenRenewal = startTokenRenewalJob({ ...ctx, secretKey: await resolveSecretKey(config.secretKey, config.dataDir) }, {
+      log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+      ...config.jobs,
+    });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         try {
           await inactivity.stop();
           await expiredRecords.stop();
+          await tokenRenewal.stop();
+          await batches?.stop();
           await pushes?.stop();
           await app.close();
           const unsent = await settleBackgroundMails(10_000);
@@ -101,6 +122,7 @@ export async function startSignon(
       })());
     return { app, config, url, pushes, close };
   } catch (error) {
+    await batches?.stop();
     await pushes?.stop();
     await app.close();
     await database.close();

@@ -16,7 +16,7 @@ export type { AccountLinkPurpose, PasswordLinkPurpose };
 
 /** How long each kind of password link works (an unlock link works until its lock ends). */
 export const accountLinkLifetimeSeconds: Record<PasswordLinkPurpose, number> = {
-  invitation: 7 * 24 * 3600,
+  invitation: 14 * 24 * 3600,
   password_reset: 6 * 3600,
 };
 

@@ -15,6 +15,7 @@ import { isUniqueViolation } from "../repositories/unique-violation.js";
 import { findUserByEmail, findUserByUid, updateUser, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 import { formatTime } from "../time-format.js";
+import { emailPolicyProblem } from "./email-policy.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { verifyPassword } from "./password.js";
 import type { FieldErrors } from "./password-policy.js";
@@ -39,6 +40,8 @@ export async function checkNewEmail(ctx: SignonContext, user: User, raw: string)
   if (email === "") return { ok: false, message: "Enter the new e-mail address" };
   if (!emailShape.test(email) || email.length > 254) return { ok: false, message: "Enter an e-mail address like name@example.org" };
   if (email.toLowerCase() === user.email.toLowerCase()) return { ok: false, message: "This is already the account's e-mail address" };
+  const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
+  if (refused !== null) return { ok: false, message: refused };
   const holder = await findUserByEmail(ctx.db, email);
   if (holder && holder.uid !== user.uid) return { ok: false, message: "Another account already uses this e-mail address" };
   return { ok: true, email };

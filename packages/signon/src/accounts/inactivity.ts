@@ -1,6 +1,6 @@
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
-import { sendMail } from "../mail/send-mail.js";
+import { mailErrorForLog, sendMail } from "../mail/send-mail.js";
 import { formatTime } from "../time-format.js";
 import { startHourlyJob, type HourlyJob, type JobLog, type JobTiming } from "../maintenance/hourly-job.js";
 import {
@@ -43,37 +43,60 @@ export async function suspendInactiveUsers(ctx: SignonContext): Promise<string[]
 
 /**
  * Mails the people whose inactivity suspension comes within 14 days: the
- * reminder of the latest of 14, 7, 3 and 1 days before it that has come,
+ * reminder of the latest of 14, 7, 3 and 1 days before it that has come
+ * (those shorter than the inactivity period),
  * unless that one (or a later one) was sent for the same suspension date.
  * What was sent is stored with the person, so a restart neither repeats a
  * reminder nor misses one that came while the job was not running (then
  * only the latest is sent); a sign-in moves the date and starts afresh.
  * Each reminder is recorded and audited (`inactivity_reminder_sent`) in the
  * transaction that sends it, so a mail that cannot be sent is tried again at
- * the next run. Returns the addresses reminded, with the days.
+ * the next run (the error goes to `onMailFailure`, and the others are still
+ * reminded). Returns the addresses reminded, with the days.
  */
-export async function sendInactivityReminders(ctx: SignonContext): Promise<{ email: string; days: number }[]> {
+export async function sendInactivityReminders(
+  ctx: SignonContext,
+  onMailFailure: (error: unknown) => void = () => undefined,
+): Promise<{ email: string; days: number }[]> {
   const now = ctx.now();
   const sent: { email: string; days: number }[] = [];
-  const longest = Math.max(...inactivityReminderDays);
-  for (const person of await findPeopleNearInactivity(ctx.db, now, ctx.config.inactivityDays, longest)) {
+  // A reminder as long before as the whole period (or longer) would come right after a sign-in: left out.
+  const reminders = inactivityReminderDays.filter((days) => days < ctx.config.inactivityDays).sort((a, b) => a - b);
+  if (reminders.length === 0) return [];
+  for (const person of await findPeopleNearInactivity(ctx.db, now, ctx.config.inactivityDays, Math.max(...reminders))) {
     const daysLeft = (person.dueAt.getTime() - now.getTime()) / 86_400_000;
-    const reminder = [...inactivityReminderDays].sort((a, b) => a - b).find((days) => daysLeft <= days);
+    const reminder = reminders.find((days) => daysLeft <= days);
     if (reminder === undefined) continue;
-    const claimed = await ctx.db.transaction(async (tx) => {
-      const claim = await claimInactivityReminder(tx, person.uid, now, ctx.config.inactivityDays, reminder);
-      if (!claim) return null;
-      await audit(tx, { action: "inactivity_reminder_sent", at: now, subjectUid: person.uid, details: { days: reminder, suspension_at: claim.dueAt.toISOString() } });
-      await sendMail(ctx, inactivityReminderMail(ctx, claim, reminder));
-      return claim;
-    });
+    let claimed;
+    try {
+      claimed = await ctx.db.transaction(async (tx) => {
+        const claim = await claimInactivityReminder(tx, person.uid, now, ctx.config.inactivityDays, reminder);
+        if (!claim) return null;
+        await audit(tx, { action: "inactivity_reminder_sent", at: now, subjectUid: person.uid, details: { days: reminder, suspension_at: claim.dueAt.toISOString() } });
+        await sendMail(ctx, inactivityReminderMail(ctx, claim, Math.ceil(daysLeft))).catch((error: unknown) => Promise.reject(new ReminderNotSent(error)));
+        return claim;
+      });
+    } catch (error) {
+      // The claim rolled back with the transaction: the next run tries again.
+      if (!(error instanceof ReminderNotSent)) throw error;
+      onMailFailure(error.cause);
+      continue;
+    }
     if (claimed) sent.push({ email: claimed.email, days: reminder });
   }
   return sent;
 }
 
+/** A reminder mail that could not be sent; `cause` is the mail error. */
+class ReminderNotSent extends Error {
+  constructor(cause: unknown) {
+    super("inactivity reminder not sent", { cause });
+  }
+}
+
+/** The reminder mail; `days`: whole days left, rounded up. */
 function inactivityReminderMail(ctx: SignonContext, person: { email: string; name: string; dueAt: Date }, days: number) {
-  const when = days === 1 ? "tomorrow" : `in ${days} days`;
+  const when = days <= 1 ? "within a day" : `in ${days} days`;
   return {
     to: person.email,
     subject: `Your Tessera Sign-on account will be suspended ${when}`,
@@ -85,7 +108,7 @@ function inactivityReminderMail(ctx: SignonContext, person: { email: string; nam
       "",
       `${ctx.config.publicUrl}/sign-in`,
       "",
-      "Signing in to any application that uses Tessera Sign-on counts. Once suspended, only an administrator can let you back in.",
+      "Signing in to Tessera Sign-on on the way to any of its applications counts. Once suspended, only an administrator can let you back in.",
     ].join("\n"),
   };
 }
@@ -132,7 +155,9 @@ export function startInactivityJob(
   return startHourlyJob(
     "Inactivity",
     async () => {
-      const reminded = await sendInactivityReminders(ctx);
+      const reminded = await sendInactivityReminders(ctx, (error) =>
+        options.log.error(`Inactivity reminder could not be sent: ${JSON.stringify(mailErrorForLog(error))}`),
+      );
       if (reminded.length > 0) options.log.info(`Sent ${reminded.length} inactivity reminder(s)`);
       const emails = await suspendInactiveUsers(ctx);
       if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);

@@ -1,3 +1,4 @@
+import { grantDefaultPermissions } from "../applications/default-permissions.js";
 import { randomUUID } from "node:crypto";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
@@ -7,6 +8,7 @@ import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
+import { emailPolicyProblem } from "./email-policy.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { sendMailInBackground } from "../mail/send-mail.js";
 import { createAccountLink } from "./account-links.js";
@@ -46,13 +48,15 @@ export async function createUser(
 ): Promise<User> {
   const email = checkEmail(person.email);
   const name = checkName(person.name);
+  const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
+  if (refused !== null) throw new AccountError(refused);
   if (person.password !== undefined && person.password.length < minimumPasswordLength) {
     throw new AccountError(`Passwords have at least ${minimumPasswordLength} characters`);
   }
   if (await findUserByEmail(ctx.db, email)) throw new AccountError(`A user with e-mail ${email} already exists`);
   const passwordHash = person.password === undefined ? null : await hashPassword(person.password, ctx.config.passwordHashing);
   const now = ctx.now();
-  return ctx.db.transaction(async (tx) => {
+  const created = await ctx.db.transaction(async (tx) => {
     const user = await insertUser(tx, {
       uid: randomUUID(),
       email,
@@ -64,8 +68,12 @@ export async function createUser(
       updatedAt: now,
     });
     await audit(tx, { action: "user_created", at: now, actorUid, subjectUid: user.uid, origin, details: { role: user.role } });
+    // Someone created with a password is a new user now; an invited one when they accept.
+    if (passwordHash !== null) await grantDefaultPermissions(tx, { userUid: user.uid, now, actorUid, origin });
     return user;
   });
+  pushesCommitted(ctx);
+  return created;
 }
 
 /**
@@ -140,7 +148,8 @@ export interface UnsuspendOptions {
  * job leaves the person alone for a week. With `requireNewPassword` the
  * stored password no longer signs in (until a new one is set through a
  * mailed link) and a password reset link is mailed to the person, in the
- * same transaction. `origin` is recorded in the audit event
+ * same transaction; without it the stored password signs in again (even if
+ * an earlier unsuspension required a new one). `origin` is recorded in the audit event
  * (`user_unsuspended`, with `new_password_required`).
  */
 export async function unsuspendUser(
@@ -159,7 +168,7 @@ export async function unsuspendUser(
       suspendedAt: null,
       suspensionReason: null,
       unsuspendedAt: now,
-      ...(requireNewPassword ? { newPasswordRequired: true } : {}),
+      newPasswordRequired: requireNewPassword,
       updatedAt: now,
     });
     await clearAccountLock(tx, user, now, "every");
@@ -251,6 +260,8 @@ async function changeUser(
   if (change.name !== undefined && checkName(change.name) !== user.name) changes.name = checkName(change.name);
   if (change.email !== undefined && checkEmail(change.email) !== user.email) {
     const newEmail = checkEmail(change.email);
+    const refused = emailPolicyProblem(ctx.config.emailPolicy, newEmail);
+    if (refused !== null) throw new AccountError(refused);
     const holder = await findUserByEmail(ctx.db, newEmail);
     if (holder && holder.uid !== user.uid) throw new AccountError(`A user with e-mail ${newEmail} already exists`);
     changes.email = newEmail;

@@ -31,7 +31,7 @@ async function gridState(ctx: SignonContext, userUid: string) {
   return { applications, heldValues };
 }
 
-/** The permission grid of a user as this actor sees it: every live application, every permission it supports. */
+/** The permission grid of a user as this actor sees it: every live application people use, every permission it supports but those kept out of the web interface. */
 export async function permissionGrid(ctx: SignonContext, actor: Actor, userUid: string): Promise<PermissionGridRow[]> {
   const { applications, heldValues } = await gridState(ctx, userUid);
   return applications.map((application) => {
@@ -39,12 +39,15 @@ export async function permissionGrid(ctx: SignonContext, actor: Actor, userUid: 
     return {
       applicationId: application.id,
       applicationName: application.name,
-      boxes: application.supportedPermissions.map((permission) => ({
-        value: boxValue(application.id, permission),
-        permission,
-        held: heldValues.has(boxValue(application.id, permission)),
-        editable: grantable.includes(permission),
-      })),
+      boxes: application.supportedPermissions
+        .map((permission) => ({
+          value: boxValue(application.id, permission),
+          permission,
+          held: heldValues.has(boxValue(application.id, permission)),
+          editable: grantable.includes(permission),
+        }))
+        // A permission kept out of the web interface is shown only to say that it is held.
+        .filter((box) => box.held || !application.permissionsNotGrantableInUi.includes(box.permission)),
     };
   });
 }

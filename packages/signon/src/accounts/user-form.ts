@@ -1,6 +1,7 @@
 import type { SignonContext } from "../context.js";
 import { listOrganisationChoices } from "../repositories/user-form-choices.js";
 import { assignableRoles, mayAssignOrganisation, type Actor } from "../web/policy.js";
+import { emailPolicyProblem } from "./email-policy.js";
 import type { Role } from "./manage-users.js";
 
 /** The fields of the invite and edit forms, as posted. `organisation` is absent where the actor cannot choose one. */
@@ -29,12 +30,15 @@ export function choosesOrganisation(actor: Actor): boolean {
 /**
  * Checks the invite or edit form for this actor: a name, an e-mail address,
  * a role the actor may give and an organisation the actor may assign (`""`:
- * none). Returns the values, or messages by field name.
+ * none). A new e-mail address (other than `currentEmail`, the edited user's)
+ * must pass the installation's e-mail policy. Returns the values, or
+ * messages by field name.
  */
 export async function checkUserForm(
   ctx: SignonContext,
   actor: Actor,
   fields: UserFormFields,
+  currentEmail?: string,
 ): Promise<{ ok: true; values: UserFormValues } | { ok: false; errors: Record<string, string> }> {
   const errors: Record<string, string> = {};
   const name = fields.name.trim();
@@ -42,6 +46,10 @@ export async function checkUserForm(
   else if (name.length > 200) errors.name = "Enter a name of at most 200 characters";
   const email = fields.email.trim();
   if (!emailPattern.test(email) || email.length > 254) errors.email = "Enter an e-mail address like name@example.org";
+  else if (email.toLowerCase() !== currentEmail?.toLowerCase()) {
+    const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
+    if (refused !== null) errors.email = refused;
+  }
   const role = (assignableRoles(actor) as readonly string[]).includes(fields.role) ? (fields.role as Role) : null;
   if (role === null) errors.role = "Choose one of the roles listed";
   let organisationId: string | null;

@@ -15,8 +15,20 @@ export function neutraliseFormula(cell: string): string {
   return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
 }
 
-/** The users list as CSV: one header line, then one line per person; times in ISO 8601 UTC. */
-export function usersCsv(rows: readonly (UserListRow & { status: readonly UserStatus[] })[]): string {
+/** Separates the permission names of one application in its column of the users CSV. */
+export const permissionSeparator = ";";
+
+/**
+ * The users list as CSV: one header line, then one line per person; times in
+ * ISO 8601 UTC. After the fixed columns, one column per application (headed
+ * by its name) holding the person's permission names there, sorted and
+ * joined by `;`, empty when they hold none.
+ */
+export function usersCsv(
+  rows: readonly (UserListRow & { status: readonly UserStatus[] })[],
+  applications: readonly { id: string; name: string }[] = [],
+  permissions: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>> = new Map(),
+): string {
   const records = rows.map((row) =>
     [
       row.name,
@@ -26,7 +38,8 @@ export function usersCsv(rows: readonly (UserListRow & { status: readonly UserSt
       row.status.join(" "),
       row.lastSignedInAt?.toISOString() ?? "",
       row.createdAt.toISOString(),
+      ...applications.map((application) => (permissions.get(row.uid)?.get(application.id) ?? []).join(permissionSeparator)),
     ].map(neutraliseFormula),
   );
-  return stringify([[...usersCsvColumns], ...records]);
+  return stringify([[...usersCsvColumns, ...applications.map((application) => neutraliseFormula(application.name))], ...records]);
 }

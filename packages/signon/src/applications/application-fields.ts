@@ -11,6 +11,10 @@ export interface ApplicationFormInput {
   permissions: string;
   delegatable_permissions: string;
   require_pkce?: string | undefined;
+  default_permissions?: string | undefined;
+  permissions_not_grantable_in_ui?: string | undefined;
+  api_only?: string | undefined;
+  push_enabled?: string | undefined;
 }
 
 /** The settings an application form describes, checked. */
@@ -23,6 +27,14 @@ export interface ApplicationSettings {
   supportedPermissions: string[];
   delegatablePermissions: string[];
   requirePkce: boolean;
+  /** Granted to every new person (creation with a password, or invitation accepted). */
+  defaultPermissions: string[];
+  /** Not offered in the web interface's permission grids; the CLI still grants them. */
+  permissionsNotGrantableInUi: string[];
+  /** Used by API users only: no dashboard, no grid, no sign-in through `/oauth/authorize`. */
+  apiOnly: boolean;
+  /** Off: no pushes are queued for it. */
+  pushEnabled: boolean;
 }
 
 /** Messages for the fields of a form that are not right, by field name. */
@@ -87,12 +99,37 @@ export function checkApplicationForm(
   const notSupported = delegatablePermissions.filter((permission) => !supportedPermissions.includes(permission));
   if (notSupported.length > 0) errors.delegatable_permissions = `Delegatable permissions must be supported ones: ${notSupported.join(", ")} is not`;
 
-  if (input.require_pkce !== undefined && input.require_pkce !== "yes") errors.require_pkce = "Tick the box or leave it empty";
+  const subset = (field: "default_permissions" | "permissions_not_grantable_in_ui", label: string): string[] => {
+    const chosen = splitList(input[field] ?? "").sort();
+    const unknown = chosen.filter((permission) => !supportedPermissions.includes(permission));
+    if (unknown.length > 0) errors[field] = `${label} must be supported ones: ${unknown.join(", ")} is not`;
+    return chosen;
+  };
+  const defaultPermissions = subset("default_permissions", "Default permissions");
+  const permissionsNotGrantableInUi = subset("permissions_not_grantable_in_ui", "Permissions kept out of the web interface");
+
+  for (const field of ["require_pkce", "api_only"] as const) {
+    // A box left empty is either not sent (a browser) or sent empty (the CLI, a form shown again).
+    if (input[field] !== undefined && input[field] !== "" && input[field] !== "yes") errors[field] = "Tick the box or leave it empty";
+  }
+  if (input.push_enabled !== undefined && input.push_enabled !== "yes" && input.push_enabled !== "no") errors.push_enabled = "Choose on or off";
 
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   return {
     ok: true,
-    settings: { name, redirectUris, homeUri, pushBaseUrl, supportedPermissions, delegatablePermissions, requirePkce: input.require_pkce === "yes" },
+    settings: {
+      name,
+      redirectUris,
+      homeUri,
+      pushBaseUrl,
+      supportedPermissions,
+      delegatablePermissions,
+      requirePkce: input.require_pkce === "yes",
+      defaultPermissions,
+      permissionsNotGrantableInUi,
+      apiOnly: input.api_only === "yes",
+      pushEnabled: input.push_enabled !== "no",
+    },
   };
 }
 
@@ -105,6 +142,10 @@ export function applicationFormValues(application: {
   supportedPermissions: readonly string[];
   delegatablePermissions: readonly string[];
   requirePkce: boolean;
+  defaultPermissions: readonly string[];
+  permissionsNotGrantableInUi: readonly string[];
+  apiOnly: boolean;
+  pushEnabled: boolean;
 }): Required<ApplicationFormInput> {
   return {
     name: application.name,
@@ -114,5 +155,9 @@ export function applicationFormValues(application: {
     permissions: application.supportedPermissions.filter((permission) => permission !== "signin").join(", "),
     delegatable_permissions: application.delegatablePermissions.join(", "),
     require_pkce: application.requirePkce ? "yes" : "",
+    default_permissions: application.defaultPermissions.join(", "),
+    permissions_not_grantable_in_ui: application.permissionsNotGrantableInUi.join(", "),
+    api_only: application.apiOnly ? "yes" : "",
+    push_enabled: application.pushEnabled ? "yes" : "no",
   };
 }

@@ -15,6 +15,12 @@ export interface ApplicationRegistration {
   requirePkce?: boolean | undefined;
   /** Permissions organisation admins may grant: a subset of the supported ones. */
   delegatablePermissions?: readonly string[] | undefined;
+  /** Permissions granted to every new person: a subset of the supported ones. */
+  defaultPermissions?: readonly string[] | undefined;
+  /** Permissions the web interface's grids do not offer: a subset of the supported ones. */
+  permissionsNotGrantableInUi?: readonly string[] | undefined;
+  apiOnly?: boolean | undefined;
+  pushEnabled?: boolean | undefined;
 }
 
 /** A refused registration, with a message for the operator. */
@@ -56,6 +62,12 @@ export async function registerApplication(
   const delegatable = [...new Set(registration.delegatablePermissions ?? [])].sort();
   const notSupported = delegatable.find((permission) => !permissions.includes(permission));
   if (notSupported !== undefined) throw new RegistrationError(`Delegatable permission ${notSupported} is not a supported one`);
+  const defaults = [...new Set(registration.defaultPermissions ?? [])].sort();
+  const notGrantableInUi = [...new Set(registration.permissionsNotGrantableInUi ?? [])].sort();
+  for (const [label, chosen] of [["Default", defaults], ["Not grantable in the web interface:", notGrantableInUi]] as const) {
+    const unknown = chosen.find((permission) => !permissions.includes(permission));
+    if (unknown !== undefined) throw new RegistrationError(`${label} permission ${unknown} is not a supported one`);
+  }
   if (await findApplicationByName(ctx.db, name)) throw new RegistrationError(`An application named ${name} already exists`);
 
   const clientSecret = randomHex();
@@ -72,6 +84,10 @@ export async function registerApplication(
       supportedPermissions: permissions,
       delegatablePermissions: delegatable,
       requirePkce: registration.requirePkce ?? false,
+      defaultPermissions: defaults,
+      permissionsNotGrantableInUi: notGrantableInUi,
+      apiOnly: registration.apiOnly ?? false,
+      pushEnabled: registration.pushEnabled ?? true,
       createdAt: now,
     });
     await audit(tx, { action: "application_created", at: now, actorUid, origin, applicationId: inserted.id, details: { name } });

@@ -1,13 +1,23 @@
 import { randomBytes } from "node:crypto";
-import { AccountError, createApiUser, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
+import { renewExpiringApiTokens, setTokenAutoRenewal, tokenExpiryWarningDays } from "../accounts/token-renewal.js";
+import { AccountError, createApiUser, requireUserByEmail, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { suspendInactiveUsers } from "../accounts/inactivity.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
 import { firstStartCommand } from "../bootstrap/first-start-command.js";
-import { grantPermissions, revokePermissions } from "../applications/permissions.js";
+import { applicationFormValues, checkApplicationForm } from "../applications/application-fields.js";
+import { grantPermissions, requireApplication, revokePermissions } from "../applications/permissions.js";
+import { ApplicationNameTaken, updateApplication } from "../applications/update-application.js";
+import { applicationMonthlyUsers, applicationSignIns } from "../applications/usage.js";
+import { open } from "node:fs/promises";
+import { processInvitationBatches, startInvitationBatch } from "../accounts/invitation-batches.js";
+import { batchFileMaxBytes, BatchFileError, readBatchFile } from "../accounts/invitation-csv.js";
+import { countBatchOutcomes, listInvitationBatchRows } from "../repositories/invitation-batches.js";
+import { findOrganisationIdBySlugOrName } from "../repositories/organisations.js";
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
 import { listPushes, retryPush, type PushStatus } from "../repositories/push-deliveries.js";
+import { resolveSecretKey } from "../security/secret-box.js";
 import { UsageError, type CommandResult } from "./output.js";
 
 /** Parsed option values, as `node:util` `parseArgs` gives them. */
@@ -38,6 +48,26 @@ function list(value: string | undefined): string[] {
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item !== "");
+}
+
+/** Reads a batch file, refusing one larger than the web form accepts before reading it all. */
+async function readBatchFileBytes(path: string): Promise<Buffer> {
+  let file;
+  try {
+    file = await open(path, "r");
+  } catch (error) {
+    throw new AccountError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    const { size } = await file.stat();
+    if (size > batchFileMaxBytes) throw new BatchFileError(`The file is larger than ${batchFileMaxBytes / 1024} KiB; split it into smaller files`, 413);
+    return await file.readFile();
+  } catch (error) {
+    if (error instanceof AccountError) throw error;
+    throw new AccountError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  } finally {
+    await file.close();
+  }
 }
 
 export const commands: Record<string, Command> = {
@@ -77,6 +107,93 @@ export const commands: Record<string, Command> = {
           `client_id:     ${application.clientId}`,
           `client_secret: ${clientSecret}`,
           "The secret is shown only now: put it in the application's private configuration.",
+        ],
+      };
+    },
+  },
+
+  "apps update": {
+    usage:
+      "signon apps update --app NAME [--name NEW_NAME] [--api-only yes|no] [--pushes on|off] [--default-permissions a,b | --no-default-permissions] [--not-grantable-in-ui a,b | --all-grantable-in-ui] [--json]",
+    options: {
+      app: { type: "string" },
+      name: { type: "string" },
+      "api-only": { type: "string" },
+      pushes: { type: "string" },
+      "default-permissions": { type: "string" },
+      "no-default-permissions": { type: "boolean" },
+      "not-grantable-in-ui": { type: "string" },
+      "all-grantable-in-ui": { type: "boolean" },
+    },
+    async run(ctx, options) {
+      const application = await requireApplication(ctx, required(options, "app"));
+      const choice = (name: string, yes: string, no: string): boolean | undefined => {
+        const value = optional(options, name);
+        if (value === undefined) return undefined;
+        if (value !== yes && value !== no) throw new UsageError(`--${name} is ${yes} or ${no}`);
+        return value === yes;
+      };
+      const apiOnly = choice("api-only", "yes", "no");
+      const pushEnabled = choice("pushes", "on", "off");
+      const listOption = (name: string, none: string, current: string[]): string[] => {
+        if (options[none] === true && options[name] !== undefined) throw new UsageError(`Use --${name} or --${none}, not both`);
+        if (options[none] === true) return [];
+        const value = optional(options, name);
+        return value === undefined ? current : list(value);
+      };
+      const current = applicationFormValues(application);
+      const checked = checkApplicationForm(
+        {
+          ...current,
+          name: optional(options, "name") ?? application.name,
+          default_permissions: listOption("default-permissions", "no-default-permissions", application.defaultPermissions).join(","),
+          permissions_not_grantable_in_ui: listOption("not-grantable-in-ui", "all-grantable-in-ui", application.permissionsNotGrantableInUi).join(","),
+          api_only: (apiOnly ?? application.apiOnly) ? "yes" : "",
+          push_enabled: (pushEnabled ?? application.pushEnabled) ? "yes" : "no",
+        },
+        ctx.config,
+      );
+      if (!checked.ok) throw new AccountError(Object.values(checked.errors).join("; "));
+      let update;
+      try {
+        update = await updateApplication(ctx, application.id, checked.settings, { uid: null, origin: null });
+      } catch (error) {
+        if (error instanceof ApplicationNameTaken) throw new AccountError(error.message);
+        throw error;
+      }
+      if (!update) throw new AccountError(`No application is named ${application.name}`);
+      const updated = update.application;
+      return {
+        json: {
+          name: updated.name,
+          api_only: updated.apiOnly,
+          pushes: updated.pushEnabled ? "on" : "off",
+          default_permissions: updated.defaultPermissions,
+          not_grantable_in_ui: updated.permissionsNotGrantableInUi,
+          changed: update.changed,
+        },
+        text: [update.changed.length === 0 ? `Nothing changed on ${updated.name}.` : `Updated ${updated.name}: ${update.changed.join(", ")}.`],
+      };
+    },
+  },
+
+  "apps usage": {
+    usage: "signon apps usage NAME [--json]",
+    options: {},
+    positionals: ["name"],
+    async run(ctx, options) {
+      const application = await requireApplication(ctx, required(options, "name"));
+      const [months, recent] = await Promise.all([applicationMonthlyUsers(ctx, application.id), applicationSignIns(ctx, application.id, { limit: 20, offset: 0 })]);
+      return {
+        json: {
+          name: application.name,
+          monthly_unique_users: months.map((month) => ({ month: month.month, users: month.users, sign_ins: month.signIns })),
+          recent_sign_ins: recent.map((signIn) => ({ at: signIn.at.toISOString(), uid: signIn.uid, email: signIn.email })),
+        },
+        text: [
+          `${application.name}: unique users per month (UTC), newest first`,
+          ...months.map((month) => `${month.month}\t${month.users} users\t${month.signIns} sign-ins`),
+          ...(recent.length === 0 ? ["Nobody has signed in yet."] : ["Latest sign-ins:", ...recent.map((signIn) => `${signIn.at.toISOString()}\t${signIn.email ?? "(deleted account)"}`)]),
         ],
       };
     },
@@ -132,6 +249,42 @@ export const commands: Record<string, Command> = {
       return {
         json: { slug: organisation.slug, name: organisation.name, content_id: organisation.contentId },
         text: [`Created organisation ${organisation.slug} (content id ${organisation.contentId}).`],
+      };
+    },
+  },
+
+  "users invite-batch": {
+    usage: "signon users invite-batch FILE [--role ROLE] [--organisation SLUG-OR-NAME] [--permission APP:PERMISSION …] [--json]",
+    options: { role: { type: "string" }, organisation: { type: "string" }, permission: { type: "string", multiple: true } },
+    positionals: ["file"],
+    async run(ctx, options) {
+      const role = optional(options, "role") ?? "normal";
+      if (!roles.includes(role as Role)) throw new UsageError(`--role must be one of ${roles.join(", ")}`);
+      const rows = readBatchFile(await readBatchFileBytes(required(options, "file")));
+      const organisationName = optional(options, "organisation");
+      const organisationId = organisationName === undefined ? null : await findOrganisationIdBySlugOrName(ctx.db, organisationName);
+      if (organisationName !== undefined && organisationId === null) throw new AccountError(`No organisation has the slug or name ${organisationName}`);
+      const permissions: string[] = [];
+      for (const given of (options.permission as string[] | undefined) ?? []) {
+        const at = given.lastIndexOf(":");
+        if (at <= 0 || at === given.length - 1) throw new UsageError("--permission is APPLICATION:PERMISSION, for example --permission Publisher:editor");
+        const application = await requireApplication(ctx, given.slice(0, at));
+        permissions.push(`${application.id}:${given.slice(at + 1)}`);
+      }
+      const batchId = await startInvitationBatch(ctx, null, { role: role as Role, organisationId, permissions }, rows, null);
+      await processInvitationBatches(ctx, { batchId });
+      const outcomes = await listInvitationBatchRows(ctx.db, batchId);
+      const counts = await countBatchOutcomes(ctx.db, batchId);
+      return {
+        json: {
+          batch_id: batchId,
+          counts,
+          rows: outcomes.map((row) => ({ line: row.line, name: row.name, email: row.email, outcome: row.outcome, reason: row.reason })),
+        },
+        text: [
+          ...outcomes.map((row) => `line ${row.line}\t${row.outcome}\t${row.email}${row.reason ? `\t${row.reason}` : ""}`),
+          `${counts.invited} invited, ${counts.exists} already had an account, ${counts.invalid} not valid, of ${outcomes.length}.`,
+        ],
       };
     },
   },
@@ -223,6 +376,34 @@ export const commands: Record<string, Command> = {
       return {
         json: { uid: user.uid, email: user.email, name: user.name, api_user: true },
         text: [`Created API user ${user.email}, uid ${user.uid}.`, "Next: grant it signin on an application, then `signon tokens issue`."],
+      };
+    },
+  },
+
+  "api-users auto-renewal": {
+    usage: "signon api-users auto-renewal --email E --on | --off [--json]",
+    options: { email: { type: "string" }, on: { type: "boolean" }, off: { type: "boolean" } },
+    async run(ctx, options) {
+      if ((options.on === true) === (options.off === true)) throw new UsageError("Give --on or --off");
+      const user = await requireUserByEmail(ctx, required(options, "email"));
+      if (!user.isApiUser) throw new AccountError(`${user.email} is not an API user`);
+      const updated = await setTokenAutoRenewal(ctx, user, options.on === true, { uid: null, origin: null });
+      return {
+        json: { email: updated.email, token_auto_renewal: updated.tokenAutoRenewal },
+        text: [`Automatic token renewal of ${updated.email} is ${updated.tokenAutoRenewal ? "on" : "off"}.`],
+      };
+    },
+  },
+
+  "tokens renew-expiring": {
+    usage: "signon tokens renew-expiring [--json]",
+    options: {},
+    async run(ctx) {
+      // The server's key (configured, or the development key file of the data directory) seals the new tokens.
+      const renewed = await renewExpiringApiTokens({ ...ctx, secretKey: await resolveSecretKey(ctx.config.secretKey, ctx.config.dataDir) });
+      return {
+        json: { renewed },
+        text: [`Renewed ${renewed} API token(s) expiring within ${tokenExpiryWarningDays} days. The new tokens are shown on the API users' pages, not here.`],
       };
     },
   },

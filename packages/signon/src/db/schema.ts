@@ -71,6 +71,8 @@ export const users = signon.table(
     inactivityReminderDays: integer("inactivity_reminder_days"),
     /** When the latest invitation was sent; never-used invitations are deleted a while after it. */
     invitationSentAt: timestamp("invitation_sent_at", { withTimezone: true }),
+    /** API users only: a token about to expire is replaced by a new one, shown once to an administrator. */
+    tokenAutoRenewal: boolean("token_auto_renewal").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   },
@@ -98,6 +100,14 @@ export const applications = signon.table(
     delegatablePermissions: text("delegatable_permissions").array().notNull().default(sql`'{}'::text[]`),
     requirePkce: boolean("require_pkce").notNull().default(false),
     retired: boolean("retired").notNull().default(false),
+    /** Used by API users only: left off people's dashboards and permission grids, and nobody signs in to it through `/oauth/authorize`. */
+    apiOnly: boolean("api_only").notNull().default(false),
+    /** Off: no pushes are queued for it. */
+    pushEnabled: boolean("push_enabled").notNull().default(true),
+    /** Permissions granted to every new person when their account is created or their invitation accepted. */
+    defaultPermissions: text("default_permissions").array().notNull().default(sql`'{}'::text[]`),
+    /** Permissions the web interface does not offer in permission grids (the CLI still grants them). */
+    permissionsNotGrantableInUi: text("permissions_not_grantable_in_ui").array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
   },
   (table) => [check("applications_signin_supported_check", sql`'signin' = any(${table.supportedPermissions})`)],
@@ -344,8 +354,59 @@ export const auditEvents = signon.table(
     index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt),
     index("audit_events_actor_idx").on(table.actorUid, table.occurredAt),
     index("audit_events_occurred_idx").on(table.occurredAt),
+    index("audit_events_sign_in_idx").on(table.applicationId, table.occurredAt).where(sql`${table.action} = 'authorization_code_issued'`),
   ],
 );
+
+/**
+ * When an application last had a user's current state: it fetched `/user.json`
+ * with their token, or a push about them was delivered. Written at most about
+ * once a minute per pair, so `/user.json` stays a read.
+ */
+export const userApplicationSyncs = signon.table(
+  "user_application_syncs",
+  {
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    lastSyncedAt: timestamp("last_synced_at", { withTimezone: true }).notNull(),
+    /** How: `user_json` or `push`. */
+    lastSyncedBy: text("last_synced_by").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.userUid, table.applicationId] }),
+    check("user_application_syncs_by_check", sql`${table.lastSyncedBy} in ('user_json', 'push')`),
+  ],
+);
+
+/**
+ * Tokens issued automatically to replace an API user's token before it
+ * expires. The new token is kept sealed (AES-256-GCM under the secret key)
+ * only until an administrator has seen it and acknowledged it; then only the
+ * row remains, so the old grant is not renewed twice.
+ */
+export const renewedTokens = signon.table("renewed_tokens", {
+  grantId: uuid("grant_id")
+    .primaryKey()
+    .references(() => grants.id, { onDelete: "cascade" }),
+  replacesGrantId: uuid("replaces_grant_id")
+    .notNull()
+    .unique()
+    .references(() => grants.id, { onDelete: "cascade" }),
+  userUid: uuid("user_uid")
+    .notNull()
+    .references(() => users.uid, { onDelete: "cascade" }),
+  applicationId: uuid("application_id")
+    .notNull()
+    .references(() => applications.id, { onDelete: "cascade" }),
+  tokenSealed: text("token_sealed"),
+  acknowledgedAt: timestamp("acknowledged_at", { withTimezone: true }),
+  acknowledgedBy: uuid("acknowledged_by"),
+  createdAt: createdAt(),
+});
 
 /**
  * Orders every push queued, across rows: a newer change of a (user,
@@ -390,5 +451,73 @@ export const pushDeliveries = signon.table(
     index("push_deliveries_due_idx").on(table.nextAttemptAt, table.seq).where(sql`${table.status} = 'pending'`),
     check("push_deliveries_kind_check", sql`${table.kind} in ('update', 'reauth')`),
     check("push_deliveries_status_check", sql`${table.status} in ('pending', 'delivered', 'failed')`),
+  ],
+);
+
+/**
+ * Permissions chosen on an invitation, granted when the invited person accepts
+ * it (sets their password); the rows are then deleted. `invited_by_uid` is the
+ * administrator who chose them (`null`: the operator's command).
+ */
+export const invitationPermissions = signon.table(
+  "invitation_permissions",
+  {
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    permission: text("permission").notNull(),
+    invitedByUid: uuid("invited_by_uid").references(() => users.uid, { onDelete: "set null" }),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.userUid, table.applicationId, table.permission] })],
+);
+
+/**
+ * A batch of invitations from an uploaded CSV file: the role, organisation
+ * (for rows that name none) and permissions chosen once for every row, and
+ * who asked (`null`: the operator's command). `finished_at` is set when no row
+ * is pending any more.
+ */
+export const invitationBatches = signon.table("invitation_batches", {
+  id: uuid("id").primaryKey(),
+  createdByUid: uuid("created_by_uid").references(() => users.uid, { onDelete: "set null" }),
+  role: text("role").notNull(),
+  organisationId: uuid("organisation_id").references(() => organisations.id, { onDelete: "set null" }),
+  /** `<application id>:<permission>` values, as the permission grid posts them. */
+  permissions: text("permissions").array().notNull().default(sql`'{}'::text[]`),
+  createdAt: createdAt(),
+  finishedAt: timestamp("finished_at", { withTimezone: true }),
+});
+
+/**
+ * One row of a batch's file and what became of it: `pending` until the job
+ * reaches it, then `invited`, `exists` (an account has the address) or
+ * `invalid` (with the reason). The job claims pending rows one at a time, so
+ * a restart resumes where it stopped.
+ */
+export const invitationBatchRows = signon.table(
+  "invitation_batch_rows",
+  {
+    batchId: uuid("batch_id")
+      .notNull()
+      .references(() => invitationBatches.id, { onDelete: "cascade" }),
+    /** The row's line in the file (1: the first line). */
+    line: integer("line").notNull(),
+    name: text("name").notNull(),
+    email: text("email").notNull(),
+    /** The organisation as the file names it (slug or name), or `null`. */
+    organisation: text("organisation"),
+    outcome: text("outcome").notNull().default("pending"),
+    reason: text("reason"),
+    userUid: uuid("user_uid").references(() => users.uid, { onDelete: "set null" }),
+    processedAt: timestamp("processed_at", { withTimezone: true }),
+  },
+  (table) => [
+    primaryKey({ columns: [table.batchId, table.line] }),
+    index("invitation_batch_rows_pending_idx").on(table.batchId, table.line).where(sql`${table.outcome} = 'pending'`),
+    check("invitation_batch_rows_outcome_check", sql`${table.outcome} in ('pending', 'invited', 'exists', 'invalid')`),
   ],
 );

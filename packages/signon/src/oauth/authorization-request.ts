@@ -44,6 +44,9 @@ export async function checkAuthorizationRequest(
   }
   const application = await findApplicationByClientId(ctx.db, clientId.value);
   if (!application || application.retired) return { kind: "error-page", message: "The application is not known." };
+  if (application.apiOnly) {
+    return { kind: "error-page", message: `${application.name} is used by API users only: nobody signs in to it through Sign-on.` };
+  }
 
   const redirect = singleField(query, "redirect_uri");
   if ("duplicated" in redirect) return { kind: "error-page", message: "redirect_uri is repeated." };

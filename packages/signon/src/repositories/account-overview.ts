@@ -31,12 +31,12 @@ export async function listPermissionsOfUser(
     .orderBy(asc(applications.name), asc(userPermissions.permission));
 }
 
-/** The applications a user may sign in to: they hold `signin` and the application is not retired. */
+/** The applications a user may sign in to: they hold `signin` and the application is neither retired nor API only. */
 export async function listSignInApplications(db: SignonDatabase, userUid: string): Promise<{ id: string; name: string; homeUri: string | null }[]> {
   return db
     .select({ id: applications.id, name: applications.name, homeUri: applications.homeUri })
     .from(userPermissions)
     .innerJoin(applications, eq(applications.id, userPermissions.applicationId))
-    .where(and(eq(userPermissions.userUid, userUid), eq(userPermissions.permission, "signin"), eq(applications.retired, false)))
+    .where(and(eq(userPermissions.userUid, userUid), eq(userPermissions.permission, "signin"), eq(applications.retired, false), eq(applications.apiOnly, false)))
     .orderBy(asc(applications.name));
 }

@@ -51,7 +51,24 @@ export async function listLiveApplications(db: SignonDatabase): Promise<Applicat
 export async function updateApplicationRow(
   db: SignonDatabase,
   id: string,
-  changes: Partial<Pick<Application, "redirectUris" | "homeUri" | "pushBaseUrl" | "supportedPermissions" | "delegatablePermissions" | "requirePkce" | "clientSecretHash" | "retired">>,
+  changes: Partial<
+    Pick<
+      Application,
+      | "name"
+      | "redirectUris"
+      | "homeUri"
+      | "pushBaseUrl"
+      | "supportedPermissions"
+      | "delegatablePermissions"
+      | "requirePkce"
+      | "clientSecretHash"
+      | "retired"
+      | "defaultPermissions"
+      | "permissionsNotGrantableInUi"
+      | "apiOnly"
+      | "pushEnabled"
+    >
+  >,
 ): Promise<Application | null> {
   const [row] = await db.update(applications).set(changes).where(eq(applications.id, id)).returning();
   return row ?? null;

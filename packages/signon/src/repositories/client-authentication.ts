@@ -13,6 +13,10 @@ interface Row {
   delegatable_permissions: string[];
   require_pkce: boolean;
   retired: boolean;
+  api_only: boolean;
+  push_enabled: boolean;
+  default_permissions: string[];
+  permissions_not_grantable_in_ui: string[];
   created_at: Date;
   blocked_until: Date | null;
 }
@@ -22,6 +26,7 @@ const clientForAuthenticationStatement = {
   text: `
     select a.id, a.name, a.client_id, a.client_secret_hash, a.redirect_uris, a.home_uri, a.push_base_url,
            a.supported_permissions, a.delegatable_permissions, a.require_pkce, a.retired, a.created_at,
+           a.api_only, a.push_enabled, a.default_permissions, a.permissions_not_grantable_in_ui,
            (select max(c.window_ends_at) from signon.failure_counters c
              where c.key = any($2::text[]) and c.window_ends_at > $3::timestamptz and c.failures >= $4) as blocked_until
       from (select 1) as one
@@ -58,6 +63,10 @@ export async function findClientForAuthentication(
           delegatablePermissions: row.delegatable_permissions,
           requirePkce: row.require_pkce,
           retired: row.retired,
+          apiOnly: row.api_only,
+          pushEnabled: row.push_enabled,
+          defaultPermissions: row.default_permissions,
+          permissionsNotGrantableInUi: row.permissions_not_grantable_in_ui,
           createdAt: row.created_at,
         };
   return { application, blockedUntil: row.blocked_until };

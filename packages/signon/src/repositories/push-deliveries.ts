@@ -20,7 +20,8 @@ export type PushTargets =
  * Queues pushes of `kinds`, in that order, for a user, inside the caller's
  * transaction. Each (user, application, kind) has one row: a newer push of
  * the same kind takes it over with a higher sequence number and a fresh
- * retry window, whatever its status. Retired applications are skipped.
+ * retry window, whatever its status. Retired applications, and those whose
+ * pushes are switched off, are skipped.
  * Returns how many rows were written.
  */
 export async function queuePushes(
@@ -49,7 +50,7 @@ export async function queuePushes(
       select ${push.userUid}::uuid, a.id, ${kind}, nextval('signon.push_sequence'), 'pending', 0,
              ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
         from signon.applications a
-       where not a.retired and ${where}
+       where not a.retired and a.push_enabled and ${where}
       on conflict (user_uid, application_id, kind) do update
          set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
              next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
@@ -182,7 +183,9 @@ export interface PushOutcome {
 /**
  * Records the outcomes of attempts and releases their leases, in one
  * statement. A row whose lease was lost is left alone. A row queued again
- * while it was being sent stays pending with the newer state's schedule.
+ * while it was being sent stays pending with the newer state's schedule. A
+ * delivered `PUT` carried the user's state of its sending time, so it also
+ * counts as the application's last sync of that user.
  */
 export async function finishPushes(db: SignonDatabase, outcomes: readonly PushOutcome[], now: Date): Promise<void> {
   if (outcomes.length === 0) return;
@@ -198,6 +201,7 @@ export async function finishPushes(db: SignonDatabase, outcomes: readonly PushOu
   );
   const at = now.toISOString();
   await db.execute(sql`
+    with finished as (
     update signon.push_deliveries d
        set status = case when d.seq = r.seq then r.status else d.status end,
            next_attempt_at = case when d.seq = r.seq then r.next else d.next_attempt_at end,
@@ -205,7 +209,15 @@ export async function finishPushes(db: SignonDatabase, outcomes: readonly PushOu
            delivered_at = case when d.seq = r.seq and r.status = 'delivered' then ${at}::timestamptz else d.delivered_at end,
            lease_token = null, lease_until = null, updated_at = ${at}::timestamptz
       from jsonb_to_recordset(${records}::jsonb) as r(id bigint, lease uuid, seq bigint, status text, next timestamptz, error text)
-     where d.id = r.id and d.lease_token = r.lease`);
+     where d.id = r.id and d.lease_token = r.lease
+    returning d.user_uid, d.application_id, d.kind, r.status as outcome)
+    insert into signon.user_application_syncs as s (user_uid, application_id, last_synced_at, last_synced_by)
+    select distinct f.user_uid, f.application_id, ${at}::timestamptz, 'push'
+      from finished f
+     where f.kind = 'update' and f.outcome = 'delivered'
+    on conflict (user_uid, application_id) do update
+       set last_synced_at = excluded.last_synced_at, last_synced_by = excluded.last_synced_by
+     where s.last_synced_at < excluded.last_synced_at`);
 }
 
 /** The `/user.json` body of a user for an application, built from the current state (S11, S12). */

@@ -29,7 +29,7 @@ export async function findUserByEmail(db: SignonDatabase, email: string): Promis
 export async function updateUser(
   db: SignonDatabase,
   uid: string,
-  changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role" | "email" | "organisationId" | "unsuspendedAt" | "newPasswordRequired">> & { updatedAt: Date },
+  changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role" | "email" | "organisationId" | "unsuspendedAt" | "newPasswordRequired" | "tokenAutoRenewal">> & { updatedAt: Date },
 ): Promise<User | null> {
   const [row] = await db.update(users).set(changes).where(eq(users.uid, uid)).returning();
   return row ?? null;

@@ -47,15 +47,14 @@ export function mayAssignOrganisation(actor: Actor, organisationId: string | nul
   return actor.role === "organisation_admin" && organisationId !== null && organisationId === actor.organisationId;
 }
 
-/** The permissions of an application that the actor may grant or revoke. */
+/** The permissions of an application that the actor may grant or revoke in the web interface (never those kept out of it). */
 export function grantablePermissions(
   actor: Actor,
-  application: { supportedPermissions: readonly string[]; delegatablePermissions: readonly string[] },
+  application: { supportedPermissions: readonly string[]; delegatablePermissions: readonly string[]; permissionsNotGrantableInUi?: readonly string[] },
 ): readonly string[] {
-  if (actor.role === "superadmin" || actor.role === "admin") return application.supportedPermissions;
-  if (actor.role === "organisation_admin") {
-    return application.supportedPermissions.filter((permission) => application.delegatablePermissions.includes(permission));
-  }
+  const offered = application.supportedPermissions.filter((permission) => !(application.permissionsNotGrantableInUi ?? []).includes(permission));
+  if (actor.role === "superadmin" || actor.role === "admin") return offered;
+  if (actor.role === "organisation_admin") return offered.filter((permission) => application.delegatablePermissions.includes(permission));
   return [];
 }
 

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { runSignonCli } from "../support/cli.js";
 import { openTestDatabase } from "../support/signon.js";
@@ -160,5 +163,47 @@ describe("signon pushes", () => {
     });
     expect(unknown).toMatchObject({ code: 1, stderr: "signon: No push has id 99\n" });
     expect(missing.code).toBe(2);
+  });
+
+  it("users invite-batch invites the rows of a CSV file with a role, organisation and permissions, printing each row's outcome", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "signon-batch-"));
+    try {
+      await signon("apps", "create", "--name", "Publisher", "--redirect-uri", "https://pub.example/cb", "--permissions", "editor");
+      await signon("organisations", "create", "--slug", "home-office", "--name", "Home Office");
+      await signon("users", "create", "--email", "taken@example.org", "--name", "Taken");
+      const file = join(directory, "people.csv");
+      await writeFile(file, "Name,Email\nAda,ada@example.org\nTaken,taken@example.org\nBad,not-an-address\n");
+
+      const text = await signon("users", "invite-batch", file, "--organisation", "Home Office", "--permission", "Publisher:editor", "--permission", "Publisher:signin");
+      expect(text).toMatchObject({ code: 0, stderr: "" });
+      expect(text.stdout.trim().split("\n")).toEqual([
+        "line 2\tinvited\tada@example.org",
+        "line 3\texists\ttaken@example.org\tAn account already has this e-mail address",
+        'line 4\tinvalid\tnot-an-address\tNot an e-mail address: "not-an-address"',
+        "1 invited, 1 already had an account, 1 not valid, of 3.",
+      ]);
+      const again = await signon("users", "invite-batch", file, "--json");
+      expect(JSON.parse(again.stdout)).toMatchObject({ counts: { pending: 0, invited: 0, exists: 2, invalid: 1 } });
+
+      expect(await signon("users", "invite-batch", file, "--permission", "Publisher:publish")).toMatchObject({
+        code: 1,
+        stderr: "signon: Publisher does not support publish (it supports editor, signin)\n",
+      });
+      expect((await signon("users", "invite-batch", file, "--permission", "Publisher")).code).toBe(2);
+      expect(await signon("users", "invite-batch", join(directory, "missing.csv"))).toMatchObject({ code: 1, stderr: `signon: Cannot read ${join(directory, "missing.csv")}: ENOENT\n` });
+      await writeFile(file, Buffer.from([0xff, 0xfe, 0x41, 0x2c]));
+      expect((await signon("users", "invite-batch", file)).stderr).toContain("The file is not UTF-8 text");
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it("users create refuses an address the e-mail domain policy refuses", async () => {
+    const refused = await runSignonCli(database.url, ["users", "create", "--email", "ada@gmail.com", "--name", "Ada"], { SIGNON_EMAIL_DOMAINS_BLOCKED: "gmail.com" });
+    expect(refused).toMatchObject({ code: 1, stderr: "signon: E-mail addresses at gmail.com cannot be used here; use a work address\n" });
+    const nonAscii = await signon("users", "create", "--email", "adä@example.org", "--name", "Ada");
+    expect(nonAscii).toMatchObject({ code: 1, stderr: "signon: Use an e-mail address made of ASCII letters, digits and punctuation only\n" });
+    const allowed = await runSignonCli(database.url, ["users", "create", "--email", "adä@example.org", "--name", "Ada"], { SIGNON_EMAIL_ALLOW_NON_ASCII: "true" });
+    expect(allowed.code).toBe(0);
   });
 });

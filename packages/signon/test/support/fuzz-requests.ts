@@ -35,6 +35,7 @@ export type RefName =
   | "resetToken"
   | "unlockToken"
   | "emailChangeToken"
+  | "invitationBatch"
   | "permissionBox"
   | "clientId"
   | "clientSecret"
@@ -110,6 +111,7 @@ const PATH_REFS: Record<string, RefName> = {
   "unlock:token": "unlockToken",
   "account:token": "emailChangeToken",
   "users:uid": "user",
+  "users:id": "invitationBatch",
   "applications:id": "application",
   "applications:pushId": "push",
   "api-users:uid": "apiUser",
@@ -263,8 +265,23 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
       return route.url.startsWith("/users/")
         ? fc.oneof({ arbitrary: ref("permissionBox"), weight: 4 }, { arbitrary: fc.constantFrom("nope:signin", "signin", ":"), weight: 1 })
         : mostly(["signin", "editor\nwriter", "editor, admin"], ["", "a".repeat(300)]);
+    case "rows":
+      // The batch invitation form's pasted rows: a CSV file's text, now and then broken.
+      return mostly(
+        ["Ada Lovelace,ada-batch@example.org", "Name,Email,Organisation\nGrace,grace-batch@example.org,organisation-1\nBob,bob@example.org"],
+        ['"unclosed,quote@example.org', "one column", "a,b,c,d,e", "", "x".repeat(3000) + ",long@example.org"],
+      );
+    case "file":
+      return mostly(["people.csv"], ["", "../../etc/passwd"]);
     case "delegatable_permissions":
-      return mostly(["", "editor"], ["unknown"]);
+    case "default_permissions":
+    case "permissions_not_grantable_in_ui":
+      return mostly(["", "editor", "signin"], ["unknown", "Signin"]);
+    case "api_only":
+      return mostly(["", "yes"], ["no", "on"]);
+    case "push_enabled":
+    case "token_auto_renewal":
+      return mostly(["yes", "no"], ["", "on", "maybe"]);
     case "redirect_uris":
       return mostly(["https://fuzz.example/auth/callback", "https://a.example/cb\nhttps://b.example/cb"], ["not a uri", "http://insecure.example/cb", "javascript:alert(1)"]);
     case "home_uri":

@@ -149,6 +149,8 @@ export class FuzzScenario {
         return query(sql`select id as v from signon.push_deliveries order by id`);
       case "auditEvent":
         return query(sql`select id as v from signon.audit_events order by id desc limit 100`);
+      case "invitationBatch":
+        return query(sql`select id as v from signon.invitation_batches order by created_at, id`);
       case "permissionBox":
         return query(sql`select id || ':' || permission as v from signon.applications, unnest(supported_permissions) as permission order by 1`);
       case "invitationToken":

@@ -26,6 +26,7 @@ describe("loadConfig", () => {
       unusedInvitationDays: 90,
       eventRetentionDays: 730,
       twoStepRequiredRoles: ["superadmin", "admin"],
+      emailPolicy: { allowedDomains: [], blockedDomains: [], allowNonAscii: false },
       jobs: { firstRunMs: 60_000, intervalMs: 3_600_000, outageRetryMs: 60_000 },
     });
   });
@@ -41,6 +42,17 @@ describe("loadConfig", () => {
     expect(loadConfig({ SIGNON_TWO_STEP_REQUIRED_ROLES: "none" }).twoStepRequiredRoles).toEqual([]);
     expect(() => loadConfig({ SIGNON_TWO_STEP_REQUIRED_ROLES: "admin,owner" })).toThrow(/SIGNON_TWO_STEP_REQUIRED_ROLES: expected roles from .* got owner$/);
     expect(() => loadConfig({ SIGNON_TWO_STEP_REQUIRED_ROLES: "admin," })).toThrow(/SIGNON_TWO_STEP_REQUIRED_ROLES: .* got an empty item$/);
+  });
+
+  it("reads the e-mail domain lists in lower-case ASCII, refusing what is not a domain", () => {
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_ALLOWED: " Example.ORG, *.gov.example,bücher.example,example.org", SIGNON_EMAIL_ALLOW_NON_ASCII: "true" }).emailPolicy).toEqual({
+      allowedDomains: ["example.org", "gov.example", "xn--bcher-kva.example"],
+      blockedDomains: [],
+      allowNonAscii: true,
+    });
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "gmail.com,hotmail.com" }).emailPolicy.blockedDomains).toEqual(["gmail.com", "hotmail.com"]);
+    expect(() => loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "gmail.com,,x" })).toThrow(/SIGNON_EMAIL_DOMAINS_BLOCKED: expected domains .* got ""$/);
+    expect(() => loadConfig({ SIGNON_EMAIL_DOMAINS_ALLOWED: "user@example.org" })).toThrow(/SIGNON_EMAIL_DOMAINS_ALLOWED: expected domains/);
   });
 
   it("reads the hourly jobs' timing", () => {

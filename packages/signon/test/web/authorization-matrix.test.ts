@@ -57,7 +57,7 @@ function userRoutes(uid: string, w: World, email: string): { method: "GET" | "PO
 function sectionRoutes(w: World): { method: "GET" | "POST"; url: string; fields?: Record<string, string> }[] {
   const appFields = { redirect_uris: "https://x.example/cb", home_uri: "", push_base_url: "", permissions: "", delegatable_permissions: "" };
   return [
-    ...["/applications", "/applications/new", `/applications/${w.application.id}`, `/applications/${w.application.id}/pushes`, `/applications/${w.application.id}/rotate-secret`, `/applications/${w.application.id}/retire`].map((url) => ({ method: "GET" as const, url })),
+    ...["/applications", "/applications/new", `/applications/${w.application.id}`, `/applications/${w.application.id}/pushes`, `/applications/${w.application.id}/rotate-secret`, `/applications/${w.application.id}/retire`, `/applications/${w.application.id}/usage`, `/applications/${w.application.id}/usage.csv`].map((url) => ({ method: "GET" as const, url })),
     ...["/api-users", "/api-users/new", `/api-users/${w.apiUser.uid}`, `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke`, "/organisations", "/organisations/new", `/organisations/${w.home.id}`].map((url) => ({ method: "GET" as const, url })),
     { method: "POST", url: "/applications/new", fields: { name: "Mine", ...appFields } },
     { method: "POST", url: `/applications/${w.application.id}`, fields: appFields },
@@ -67,6 +67,8 @@ function sectionRoutes(w: World): { method: "GET" | "POST"; url: string; fields?
     { method: "POST", url: "/api-users/new", fields: { name: "Mine", email: "mine@example.org" } },
     { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens`, fields: { application_id: w.application.id, permissions: "", expires_in_days: "30" } },
     { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke`, fields: { confirm: "yes" } },
+    { method: "POST", url: `/api-users/${w.apiUser.uid}/auto-renewal`, fields: { token_auto_renewal: "yes" } },
+    { method: "POST", url: `/api-users/${w.apiUser.uid}/renewed-tokens/${w.grant.id}/acknowledge` },
     { method: "POST", url: "/organisations/new", fields: { name: "Mine", slug: "mine", content_id: "" } },
     { method: "POST", url: `/organisations/${w.home.id}`, fields: { name: "Mine", slug: "mine" } },
     { method: "POST", url: `/organisations/${w.home.id}/two-step`, fields: { required: "yes" } },

@@ -36,7 +36,7 @@ describe("inviteUser", () => {
     const token = link.split("/").at(-1) as string;
     const stored = await database.db.select().from(accountLinks).where(eq(accountLinks.userUid, invited.uid));
     expect(stored).toEqual([
-      expect.objectContaining({ tokenHash: sha256Hex(token), purpose: "invitation", usedAt: null, expiresAt: new Date(signon.clock.now().getTime() + 7 * 86_400_000) }),
+      expect.objectContaining({ tokenHash: sha256Hex(token), purpose: "invitation", usedAt: null, expiresAt: new Date(signon.clock.now().getTime() + 14 * 86_400_000) }),
     ]);
     const events = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "user_invited"));
     expect(events).toEqual([expect.objectContaining({ actorUid: admin.uid, subjectUid: invited.uid, ip: "192.0.2.7" })]);
@@ -104,9 +104,9 @@ describe("GET /invitations/:token", () => {
     expect((await browser.get("/invitations/not-a-token")).statusCode).toBe(404);
   });
 
-  it("answers 410 once the 7 days are over", async () => {
+  it("answers 410 once the 14 days are over", async () => {
     const { link } = await invite();
-    signon.clock.advance(7 * 86_400 - 1);
+    signon.clock.advance(14 * 86_400 - 1);
     expect((await new InjectBrowser(signon.app).get(link)).statusCode).toBe(200);
     signon.clock.advance(1);
     const expired = await new InjectBrowser(signon.app).get(link);
@@ -184,7 +184,7 @@ describe("POST /invitations/:token", () => {
     const browser = new InjectBrowser(signon.app);
     const page = await browser.get(link);
     const csrf = /name="_csrf" value="([^"]*)"/.exec(page.body)?.[1] ?? "";
-    signon.clock.advance(7 * 86_400);
+    signon.clock.advance(14 * 86_400);
     const password = strongPassword();
     const response = await browser.postForm(link, { _csrf: csrf, password, confirmation: password });
     expect(response.statusCode).toBe(410);

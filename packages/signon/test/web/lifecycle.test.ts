@@ -61,7 +61,7 @@ describe("inactivity reminders", () => {
       "Your Tessera Sign-on account will be suspended in 14 days",
       "Your Tessera Sign-on account will be suspended in 7 days",
       "Your Tessera Sign-on account will be suspended in 3 days",
-      "Your Tessera Sign-on account will be suspended tomorrow",
+      "Your Tessera Sign-on account will be suspended within a day",
     ]);
     const [first] = await mailsTo(ctx, user.email);
     expect(first?.textBody).toContain("http://localhost:3000/sign-in");
@@ -81,8 +81,22 @@ describe("inactivity reminders", () => {
     signon.clock.advance(10 * day);
     expect(await sendInactivityReminders(restarted)).toEqual([{ email: user.email, days: 3 }]);
     expect(await sendInactivityReminders(ctx)).toEqual([]);
-    expect(await reminderSubjects(user.email)).toHaveLength(2);
     expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ inactivityReminderDays: 3 });
+    expect(await reminderSubjects(user.email)).toEqual([
+      "Your Tessera Sign-on account will be suspended in 13 days",
+      "Your Tessera Sign-on account will be suspended in 3 days",
+    ]);
+  });
+
+  it("tries a reminder whose mail could not be sent again at the next run, and goes on with the others", async () => {
+    const user = await personWhoSignedIn();
+    signon.clock.advance(31 * day);
+    const failures: unknown[] = [];
+    const noMailServer = { ...ctx, config: { ...ctx.config, mail: { ...ctx.config.mail, smtpUrl: "smtp://127.0.0.1:1" } } };
+    expect(await sendInactivityReminders(noMailServer, (error) => failures.push(error))).toEqual([]);
+    expect(failures).toHaveLength(1);
+    expect(await eventsOf(user.uid, "inactivity_reminder_sent")).toEqual([]);
+    expect(await sendInactivityReminders(ctx)).toEqual([{ email: user.email, days: 14 }]);
   });
 
   it("starts afresh after a sign-in, and leaves out API users, suspended people and people without a password", async () => {
@@ -100,6 +114,14 @@ describe("inactivity reminders", () => {
     expect(await reminderSubjects(gone.email)).toEqual([]);
     expect(await reminderSubjects(invited.email)).toEqual([]);
     expect(await reminderSubjects(robot.email)).toEqual([]);
+  });
+
+  it("leaves out reminders as long as the inactivity period itself", async () => {
+    const user = await personWhoSignedIn();
+    const tenDays = { ...ctx, config: { ...ctx.config, inactivityDays: 10 } };
+    expect(await sendInactivityReminders(tenDays)).toEqual([]);
+    signon.clock.advance(3 * day);
+    expect(await sendInactivityReminders(tenDays)).toEqual([{ email: user.email, days: 7 }]);
   });
 
   it("are shown in the person's event log", async () => {
@@ -137,6 +159,7 @@ describe("POST /users/:uid/unsuspend", () => {
       `${user.name} is no longer suspended. Their old password no longer works: a link to choose a new one is e-mailed to ${user.email}.`,
     );
     expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ suspendedAt: null, newPasswordRequired: true, unsuspendedAt: ctx.now() });
+    expect(textOf(await browser.get(`/users/${user.uid}`))).toContain("Password Must choose a new one: the old password no longer works");
     expect((await eventsOf(user.uid, "user_unsuspended")).map((event) => event.details)).toEqual([{ new_password_required: true }]);
 
     const attempt = await new InjectBrowser(app).signIn("/sign-in", user.email, old);
@@ -154,6 +177,7 @@ describe("POST /users/:uid/unsuspend", () => {
     const password = strongPassword();
     expect((await person.submit(link, link, { password, confirmation: password })).statusCode).toBe(303);
     expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ newPasswordRequired: false });
+    expect((await browser.get(`/users/${user.uid}`)).body).not.toContain("new-password-required");
     expect((await new InjectBrowser(app).signIn("/sign-in", user.email, password)).headers.location).toBe("/");
   });
 
@@ -164,6 +188,15 @@ describe("POST /users/:uid/unsuspend", () => {
     expect(textOf(await browser.follow(response))).toContain(`${user.name} is no longer suspended.`);
     expect((await eventsOf(user.uid, "user_unsuspended")).map((event) => event.details)).toEqual([{ new_password_required: false }]);
     expect((await mailsTo(ctx, user.email)).map((mail) => mail.subject)).not.toContain("Choose a new password for Tessera Sign-on");
+    expect((await new InjectBrowser(app).signIn("/sign-in", user.email, defaultPassword)).headers.location).toBe("/");
+  });
+
+  it("with new_password=no lifts a requirement an earlier unsuspension left", async () => {
+    const { browser, user } = await suspendedForInactivity();
+    await unsuspend(browser, user.uid);
+    await suspendUser(ctx, user.email, "Again");
+    await unsuspend(browser, user.uid, { new_password: "no" });
+    expect(await findUserByUid(ctx.db, user.uid)).toMatchObject({ newPasswordRequired: false });
     expect((await new InjectBrowser(app).signIn("/sign-in", user.email, defaultPassword)).headers.location).toBe("/");
   });
 

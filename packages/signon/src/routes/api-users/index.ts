@@ -9,6 +9,7 @@ import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageApiUsers } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, guardSection } from "../../web/admin-section.js";
+import apiUserRenewalRoutes from "./renewal.js";
 import revokeApiUserTokenRoutes from "./revoke-token.js";
 import apiUserTokenRoutes from "./tokens.js";
 
@@ -65,6 +66,7 @@ const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(apiUserTokenRoutes);
   await app.register(revokeApiUserTokenRoutes);
+  await app.register(apiUserRenewalRoutes);
 };
 
 export default apiUserRoutes;

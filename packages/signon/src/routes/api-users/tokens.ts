@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { findApiUser, issueApiUserToken } from "../../accounts/api-users.js";
 import { AccountError } from "../../accounts/manage-users.js";
+import { renewedTokensToShow, tokenExpiryWarningDays } from "../../accounts/token-renewal.js";
 import { splitList } from "../../applications/application-fields.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
@@ -26,25 +27,46 @@ const IssueBody = Type.Object(
 type IssueForm = { application_id: string; permissions: string; expires_in_days: string };
 const emptyIssueForm: IssueForm = { application_id: "", permissions: "", expires_in_days: "730" };
 
-async function showApiUser(
+export async function showApiUser(
   request: FastifyRequest,
   reply: FastifyReply,
   apiUser: User,
   form: { values: IssueForm; errors: Record<string, string> } = { values: emptyIssueForm, errors: {} },
+  /** Errors of the other forms of the page (automatic renewal). */
+  actionErrors: Record<string, string> = {},
 ): Promise<FastifyReply> {
   const ctx = request.server.signon;
-  const [tokens, applications] = await Promise.all([listIssuedTokens(ctx.db, apiUser.uid), listLiveApplications(ctx.db)]);
-  const failed = Object.keys(form.errors).length > 0;
+  const [issued, applications, renewed] = await Promise.all([listIssuedTokens(ctx.db, apiUser.uid), listLiveApplications(ctx.db), renewedTokensToShow(ctx, apiUser.uid)]);
+  const now = ctx.now();
+  const warnBefore = now.getTime() + tokenExpiryWarningDays * 86_400_000;
+  const tokens = issued.map((token) => {
+    const live = token.revokedAt === null && token.expiresAt !== null && token.expiresAt > now;
+    const daysLeft = live && token.expiresAt ? Math.ceil((token.expiresAt.getTime() - now.getTime()) / 86_400_000) : null;
+    return { ...token, expiringSoon: live && token.expiresAt !== null && token.expiresAt.getTime() <= warnBefore, daysLeft };
+  });
+  const failed = Object.keys(form.errors).length + Object.keys(actionErrors).length > 0;
   return renderPage(
     request,
     reply,
     "api-users/show.eta",
-    { title: failed ? `${apiUser.name}: there is a problem` : apiUser.name, apiUser, tokens, applications, now: ctx.now(), formatTime, ...form },
+    {
+      title: failed ? `${apiUser.name}: there is a problem` : apiUser.name,
+      apiUser,
+      tokens,
+      expiringCount: tokens.filter((token) => token.expiringSoon).length,
+      warningDays: tokenExpiryWarningDays,
+      renewed,
+      applications,
+      now,
+      formatTime,
+      ...form,
+      actionErrors,
+    },
     failed ? 400 : 200,
   );
 }
 
-async function findApiUserParam(request: FastifyRequest, uid: string): Promise<User | null> {
+export async function findApiUserParam(request: FastifyRequest, uid: string): Promise<User | null> {
   return isId(uid) ? findApiUser(request.server.signon, uid) : null;
 }
 

@@ -15,6 +15,10 @@ export const applicationFormFields = {
   permissions: Type.String({ maxLength: 2000 }),
   delegatable_permissions: Type.String({ maxLength: 2000 }),
   require_pkce: Type.Optional(Type.String({ maxLength: 8 })),
+  default_permissions: Type.Optional(Type.String({ maxLength: 2000 })),
+  permissions_not_grantable_in_ui: Type.Optional(Type.String({ maxLength: 2000 })),
+  api_only: Type.Optional(Type.String({ maxLength: 8 })),
+  push_enabled: Type.Optional(Type.String({ maxLength: 8 })),
 };
 
 const NewApplicationBody = Type.Object(
@@ -22,7 +26,19 @@ const NewApplicationBody = Type.Object(
   { additionalProperties: false },
 );
 
-const emptyForm = { name: "", redirect_uris: "", home_uri: "", push_base_url: "", permissions: "", delegatable_permissions: "", require_pkce: "" };
+const emptyForm = {
+  name: "",
+  redirect_uris: "",
+  home_uri: "",
+  push_base_url: "",
+  permissions: "",
+  delegatable_permissions: "",
+  require_pkce: "",
+  default_permissions: "",
+  permissions_not_grantable_in_ui: "",
+  api_only: "",
+  push_enabled: "yes",
+};
 
 /**
  * `GET /applications/new` shows the form; `POST /applications/new` registers
@@ -55,6 +71,10 @@ const applicationCreateRoutes: FastifyPluginAsyncTypebox = async (app) => {
             permissions: settings.supportedPermissions,
             delegatablePermissions: settings.delegatablePermissions,
             requirePkce: settings.requirePkce,
+            defaultPermissions: settings.defaultPermissions,
+            permissionsNotGrantableInUi: settings.permissionsNotGrantableInUi,
+            apiOnly: settings.apiOnly,
+            pushEnabled: settings.pushEnabled,
           },
           signedInUser(request).uid,
           requestOrigin(request),

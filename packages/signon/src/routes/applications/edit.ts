@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { applicationFormValues, checkApplicationForm } from "../../applications/application-fields.js";
 import { clientAuthenticationPressure } from "../../applications/client-authentication-pressure.js";
-import { updateApplication } from "../../applications/update-application.js";
+import { ApplicationNameTaken, updateApplication } from "../../applications/update-application.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
@@ -9,7 +9,10 @@ import { applicationFormFields } from "./create.js";
 import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
-const EditApplicationBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })), ...applicationFormFields }, { additionalProperties: false });
+const EditApplicationBody = Type.Object(
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.Optional(Type.String({ maxLength: 400 })), ...applicationFormFields },
+  { additionalProperties: false },
+);
 
 /**
  * `GET /applications/:id` shows an application with its settings form and
@@ -41,10 +44,11 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
       if (!application) return sendNotFound(request, reply, "application");
-      const { _csrf: _ignored, ...values } = request.body;
-      const checked = checkApplicationForm(values, app.signon.config);
-      if (!checked.ok) {
-        return renderPage(
+      const { _csrf: _ignored, ...posted } = request.body;
+      // A form from before the name was editable keeps the name.
+      const values = { ...posted, name: posted.name ?? application.name };
+      const showErrors = async (errors: Record<string, string | undefined>) =>
+        renderPage(
           request,
           reply,
           "applications/edit.eta",
@@ -52,18 +56,27 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
             title: `${application.name}: there is a problem`,
             application,
             pressure: await clientAuthenticationPressure(app.signon, application),
-            values: { ...values, require_pkce: values.require_pkce ?? "" }, errors: checked.errors },
+            values: { ...applicationFormValues(application), ...values, require_pkce: values.require_pkce ?? "", api_only: values.api_only ?? "" },
+            errors,
+          },
           400,
         );
+      const checked = checkApplicationForm(values, app.signon.config);
+      if (!checked.ok) return showErrors(checked.errors);
+      let update;
+      try {
+        update = await updateApplication(app.signon, application.id, checked.settings, actorOf(request));
+      } catch (error) {
+        if (error instanceof ApplicationNameTaken) return showErrors({ name: error.message });
+        throw error;
       }
-      const update = await updateApplication(app.signon, application.id, checked.settings, actorOf(request));
       if (!update) return sendNotFound(request, reply, "application");
       const text =
         update.changed.length === 0
           ? "Nothing changed."
           : update.usersWhoLostPermissions > 0
-            ? `${application.name} is saved. ${update.usersWhoLostPermissions} user(s) lost permissions it no longer supports; the application is told.`
-            : `${application.name} is saved.`;
+            ? `${update.application.name} is saved. ${update.usersWhoLostPermissions} user(s) lost permissions it no longer supports; the application is told.`
+            : `${update.application.name} is saved.`;
       return redirectWithFlash(request, reply, `/applications/${application.id}`, { kind: "success", text });
     },
   );

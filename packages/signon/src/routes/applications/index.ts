@@ -6,8 +6,9 @@ import { guardSection } from "../../web/admin-section.js";
 import applicationListRoutes from "./list.js";
 import applicationPushRoutes from "./pushes.js";
 import applicationSecretAndRetireRoutes from "./secret-and-retire.js";
+import applicationUsageRoutes from "./usage.js";
 
-/** The applications section (superadmins): list, create, edit, rotate the secret, retire, push delivery status. */
+/** The applications section (superadmins): list, create, edit, rotate the secret, retire, push delivery status, use. */
 const applicationRoutes: FastifyPluginAsync = async (app) => {
   guardSection(app, mayManageApplications);
   await app.register(applicationListRoutes);
@@ -15,6 +16,7 @@ const applicationRoutes: FastifyPluginAsync = async (app) => {
   await app.register(applicationEditRoutes);
   await app.register(applicationSecretAndRetireRoutes);
   await app.register(applicationPushRoutes);
+  await app.register(applicationUsageRoutes);
 };
 
 export default applicationRoutes;

@@ -3,6 +3,7 @@ import accountActionRoutes from "./account-actions.js";
 import userEmailChangeRoutes from "./email-change.js";
 import userEventRoutes from "./events.js";
 import inviteUserRoutes from "./invite.js";
+import inviteBatchRoutes from "./invite-batch.js";
 import userListRoutes from "./list.js";
 import userPermissionRoutes from "./permissions.js";
 import resetTwoStepRoutes from "./reset-two-step.js";
@@ -14,6 +15,7 @@ import twoStepRequirementRoutes from "./two-step-requirement.js";
 const usersRoutes: FastifyPluginAsync = async (app) => {
   await app.register(userListRoutes);
   await app.register(inviteUserRoutes);
+  await app.register(inviteBatchRoutes);
   await app.register(showUserRoutes);
   await app.register(userEmailChangeRoutes);
   await app.register(accountActionRoutes);

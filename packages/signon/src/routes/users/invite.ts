@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { inviteUser } from "../../accounts/invitations.js";
+import { checkInvitationPermissions, inviteUser } from "../../accounts/invitations.js";
 import { AccountError } from "../../accounts/manage-users.js";
 import { checkUserForm } from "../../accounts/user-form.js";
 import { requireFormBody } from "../../http/form-content-type.js";
@@ -25,7 +25,20 @@ export const UserFormBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** `GET /users/new` shows the invitation form; `POST /users/new` creates the account and mails the invitation. */
+/** The invite form as posted: the user's fields and the permission boxes ticked. */
+const InviteBody = Type.Object(
+  {
+    ...UserFormBody.properties,
+    permissions: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 1000 })])),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * `GET /users/new` shows the invitation form (with the permission grid of
+ * what the actor may grant); `POST /users/new` creates the account, records
+ * the permissions to grant on acceptance and mails the invitation.
+ */
 const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users/new", { config: { errorFormat: "html" }, preHandler: usersPageGuards }, async (request, reply) => {
     return renderInviteForm(request, reply, { name: "", email: "", role: "normal" });
@@ -35,24 +48,31 @@ const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
     "/users/new",
     {
       config: { errorFormat: "html" },
-      schema: { body: UserFormBody },
+      schema: { body: InviteBody },
       preValidation: requireFormBody,
       preHandler: usersFormGuards(app),
     },
     async (request, reply) => {
       const actor = signedInUser(request);
-      const { _csrf: _token, ...form } = request.body;
+      const { _csrf: _token, permissions: sent, ...form } = request.body;
+      const ticked = sent === undefined ? [] : typeof sent === "string" ? [sent] : sent;
       const checked = await checkUserForm(app.signon, actor, form);
-      if (!checked.ok) return renderInviteForm(request, reply, form, checked.errors);
+      if (!checked.ok) return renderInviteForm(request, reply, form, checked.errors, ticked);
       try {
-        const { user, mailFailure } = await inviteUser(app.signon, checked.values, actor, requestOrigin(request));
+        await checkInvitationPermissions(app.signon.db, actor, ticked);
+      } catch (error) {
+        if (error instanceof AccountError) return renderInviteForm(request, reply, form, { permissions: error.message }, ticked);
+        throw error;
+      }
+      try {
+        const { user, mailFailure } = await inviteUser(app.signon, { ...checked.values, permissions: ticked }, actor, requestOrigin(request));
         if (mailFailure !== undefined) {
           request.log.error({ mailError: mailErrorForLog(mailFailure) }, "invitation e-mail could not be sent");
           return redirectWithFlash(request, reply, `/users/${user.uid}`, { kind: "error", text: invitationMailFailedText });
         }
         return redirectWithFlash(request, reply, `/users/${user.uid}`, { kind: "success", text: `Invitation sent to ${user.email}.` });
       } catch (error) {
-        if (error instanceof AccountError) return renderInviteForm(request, reply, form, { email: error.message });
+        if (error instanceof AccountError) return renderInviteForm(request, reply, form, { email: error.message }, ticked);
         throw error;
       }
     },

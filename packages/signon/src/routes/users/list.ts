@@ -3,7 +3,7 @@ import { allManageableUsers, findManageableUsers, manageableScope, statusTags, u
 import { usersCsv } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
 import { twoStepFilters, userStatuses } from "../../repositories/user-search.js";
-import { listLiveApplications, listOrganisationChoices } from "../../repositories/user-form-choices.js";
+import { listLiveApplications, listOrganisationChoices, permissionsOfUsers } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
@@ -88,11 +88,12 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get("/users.csv", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const rows = await allManageableUsers(app.signon, signedInUser(request), filtersOf(request.query));
+    const [applications, permissions] = await Promise.all([listLiveApplications(app.signon.db), permissionsOfUsers(app.signon.db, rows.map((row) => row.uid))]);
     return reply
       .header("content-type", "text/csv; charset=utf-8")
       .header("content-disposition", 'attachment; filename="users.csv"')
       .header("cache-control", "no-store")
-      .send(usersCsv(rows.map((row) => ({ ...row, status: statusTags(app.signon, row) }))));
+      .send(usersCsv(rows.map((row) => ({ ...row, status: statusTags(app.signon, row) })), applications, permissions));
   });
 };
 

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { editUser } from "../../accounts/edit-user.js";
 import { pendingEmailChange } from "../../accounts/email-change.js";
+import { invitationPermissionsOf } from "../../accounts/invitations.js";
 import { lockEndsAt } from "../../accounts/sign-in-limits.js";
 import { exemptionRefusal } from "../../accounts/two-step-mandate.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
@@ -9,6 +10,7 @@ import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
+import { listSyncsOfUser } from "../../repositories/user-application-syncs.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
@@ -41,7 +43,8 @@ export async function renderUserPage(
 ): Promise<FastifyReply> {
   const { user } = details;
   const now = request.server.signon.now();
-  const pending = await pendingEmailChange(request.server.signon, user.uid);
+  const [pending, syncs] = await Promise.all([pendingEmailChange(request.server.signon, user.uid), listSyncsOfUser(request.server.signon.db, user.uid)]);
+  const onAcceptance = user.passwordHash === null ? await invitationPermissionsOf(request.server.signon, user.uid) : [];
   const actor = signedInUser(request);
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
   const errors = { ...(options.errors ?? {}), ...(options.actionErrors ?? {}) };
@@ -74,10 +77,18 @@ export async function renderUserPage(
         twoStepOn: details.twoStepOn,
         twoStep: twoStepView(request, details),
         lastSignIn: formatTime(user.lastSignedInAt),
+        newPasswordRequired: user.newPasswordRequired,
         isSelf: user.uid === actor.uid,
         suspended: user.suspendedAt !== null,
         invited: user.passwordHash === null && user.suspendedAt === null,
+        invitationPermissions: onAcceptance,
         pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt) } : null,
+        syncs: syncs.map((sync) => ({
+          application: sync.application,
+          at: formatTime(sync.lastSyncedAt),
+          iso: sync.lastSyncedAt.toISOString(),
+          by: sync.lastSyncedBy === "push" ? "a change was pushed to it" : "it fetched the user (/user.json)",
+        })),
       },
       outOfBand: options.outOfBand ?? false,
       actionErrors: options.actionErrors ?? {},
@@ -136,7 +147,7 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!details) return reply;
       const actor = signedInUser(request);
       const form: UserFormFields = { name: request.body.name, email: request.body.email, role: request.body.role, organisation: request.body.organisation };
-      const checked = await checkUserForm(app.signon, actor, form);
+      const checked = await checkUserForm(app.signon, actor, form, details.user.email);
       if (!checked.ok) return renderUserPage(request, reply, details, { form, errors: checked.errors });
       const target = details.user;
       const outOfBand = request.body.email_confirmed_out_of_band === "yes";

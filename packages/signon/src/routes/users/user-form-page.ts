@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { invitationGrid } from "../../accounts/invitations.js";
 import { choosesOrganisation, type UserFormFields } from "../../accounts/user-form.js";
 import { listOrganisationChoices } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
@@ -26,13 +27,15 @@ export async function userFormChoices(request: FastifyRequest, form: UserFormFie
   };
 }
 
-/** The invitation form, empty or with the values and messages of a refused post. */
+/** The invitation form, empty or with the values (and ticked permissions) and messages of a refused post. */
 export async function renderInviteForm(
   request: FastifyRequest,
   reply: FastifyReply,
   form: UserFormFields,
   errors: Record<string, string> = {},
+  ticked: readonly string[] = [],
 ): Promise<FastifyReply> {
   const status = Object.keys(errors).length > 0 ? 400 : 200;
-  return renderPage(request, reply, "users/new.eta", { title: "Invite a user", ...(await userFormChoices(request, form, errors)) }, status);
+  const grid = await invitationGrid(request.server.signon.db, signedInUser(request), ticked);
+  return renderPage(request, reply, "users/new.eta", { title: "Invite a user", grid, ...(await userFormChoices(request, form, errors)) }, status);
 }

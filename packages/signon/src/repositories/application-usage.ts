@@ -1,0 +1,43 @@
+import { sql } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+
+/** One sign-in to an application: an authorization code issued to a person (`authorization_code_issued`). */
+export interface ApplicationSignIn {
+  at: Date;
+  uid: string | null;
+  name: string | null;
+  email: string | null;
+}
+
+/** How many different people signed in to an application in one calendar month (UTC). */
+export interface MonthlyUsers {
+  /** `YYYY-MM`. */
+  month: string;
+  users: number;
+  signIns: number;
+}
+
+/** The sign-ins to an application, newest first, from the audit events. */
+export async function listSignIns(db: SignonDatabase, applicationId: string, page: { limit: number; offset: number }): Promise<ApplicationSignIn[]> {
+  const result = await db.execute<{ occurred_at: Date | string; subject_uid: string | null; name: string | null; email: string | null }>(sql`
+    select e.occurred_at, e.subject_uid, u.name, u.email
+      from signon.audit_events e
+      left join signon.users u on u.uid = e.subject_uid
+     where e.application_id = ${applicationId}::uuid and e.action = 'authorization_code_issued'
+     order by e.occurred_at desc, e.id desc
+     limit ${page.limit} offset ${page.offset}`);
+  return result.rows.map((row) => ({ at: new Date(row.occurred_at), uid: row.subject_uid, name: row.name, email: row.email }));
+}
+
+/** Different people and sign-ins per calendar month (UTC) since `since`, newest month first; months without any are left out. */
+export async function monthlyUsers(db: SignonDatabase, applicationId: string, since: Date): Promise<MonthlyUsers[]> {
+  const result = await db.execute<{ month: string; users: number; sign_ins: number }>(sql`
+    select to_char(date_trunc('month', e.occurred_at at time zone 'UTC'), 'YYYY-MM') as month,
+           count(distinct e.subject_uid)::int as users, count(*)::int as sign_ins
+      from signon.audit_events e
+     where e.application_id = ${applicationId}::uuid and e.action = 'authorization_code_issued'
+       and e.occurred_at >= ${since.toISOString()}::timestamptz
+     group by 1
+     order by 1 desc`);
+  return result.rows.map((row) => ({ month: row.month, users: row.users, signIns: row.sign_ins }));
+}
