@@ -160,7 +160,9 @@ function spawnBuilt(name, entry, args, env) {
   return spawn(process.execPath, [builtConditions, ...serviceNodeOptions, "--import", exitWithParent, join(root, entry), ...args], {
     cwd: home,
     // PGAPPNAME: which service holds which connection, in pg_stat_activity.
-    env: { ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), PGAPPNAME: name, ...env },
+    // MALLOC_ARENA_MAX: at most two malloc arenas (glibc; elsewhere it means nothing) instead of up to eight
+    // per core, each of which keeps memory its threads freed; a service's heap is V8's, not malloc's.
+    env: { MALLOC_ARENA_MAX: "2", ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), PGAPPNAME: name, ...env },
     // The IPC channel closes when this process ends, however it ends: the child then stops by itself.
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     // Its own session: the terminal's Ctrl-C and hang-up reach this script only, which stops the rest in order.
