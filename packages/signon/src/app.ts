@@ -170,6 +170,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(signOutRoutes);
   await app.register(import("./routes/account/index.js"));
   await app.register(import("./routes/account/email.js"));
+  await app.register(import("./routes/account/give-up-access.js"));
   await app.register(import("./routes/invitations/index.js"));
   await app.register(import("./routes/password-reset/index.js"));
   await app.register(import("./routes/unlock/index.js"));

@@ -51,6 +51,8 @@ export type AuditAction =
   | "application_secret_rotated"
   | "application_retired"
   | "organisation_updated"
+  | "organisations_imported"
+  | "application_access_given_up"
   | "api_token_revoked"
   | "api_token_renewed"
   | "renewed_token_acknowledged"

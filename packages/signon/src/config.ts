@@ -84,8 +84,8 @@ export interface EmailPolicy {
 }
 
 /** The roles of people (S18), as `SIGNON_TWO_STEP_REQUIRED_ROLES` names them. */
-export type SignonRole = "superadmin" | "admin" | "organisation_admin" | "normal";
-const signonRoles: readonly SignonRole[] = ["superadmin", "admin", "organisation_admin", "normal"];
+export type SignonRole = "superadmin" | "admin" | "super_organisation_admin" | "organisation_admin" | "normal";
+const signonRoles: readonly SignonRole[] = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
 
 /** A variable that stops start-up, and why. */
 export class ConfigError extends Error {

@@ -50,6 +50,8 @@ const actionWords: Record<AuditAction, string> = {
   application_secret_rotated: "Application secret rotated",
   application_retired: "Application retired",
   organisation_updated: "Organisation changed",
+  organisations_imported: "Organisations imported",
+  application_access_given_up: "Gave up their access to an application",
   api_token_revoked: "API token revoked",
   api_token_renewed: "API token renewed automatically before it expired",
   renewed_token_acknowledged: "Renewed API token acknowledged",
@@ -70,7 +72,7 @@ const causeWords: Record<string, string> = {
   two_step_reset: "a 2-step verification reset",
 };
 
-const roleWords: Record<string, string> = { superadmin: "superadmin", admin: "admin", organisation_admin: "organisation admin", normal: "normal user" };
+const roleWords: Record<string, string> = { superadmin: "superadmin", admin: "admin", super_organisation_admin: "super organisation admin", organisation_admin: "organisation admin", normal: "normal user" };
 
 function stringList(value: unknown): string | null {
   return Array.isArray(value) && value.every((item) => typeof item === "string") ? value.join(", ") : null;

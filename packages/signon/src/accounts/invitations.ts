@@ -102,9 +102,10 @@ export async function checkInvitation(db: SignonDatabase, input: Invitation, act
     if (!assignableRoles(actor).includes(input.role)) throw new AccountError("You cannot give that role");
     if (!mayAssignOrganisation(actor, input.organisationId)) throw new AccountError("You cannot put users in that organisation");
   }
-  if (input.organisationId !== null && !(await findOrganisationSummary(db, input.organisationId))) {
-    throw new AccountError("That organisation does not exist");
-  }
+  const organisation = input.organisationId === null ? null : await findOrganisationSummary(db, input.organisationId);
+  if (input.organisationId !== null && !organisation) throw new AccountError("That organisation does not exist");
+  // A closed organisation takes nobody new, whoever invites.
+  if (organisation?.closed) throw new AccountError(`${organisation.name} is closed: nobody new can join it`);
   return checkInvitationPermissions(db, actor, input.permissions ?? []);
 }
 

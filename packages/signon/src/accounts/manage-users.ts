@@ -19,7 +19,7 @@ import { clearAccountLock } from "./sign-in-limits.js";
 /** A refused account change, with a message for the operator. */
 export class AccountError extends Error {}
 
-export const roles = ["superadmin", "admin", "organisation_admin", "normal"] as const;
+export const roles = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"] as const;
 export type Role = (typeof roles)[number];
 
 const emailPattern = /^[^\s@]+@[^\s@]+$/;

@@ -3,7 +3,7 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { listLiveApplications, listPermissionsOfUser } from "../repositories/user-form-choices.js";
 import type { User } from "../repositories/users.js";
-import { grantablePermissions, type Actor } from "../web/policy.js";
+import { grantablePermissions, isOrganisationScoped, type Actor } from "../web/policy.js";
 
 /** One box of the permission grid: a permission of an application, whether the user holds it and whether the actor may change it. */
 export interface PermissionBox {
@@ -31,24 +31,29 @@ async function gridState(ctx: SignonContext, userUid: string) {
   return { applications, heldValues };
 }
 
-/** The permission grid of a user as this actor sees it: every live application people use, every permission it supports but those kept out of the web interface. */
+/**
+ * The permission grid of a user as this actor sees it: the live applications
+ * people use where the actor may grant something, with a box for each
+ * permission they may grant (superadmins and admins: every permission but
+ * those kept out of the web interface, which are shown, disabled, only when
+ * held; organisation admins and super organisation admins: the delegatable
+ * ones, and nothing else). Saving leaves whatever is not shown as it is.
+ */
 export async function permissionGrid(ctx: SignonContext, actor: Actor, userUid: string): Promise<PermissionGridRow[]> {
   const { applications, heldValues } = await gridState(ctx, userUid);
-  return applications.map((application) => {
+  return applications.flatMap((application) => {
     const grantable = grantablePermissions(actor, application);
-    return {
-      applicationId: application.id,
-      applicationName: application.name,
-      boxes: application.supportedPermissions
-        .map((permission) => ({
-          value: boxValue(application.id, permission),
-          permission,
-          held: heldValues.has(boxValue(application.id, permission)),
-          editable: grantable.includes(permission),
-        }))
-        // A permission kept out of the web interface is shown only to say that it is held.
-        .filter((box) => box.held || !application.permissionsNotGrantableInUi.includes(box.permission)),
-    };
+    // Organisation-scoped administrators see only what they may change; the others also what is held but kept out of the web interface.
+    const shown = (box: PermissionBox) => box.editable || (!isOrganisationScoped(actor) && box.held);
+    const boxes = application.supportedPermissions
+      .map((permission) => ({
+        value: boxValue(application.id, permission),
+        permission,
+        held: heldValues.has(boxValue(application.id, permission)),
+        editable: grantable.includes(permission),
+      }))
+      .filter(shown);
+    return boxes.length === 0 ? [] : [{ applicationId: application.id, applicationName: application.name, boxes }];
   });
 }
 

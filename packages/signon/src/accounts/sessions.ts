@@ -3,6 +3,7 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { deleteSession, findSession, insertSession, touchSession, type Session } from "../repositories/sessions.js";
+import { listOrganisationSubtreeIds } from "../repositories/organisations.js";
 import { recordSignIn, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 import { mustSetUpTwoStep } from "./two-step-mandate.js";
@@ -47,7 +48,8 @@ export async function signInCompleted(db: SignonContext["db"], user: User, now: 
 
 /** A live session of the web interface: its user, the digest of its id, and a flash message waiting to be shown. */
 export interface WebSession {
-  user: User;
+  /** The user; a super organisation admin's with the organisations they manage (`organisationScope`). */
+  user: User & { organisationScope?: readonly string[] };
   idHash: string;
   awaitingSecondFactor: boolean;
   /** 2-step verification is required of the user and not set up: every page but its set-up sends them there. */
@@ -72,8 +74,12 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     return null;
   }
   await touchSession(ctx.db, idHash, now);
+  const user =
+    found.user.role === "super_organisation_admin" && found.user.organisationId !== null
+      ? { ...found.user, organisationScope: await listOrganisationSubtreeIds(ctx.db, found.user.organisationId) }
+      : found.user;
   return {
-    user: found.user,
+    user,
     idHash,
     awaitingSecondFactor: found.session.awaitingSecondFactor,
     twoStepSetUpRequired: mustSetUpTwoStep(ctx.config, found.user, found.organisationRequiresTwoStep, now),

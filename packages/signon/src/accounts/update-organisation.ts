@@ -1,11 +1,12 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { findOrganisationById, listMemberUids, updateOrganisationRow } from "../repositories/organisation-admin.js";
-import { findOrganisationBySlug, type Organisation } from "../repositories/organisations.js";
+import { findOrganisationBySlug, lockOrganisationTree, type Organisation } from "../repositories/organisations.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { isUniqueViolation } from "../repositories/unique-violation.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import type { FieldErrors } from "../applications/application-fields.js";
+import { parentRefusal } from "./organisation-tree.js";
 
 const slugPattern = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
@@ -21,17 +22,25 @@ export function checkOrganisationFields(input: { name: string; slug: string }): 
   return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, name, slug };
 }
 
+/** What the organisation form sends: `parent` is an organisation id or `""` (none), absent to keep it; `closed` absent to keep it. */
+export interface OrganisationInput {
+  name: string;
+  slug: string;
+  parent?: string | undefined;
+  closed?: boolean | undefined;
+}
+
 /**
- * Renames an organisation or changes its slug (unique). A new slug is part
- * of each member's `/user.json`, so every member's applications are told
- * (S13). Returns the organisation afterwards, field errors, or `null` when
- * there is no such organisation.
+ * Changes an organisation's name, slug (unique), parent (no cycles) or closed
+ * flag. A new slug is part of each member's `/user.json`, so every member's
+ * applications are told (S13). Returns the organisation afterwards, field
+ * errors, or `null` when there is no such organisation.
  */
 export async function updateOrganisation(
   ctx: SignonContext,
   id: string,
-  input: { name: string; slug: string },
-  actor: { uid: string; origin: RequestOrigin },
+  input: OrganisationInput,
+  actor: { uid: string | null; origin: RequestOrigin | null },
 ): Promise<{ ok: true; organisation: Organisation } | { ok: false; errors: FieldErrors } | null> {
   const current = await findOrganisationById(ctx.db, id);
   if (!current) return null;
@@ -39,20 +48,38 @@ export async function updateOrganisation(
   if (!checked.ok) return checked;
   const holder = await findOrganisationBySlug(ctx.db, checked.slug);
   if (holder && holder.id !== id) return { ok: false, errors: { slug: `Another organisation has the slug ${checked.slug}` } };
-  const changes: { name?: string; slug?: string } = {};
+  const changes: { name?: string; slug?: string; parentId?: string | null; closed?: boolean } = {};
   if (checked.name !== current.name) changes.name = checked.name;
   if (checked.slug !== current.slug) changes.slug = checked.slug;
+  if (input.parent !== undefined) {
+    const parentId = input.parent === "" ? null : input.parent.toLowerCase();
+    if (parentId !== current.parentId) changes.parentId = parentId;
+  }
+  if (input.closed !== undefined && input.closed !== current.closed) changes.closed = input.closed;
   if (Object.keys(changes).length === 0) return { ok: true, organisation: current };
   const now = ctx.now();
   const organisation = await ctx.db.transaction(async (tx) => {
+    if (changes.parentId !== undefined && changes.parentId !== null) {
+      await lockOrganisationTree(tx);
+      const refusal = await parentRefusal(tx, id, changes.parentId);
+      if (refusal !== null) return { refusal };
+    }
     const updated = await updateOrganisationRow(tx, id, changes);
     if (!updated) return null;
+    const parentDetails = changes.parentId === undefined ? {} : { parent_id: changes.parentId };
+    const closedDetails = changes.closed === undefined ? {} : { closed: changes.closed };
     await audit(tx, {
       action: "organisation_updated",
       at: now,
       actorUid: actor.uid,
       origin: actor.origin,
-      details: { organisation_id: id, changed: Object.keys(changes).sort(), ...(changes.slug ? { previous_slug: current.slug, slug: changes.slug } : {}) },
+      details: {
+        organisation_id: id,
+        changed: Object.keys(changes).sort(),
+        ...(changes.slug ? { previous_slug: current.slug, slug: changes.slug } : {}),
+        ...parentDetails,
+        ...closedDetails,
+      },
     });
     if (changes.slug !== undefined) {
       for (const uid of await listMemberUids(tx, id)) {
@@ -67,6 +94,7 @@ export async function updateOrganisation(
   });
   if (organisation === "slug_taken") return { ok: false, errors: { slug: `Another organisation has the slug ${checked.slug}` } };
   if (!organisation) return null;
+  if ("refusal" in organisation) return { ok: false, errors: { parent: organisation.refusal } };
   if (changes.slug !== undefined) pushesCommitted(ctx);
   return { ok: true, organisation };
 }

@@ -1,4 +1,5 @@
 import type { SignonContext } from "../context.js";
+import type { Organisation } from "../repositories/organisations.js";
 import { listOrganisationChoices } from "../repositories/user-form-choices.js";
 import { assignableRoles, mayAssignOrganisation, type Actor } from "../web/policy.js";
 import { emailPolicyProblem } from "./email-policy.js";
@@ -22,31 +23,47 @@ export interface UserFormValues {
 
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Whether the actor chooses an organisation on the forms (organisation admins keep people in their own). */
+/**
+ * Whether the actor chooses an organisation on the forms (organisation
+ * admins keep people in their own; super organisation admins choose within
+ * their organisation's subtree).
+ */
 export function choosesOrganisation(actor: Actor): boolean {
-  return actor.role === "superadmin" || actor.role === "admin";
+  return actor.role === "superadmin" || actor.role === "admin" || actor.role === "super_organisation_admin";
+}
+
+/**
+ * The organisations the forms offer this actor: those they may assign that
+ * are open, by name. `keepId`, the organisation the person is in now, stays
+ * offered even when closed (its members stay; nobody new joins).
+ */
+export async function organisationChoices(ctx: SignonContext, actor: Actor, keepId: string | null = null): Promise<Organisation[]> {
+  const all = await listOrganisationChoices(ctx.db);
+  return all.filter((organisation) => mayAssignOrganisation(actor, organisation.id) && (!organisation.closed || organisation.id === keepId));
 }
 
 /**
  * Checks the invite or edit form for this actor: a name, an e-mail address,
- * a role the actor may give and an organisation the actor may assign (`""`:
- * none). A new e-mail address (other than `currentEmail`, the edited user's)
- * must pass the installation's e-mail policy. Returns the values, or
+ * a role the actor may give and an open organisation the actor may assign
+ * (`""`: none). `current`, when editing: the person's e-mail address (a new
+ * one must pass the installation's e-mail policy) and organisation (they may
+ * stay in it if it is closed). Returns the values, or
  * messages by field name.
  */
 export async function checkUserForm(
   ctx: SignonContext,
   actor: Actor,
   fields: UserFormFields,
-  currentEmail?: string,
+  current: { email?: string; organisationId?: string | null } = {},
 ): Promise<{ ok: true; values: UserFormValues } | { ok: false; errors: Record<string, string> }> {
+  const currentOrganisationId = current.organisationId ?? null;
   const errors: Record<string, string> = {};
   const name = fields.name.trim();
   if (name === "") errors.name = "Enter a name";
   else if (name.length > 200) errors.name = "Enter a name of at most 200 characters";
   const email = fields.email.trim();
   if (!emailPattern.test(email) || email.length > 254) errors.email = "Enter an e-mail address like name@example.org";
-  else if (email.toLowerCase() !== currentEmail?.toLowerCase()) {
+  else if (email.toLowerCase() !== current.email?.toLowerCase()) {
     const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
     if (refused !== null) errors.email = refused;
   }
@@ -57,12 +74,18 @@ export async function checkUserForm(
     organisationId = actor.organisationId;
     if (fields.organisation !== undefined && fields.organisation !== (actor.organisationId ?? "")) {
       errors.organisation = "You can only put people in your own organisation";
+    } else if (organisationId !== null && organisationId !== currentOrganisationId && (await isClosed(ctx, organisationId))) {
+      errors.organisation = "Your organisation is closed: nobody new can join it";
     }
   } else {
     organisationId = fields.organisation === undefined || fields.organisation === "" ? null : fields.organisation;
-    const known = organisationId === null || (await listOrganisationChoices(ctx.db)).some((organisation) => organisation.id === organisationId);
-    if (!known || !mayAssignOrganisation(actor, organisationId)) errors.organisation = "Choose one of the organisations listed";
+    const offered = organisationId === null || (await organisationChoices(ctx, actor, currentOrganisationId)).some((organisation) => organisation.id === organisationId);
+    if (!offered || !mayAssignOrganisation(actor, organisationId)) errors.organisation = "Choose one of the organisations listed";
   }
   if (Object.keys(errors).length > 0 || role === null) return { ok: false, errors };
   return { ok: true, values: { name, email, role, organisationId } };
+}
+
+async function isClosed(ctx: SignonContext, organisationId: string): Promise<boolean> {
+  return (await listOrganisationChoices(ctx.db)).some((organisation) => organisation.id === organisationId && organisation.closed);
 }

@@ -1,6 +1,6 @@
 import type { SignonContext } from "../context.js";
 import { searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
-import type { Actor } from "../web/policy.js";
+import { assignableRoles, managedOrganisationIds, type Actor } from "../web/policy.js";
 import { lockSeconds } from "./sign-in.js";
 import type { Role } from "./manage-users.js";
 
@@ -23,19 +23,21 @@ export interface UserFilters {
 /**
  * The people an actor may manage, the same set `mayManageUser` allows
  * (API users are listed on their own pages): superadmins see everyone, admins
- * everyone but superadmins, organisation admins the organisation admins and
- * normal users of their own organisation, anyone else nobody.
+ * everyone but superadmins, organisation admins and super organisation
+ * admins the people of their organisations (`managedOrganisationIds`) whose
+ * role is theirs or below, anyone else nobody.
  */
-export function manageableScope(actor: Actor): Pick<UserSearch, "scopeRoles" | "scopeOrganisationId"> {
+export function manageableScope(actor: Actor): Pick<UserSearch, "scopeRoles" | "scopeOrganisationIds"> {
   switch (actor.role) {
     case "superadmin":
-      return { scopeRoles: ["superadmin", "admin", "organisation_admin", "normal"] };
+      return { scopeRoles: ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"] };
     case "admin":
-      return { scopeRoles: ["admin", "organisation_admin", "normal"] };
-    case "organisation_admin":
-      return actor.organisationId === null
-        ? { scopeRoles: [] }
-        : { scopeRoles: ["organisation_admin", "normal"], scopeOrganisationId: actor.organisationId };
+      return { scopeRoles: ["admin", "super_organisation_admin", "organisation_admin", "normal"] };
+    case "super_organisation_admin":
+    case "organisation_admin": {
+      const scope = managedOrganisationIds(actor);
+      return scope.length === 0 ? { scopeRoles: [] } : { scopeRoles: assignableRoles(actor), scopeOrganisationIds: scope };
+    }
     default:
       return { scopeRoles: [] };
   }

@@ -48,13 +48,15 @@ export async function grantPermissions(
 /**
  * Revokes permissions on an application from a user and queues a PUT to the
  * application, then a reauth when `signin` went (S13). Returns the permissions
- * held afterwards. `origin` is recorded in the audit event.
+ * held afterwards. `origin` is recorded in the audit event; `auditAction`
+ * names it (`application_access_given_up` when people remove their own access).
  */
 export async function revokePermissions(
   ctx: SignonContext,
   change: { email: string; application: string; permissions: readonly string[] },
   actorUid: string | null = null,
   origin: RequestOrigin | null = null,
+  auditAction: "permissions_revoked" | "application_access_given_up" = "permissions_revoked",
 ): Promise<string[]> {
   const user = await requireUserByEmail(ctx, change.email);
   const application = await requireApplication(ctx, change.application);
@@ -62,7 +64,7 @@ export async function revokePermissions(
   const held = await ctx.db.transaction(async (tx) => {
     const removed = await removePermissions(tx, user.uid, application.id, change.permissions);
     if (removed.length > 0) {
-      await audit(tx, { action: "permissions_revoked", at: now, actorUid, subjectUid: user.uid, applicationId: application.id, origin, details: { permissions: removed } });
+      await audit(tx, { action: auditAction, at: now, actorUid, subjectUid: user.uid, applicationId: application.id, origin, details: { permissions: removed } });
       // S13: losing signin also ends the user's session there.
       const kinds = removed.includes("signin") ? (["update", "reauth"] as const) : (["update"] as const);
       await queuePushes(tx, { userUid: user.uid, kinds, targets: { applicationIds: [application.id] }, now });

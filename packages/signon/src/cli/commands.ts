@@ -1,14 +1,16 @@
 import { randomBytes } from "node:crypto";
+import { open, readFile, stat } from "node:fs/promises";
 import { renewExpiringApiTokens, setTokenAutoRenewal, tokenExpiryWarningDays } from "../accounts/token-renewal.js";
 import { AccountError, createApiUser, requireUserByEmail, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { suspendInactiveUsers } from "../accounts/inactivity.js";
+import { importOrganisations } from "../accounts/import-organisations.js";
+import { maxImportBytes, readOrganisationImportFile } from "../accounts/organisation-import-file.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
 import { firstStartCommand } from "../bootstrap/first-start-command.js";
 import { applicationFormValues, checkApplicationForm } from "../applications/application-fields.js";
 import { grantPermissions, requireApplication, revokePermissions } from "../applications/permissions.js";
 import { ApplicationNameTaken, updateApplication } from "../applications/update-application.js";
 import { applicationMonthlyUsers, applicationSignIns } from "../applications/usage.js";
-import { open } from "node:fs/promises";
 import { processInvitationBatches, startInvitationBatch } from "../accounts/invitation-batches.js";
 import { batchFileMaxBytes, BatchFileError, readBatchFile } from "../accounts/invitation-csv.js";
 import { countBatchOutcomes, listInvitationBatchRows } from "../repositories/invitation-batches.js";
@@ -67,6 +69,17 @@ async function readBatchFileBytes(path: string): Promise<Buffer> {
     throw new AccountError(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   } finally {
     await file.close();
+  }
+}
+
+/** The text of an import file, refusing one too large or unreadable with a plain message. */
+async function readImportFile(file: string): Promise<string> {
+  try {
+    if ((await stat(file)).size > maxImportBytes) throw new AccountError(`${file} is larger than ${maxImportBytes / 1024 / 1024} MiB`);
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if (error instanceof AccountError) throw error;
+    throw new AccountError(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
   }
 }
 
@@ -272,7 +285,12 @@ export const commands: Record<string, Command> = {
         permissions.push(`${application.id}:${given.slice(at + 1)}`);
       }
       const batchId = await startInvitationBatch(ctx, null, { role: role as Role, organisationId, permissions }, rows, null);
-      await processInvitationBatches(ctx, { batchId });
+      // Rows a running server's batch job took meanwhile are waited for, a minute at most.
+      for (let waited = 0; ; waited += 250) {
+        await processInvitationBatches(ctx, { batchId });
+        if ((await countBatchOutcomes(ctx.db, batchId)).pending === 0 || waited >= 60_000) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
       const outcomes = await listInvitationBatchRows(ctx.db, batchId);
       const counts = await countBatchOutcomes(ctx.db, batchId);
       return {
@@ -285,6 +303,29 @@ export const commands: Record<string, Command> = {
           ...outcomes.map((row) => `line ${row.line}\t${row.outcome}\t${row.email}${row.reason ? `\t${row.reason}` : ""}`),
           `${counts.invited} invited, ${counts.exists} already had an account, ${counts.invalid} not valid, of ${outcomes.length}.`,
         ],
+      };
+    },
+  },
+
+  "organisations import": {
+    usage: "signon organisations import FILE [--dry-run] [--json]   (CSV with columns slug,name[,parent_slug][,closed][,content_id], or JSON)",
+    options: { "dry-run": { type: "boolean" } },
+    positionals: ["file"],
+    async run(ctx, options) {
+      const file = required(options, "file");
+      const text = await readImportFile(file);
+      const { rows, unreadable } = readOrganisationImportFile(text, file.toLowerCase().endsWith(".json") ? "json" : file.toLowerCase().endsWith(".csv") ? "csv" : "auto");
+      const dryRun = options["dry-run"] === true;
+      const results = await importOrganisations(ctx, rows, unreadable, { dryRun });
+      const counts = { created: 0, updated: 0, unchanged: 0, invalid: 0 };
+      for (const result of results) counts[result.outcome] += 1;
+      return {
+        json: { dry_run: dryRun, counts, rows: results.map((result) => ({ row: result.row, slug: result.slug, outcome: result.outcome, ...(result.message ? { message: result.message } : {}) })) },
+        text: [
+          ...results.map((result) => `row ${result.row}\t${result.outcome}\t${result.slug ?? "-"}${result.message ? `\t${result.message}` : ""}`),
+          `${dryRun ? "Dry run, nothing was saved: would have " : ""}${dryRun ? "created" : "Created"} ${counts.created}, updated ${counts.updated}, left ${counts.unchanged} unchanged; ${counts.invalid} invalid.`,
+        ],
+        exitCode: counts.invalid > 0 ? 1 : 0,
       };
     },
   },

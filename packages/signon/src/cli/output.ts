@@ -11,6 +11,8 @@ export interface CliIo {
 export interface CommandResult {
   json: Record<string, unknown>;
   text: string[];
+  /** The exit code when the command ran but did not do all it was asked (default 0). */
+  exitCode?: number;
 }
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */

@@ -43,7 +43,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const statements = statementRunner(database.pool, config.preparedStatements);
     const result = await command.run({ db: database.db, statements, config, now: () => new Date() }, values);
     io.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text.join("\n")}\n`);
-    return 0;
+    return result.exitCode ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`${error.message}\nUsage: ${command.usage}\n`);

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  type AnyPgColumn,
   bigint,
   bigserial,
   boolean,
@@ -21,15 +22,24 @@ export const signon = pgSchema("signon");
 
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull();
 
-export const organisations = signon.table("organisations", {
-  id: uuid("id").primaryKey(),
-  slug: text("slug").notNull().unique(),
-  name: text("name").notNull(),
-  contentId: uuid("content_id").notNull().unique(),
-  /** Every person of the organisation must use 2-step verification (set by superadmins). */
-  twoStepRequired: boolean("two_step_required").notNull().default(false),
-  createdAt: createdAt(),
-});
+/** Organisations form a tree through `parentId` (no cycles: checked before every change). */
+export const organisations = signon.table(
+  "organisations",
+  {
+    id: uuid("id").primaryKey(),
+    slug: text("slug").notNull().unique(),
+    name: text("name").notNull(),
+    contentId: uuid("content_id").notNull().unique(),
+    /** Every person of the organisation must use 2-step verification (set by superadmins). */
+    twoStepRequired: boolean("two_step_required").notNull().default(false),
+    /** The organisation above this one; super organisation admins of an organisation manage every one below it. */
+    parentId: uuid("parent_id").references((): AnyPgColumn => organisations.id),
+    /** A closed organisation is offered for nothing new (no new members); its people stay. */
+    closed: boolean("closed").notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (table) => [index("organisations_parent_idx").on(table.parentId), check("organisations_not_own_parent_check", sql`${table.parentId} <> ${table.id}`)],
+);
 
 /** People and API users (S17, S18). E-mail is unique regardless of case. */
 export const users = signon.table(
@@ -78,7 +88,7 @@ export const users = signon.table(
   },
   (table) => [
     uniqueIndex("users_email_lower_key").on(sql`lower(${table.email})`),
-    check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'organisation_admin', 'normal')`),
+    check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'super_organisation_admin', 'organisation_admin', 'normal')`),
     check("users_suspension_reason_check", sql`(${table.suspendedAt} is null) = (${table.suspensionReason} is null)`),
     check("users_two_step_exemption_check", sql`(${table.twoStepExemptionReason} is null) = (${table.twoStepExemptUntil} is null)`),
   ],

@@ -3,9 +3,9 @@ import type { SignonDatabase } from "../db/database.js";
 import { applications, organisations, userPermissions } from "../db/schema.js";
 
 /** An organisation's id and name, or `null` when there is none with that id. */
-export async function findOrganisationSummary(db: SignonDatabase, id: string): Promise<{ id: string; name: string; slug: string } | null> {
+export async function findOrganisationSummary(db: SignonDatabase, id: string): Promise<{ id: string; name: string; slug: string; closed: boolean } | null> {
   const [row] = await db
-    .select({ id: organisations.id, name: organisations.name, slug: organisations.slug })
+    .select({ id: organisations.id, name: organisations.name, slug: organisations.slug, closed: organisations.closed })
     .from(organisations)
     .where(eq(organisations.id, id))
     .limit(1);

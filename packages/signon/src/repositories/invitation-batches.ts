@@ -35,13 +35,18 @@ export async function listInvitationBatchRows(db: SignonDatabase, batchId: strin
  * skipped. `null` when nothing is pending.
  */
 export async function claimPendingBatchRow(db: SignonDatabase, batchId?: string): Promise<InvitationBatchRow | null> {
+  const result = await db.execute<{ batch_id: string; line: number }>(sql`
+    select r.batch_id, r.line from signon.invitation_batch_rows r join signon.invitation_batches b on b.id = r.batch_id
+     where r.outcome = 'pending' ${batchId === undefined ? sql`` : sql`and r.batch_id = ${batchId}::uuid`}
+     order by b.created_at, r.batch_id, r.line
+     limit 1
+     for update of r skip locked`);
+  const claimed = result.rows[0];
+  if (!claimed) return null;
   const [row] = await db
     .select()
     .from(invitationBatchRows)
-    .where(and(eq(invitationBatchRows.outcome, "pending"), batchId === undefined ? undefined : eq(invitationBatchRows.batchId, batchId)))
-    .orderBy(asc(invitationBatchRows.batchId), asc(invitationBatchRows.line))
-    .limit(1)
-    .for("update", { skipLocked: true });
+    .where(and(eq(invitationBatchRows.batchId, claimed.batch_id), eq(invitationBatchRows.line, Number(claimed.line))));
   return row ?? null;
 }
 

@@ -22,11 +22,11 @@ export async function findOrganisationById(db: SignonDatabase, id: string): Prom
   return row ?? null;
 }
 
-/** Changes an organisation's name or slug; returns the row afterwards, or `null` when there is none. */
+/** Changes an organisation's name, slug, parent or closed flag; returns the row afterwards, or `null` when there is none. */
 export async function updateOrganisationRow(
   db: SignonDatabase,
   id: string,
-  changes: Partial<Pick<Organisation, "name" | "slug">>,
+  changes: Partial<Pick<Organisation, "name" | "slug" | "parentId" | "closed">>,
 ): Promise<Organisation | null> {
   const [row] = await db.update(organisations).set(changes).where(eq(organisations.id, id)).returning();
   return row ?? null;

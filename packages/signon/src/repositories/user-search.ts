@@ -16,8 +16,8 @@ export type TwoStepFilter = (typeof twoStepFilters)[number];
 
 /** Which people a search looks at, and how it narrows them. */
 export interface UserSearch {
-  /** Only people of this organisation (an organisation admin's scope). */
-  scopeOrganisationId?: string | undefined;
+  /** Only people of these organisations (an organisation admin's or super organisation admin's scope). */
+  scopeOrganisationIds?: readonly string[] | undefined;
   /** Only people with one of these roles. */
   scopeRoles: readonly string[];
   /** Case-insensitive part of the name or e-mail address. */
@@ -55,7 +55,7 @@ export function escapeLikePattern(text: string): string {
 
 function conditions(search: UserSearch): SQL[] {
   const where: SQL[] = [eq(users.isApiUser, false), inArray(users.role, [...search.scopeRoles])];
-  if (search.scopeOrganisationId !== undefined) where.push(eq(users.organisationId, search.scopeOrganisationId));
+  if (search.scopeOrganisationIds !== undefined) where.push(inArray(users.organisationId, [...search.scopeOrganisationIds]));
   if (search.text !== undefined && search.text !== "") {
     const pattern = `%${escapeLikePattern(search.text)}%`;
     where.push(sql`(${users.name} ilike ${pattern} escape '\\' or ${users.email} ilike ${pattern} escape '\\')`);

@@ -110,6 +110,7 @@ const PATH_REFS: Record<string, RefName> = {
   "password-reset:token": "resetToken",
   "unlock:token": "unlockToken",
   "account:token": "emailChangeToken",
+  "account:id": "application",
   "users:uid": "user",
   "users:id": "invitationBatch",
   "applications:id": "application",
@@ -245,9 +246,14 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
     case "name":
       return route.url.startsWith("/applications") ? fc.nat({ max: 30 }).map((n) => `Fuzz app ${n}`) : mostly(["Ada Lovelace", "Grace Hopper", "Zoë Ünïcode"], ["", " "]);
     case "role":
-      return mostly(route.method === "GET" ? ["", "normal", "admin"] : ["normal", "organisation_admin", "admin"], ["superadmin", "bogus", ""]);
+      return mostly(route.method === "GET" ? ["", "normal", "admin", "super_organisation_admin"] : ["normal", "organisation_admin", "super_organisation_admin", "admin"], ["superadmin", "bogus", ""]);
     case "organisation":
       return fc.oneof({ arbitrary: ref("organisation"), weight: 3 }, { arbitrary: fc.constantFrom("", "none", "not-a-uuid"), weight: 1 });
+    case "parent":
+      // An organisation's parent: another one, itself (a loop), none, or not an id.
+      return fc.oneof({ arbitrary: ref("organisation"), weight: 3 }, { arbitrary: fc.constantFrom("", "not-a-uuid", "00000000-0000-4000-8000-000000000000"), weight: 1 });
+    case "closed":
+      return mostly(["", "yes"], ["no", "on"]);
     case "status":
       return mostly(["", "active", "suspended", "locked"], ["bogus"]);
     case "q":

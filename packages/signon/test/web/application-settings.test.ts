@@ -89,6 +89,30 @@ describe("POST /applications/:id (name, API only, pushes, default and web-granta
   });
 });
 
+describe("POST /applications/:id from a form without the new fields", () => {
+  it("keeps the name, the default and web-grantable permissions and the push switch as they are", async () => {
+    const client = await createApp(signon.ctx, {
+      name: "Kept",
+      redirectUris: ["https://kept.example/cb"],
+      permissions: ["admin"],
+      defaultPermissions: ["signin"],
+      permissionsNotGrantableInUi: ["admin"],
+      pushEnabled: false,
+    });
+    const browser = await superadmin();
+    const url = `/applications/${client.application.id}`;
+    const saved = await browser.submit(url, url, { redirect_uris: "https://kept.example/cb", home_uri: "https://kept.example/", push_base_url: "", permissions: "admin", delegatable_permissions: "" });
+    expect(saved.statusCode).toBe(303);
+    expect(await applicationRow(client.application.id)).toMatchObject({
+      name: "Kept",
+      homeUri: "https://kept.example/",
+      defaultPermissions: ["signin"],
+      permissionsNotGrantableInUi: ["admin"],
+      pushEnabled: false,
+    });
+  });
+});
+
 describe("an API-only application", () => {
   it("refuses sign-in at /oauth/authorize with a clear error, and is left off dashboards and people's permission grids", async () => {
     const client = await createApp(signon.ctx, { name: "Search API", homeUri: "https://search.example/", apiOnly: true });

@@ -3,15 +3,20 @@ import type { FastifyInstance } from "fastify";
 import { describe, expect, it } from "vitest";
 import { issueApiUserToken } from "../../src/accounts/api-users.js";
 import { createApiUser } from "../../src/accounts/manage-users.js";
-import { grants } from "../../src/db/schema.js";
-import type { InjectBrowser } from "../support/browser.js";
-import { createApp, createUser } from "../support/factories.js";
+import { createOrganisation } from "../../src/accounts/organisations.js";
+import { grants, organisations } from "../../src/db/schema.js";
+import { signedInBrowser, type InjectBrowser } from "../support/browser.js";
+import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 import { webState } from "./web-state.js";
 import { createTestOrganisation, signedInAs } from "./users-support.js";
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
+
+async function signedInBrowserOf(email: string): Promise<{ browser: InjectBrowser }> {
+  return { browser: await signedInBrowser(app, email, defaultPassword) };
+}
 
 /** People of every role in two organisations, an application, an API user with a token, and an organisation. */
 async function world() {
@@ -108,6 +113,19 @@ describe("who may reach which page and action (IDOR through ids in addresses)", 
     const w = await world();
     const { browser } = await signedInAs(app, ctx, "organisation_admin", w.home.id);
     const targets = [w.awayPerson, w.awayOrganisationAdmin, w.nobody, w.admin, w.superadmin];
+    await expectRefusedEverywhere(browser, [...targets.flatMap((target) => userRoutes(target.uid, w, target.email)), ...sectionRoutes(w)]);
+  });
+
+  it("super organisation admins get 403 for people outside their organisation's subtree, admins and superadmins, and the superadmin sections", async () => {
+    const w = await world();
+    const below = await createOrganisation(ctx, { slug: `below-${w.home.slug}`, name: "Below home", parentId: w.home.id });
+    const above = await createOrganisation(ctx, { slug: `above-${w.home.slug}`, name: "Above", parentId: null });
+    const middle = await createUser(ctx, { role: "super_organisation_admin", organisationId: w.home.id });
+    await ctx.db.update(organisations).set({ parentId: above.id }).where(eq(organisations.id, w.home.id));
+    const abovePerson = await createUser(ctx, { organisationId: above.id });
+    const belowAdmin = await createUser(ctx, { role: "admin", organisationId: below.id });
+    const { browser } = await signedInBrowserOf(middle.email);
+    const targets = [w.awayPerson, w.awayOrganisationAdmin, w.nobody, w.admin, w.superadmin, abovePerson, belowAdmin];
     await expectRefusedEverywhere(browser, [...targets.flatMap((target) => userRoutes(target.uid, w, target.email)), ...sectionRoutes(w)]);
   });
 

@@ -23,6 +23,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/account/email/{token}", fields: [] },
   { path: "/account/password", fields: ["current", "password", "confirmation"] },
   { path: "/account/two-step", fields: ["code", "return_to"] },
+  { path: "/account/applications/{application}/give-up", fields: ["confirm"] },
   { path: "/invitations/{token}", fields: ["password", "confirmation"] },
   { path: "/password-reset", fields: ["email"] },
   { path: "/password-reset/{token}", fields: ["password", "confirmation"] },
@@ -79,8 +80,8 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/api-users/{apiUser}/tokens/{grant}/revoke", fields: ["confirm"] },
   { path: "/api-users/{apiUser}/auto-renewal", fields: ["token_auto_renewal"] },
   { path: "/api-users/{apiUser}/renewed-tokens/{grant}/acknowledge", fields: [] },
-  { path: "/organisations/new", fields: ["name", "slug", "content_id"] },
-  { path: "/organisations/{organisation}", fields: ["name", "slug"] },
+  { path: "/organisations/new", fields: ["name", "slug", "content_id", "parent", "closed"] },
+  { path: "/organisations/{organisation}", fields: ["name", "slug", "parent", "closed"] },
   { path: "/organisations/{organisation}/two-step", fields: ["required"] },
 ];
 

@@ -121,6 +121,19 @@ describe("POST /users/invite-batch", () => {
     expect(errors).toEqual([]);
   });
 
+  it("invites each row once when two workers run at the same time", async () => {
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const people = Array.from({ length: 6 }, (_, i) => `Person ${i},person${i}@example.org`);
+    expect((await upload(browser, people.slice(0, 3).join("\n"))).statusCode).toBe(303);
+    signon.clock.advance(1);
+    expect((await upload(browser, people.slice(3).join("\n"))).statusCode).toBe(303);
+    const settled = await Promise.all([processInvitationBatches(ctx), processInvitationBatches(ctx)]);
+    expect(settled[0] + settled[1]).toBe(6);
+    for (let i = 0; i < 6; i++) expect(await mailsTo(ctx, `person${i}@example.org`)).toHaveLength(1);
+    const order = await ctx.db.select({ email: invitationBatchRows.email, processedAt: invitationBatchRows.processedAt }).from(invitationBatchRows);
+    expect(order.every((row) => row.processedAt !== null)).toBe(true);
+  });
+
   it("keeps organisation admins to their organisation and what they may grant, and shows a batch only to who may see it", async () => {
     const mine = await createTestOrganisation(ctx, "Mine");
     const other = await createTestOrganisation(ctx, "Other");

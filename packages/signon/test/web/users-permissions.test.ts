@@ -31,15 +31,21 @@ describe("GET /users/:uid/permissions", () => {
     expect(response.body).not.toContain("disabled");
   });
 
-  it("shows organisation admins the permissions they may not delegate as disabled", async () => {
-    const application = await publishingApp();
-    const organisation = await createTestOrganisation(ctx);
-    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
-    const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["publisher"] } });
-    const response = await browser.get(`/users/${target.uid}/permissions`);
-    expect(response.body).toContain(`value="${application.id}:publisher" checked disabled`);
-    expect(response.body).toMatch(new RegExp(`value="${application.id}:editor">`));
-  });
+  for (const role of ["organisation_admin", "super_organisation_admin"] as const) {
+    it(`shows a ${role} only the applications and permissions they may grant`, async () => {
+      const application = await publishingApp();
+      await createApp(ctx, { name: "Finance", permissions: ["approver"] });
+      const organisation = await createTestOrganisation(ctx);
+      const { browser } = await signedInAs(app, ctx, role, organisation.id);
+      const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["publisher", "signin"], Finance: ["signin"] } });
+      const response = await browser.get(`/users/${target.uid}/permissions`);
+      expect(response.statusCode).toBe(200);
+      const boxes = [...response.body.matchAll(/<legend>([^<]+)<\/legend>|value="([0-9a-f-]{36}:[a-z_]+)"( checked)?/g)].map((match) => match[1] ?? `${match[2]}${match[3] ?? ""}`);
+      expect(boxes).toEqual(["Publisher", `${application.id}:editor`, `${application.id}:signin checked`]);
+      expect(response.body).not.toContain("you cannot change this one");
+      expect(response.body).not.toContain("disabled");
+    });
+  }
 
   it("refuses normal users", async () => {
     const target = await createUser(ctx);

@@ -1,6 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { createOrganisation } from "../../src/accounts/organisations.js";
 import type { SignonContext } from "../../src/context.js";
+import type { Role } from "../../src/accounts/manage-users.js";
 import { signedInBrowser, type InjectBrowser } from "../support/browser.js";
 import { createUser, defaultPassword } from "../support/factories.js";
 
@@ -15,7 +16,7 @@ export async function createTestOrganisation(ctx: SignonContext, name = `Organis
 export async function signedInAs(
   app: FastifyInstance,
   ctx: SignonContext,
-  role: "superadmin" | "admin" | "organisation_admin" | "normal",
+  role: Role,
   organisationId?: string,
 ): Promise<{ browser: InjectBrowser; uid: string; email: string }> {
   const user = await createUser(ctx, { role, organisationId });

@@ -33,11 +33,11 @@ export async function renderAccountPage(
 ): Promise<FastifyReply> {
   const db = request.server.signon.db;
   const organisation = user.organisationId === null ? null : await findOrganisationSummary(db, user.organisationId);
-  const applications: { name: string; retired: boolean; permissions: string[] }[] = [];
+  const applications: { id: string; name: string; retired: boolean; permissions: string[] }[] = [];
   for (const row of await listPermissionsOfUser(db, user.uid)) {
     const last = applications.at(-1);
-    if (last && last.name === row.applicationName) last.permissions.push(row.permission);
-    else applications.push({ name: row.applicationName, retired: row.retired, permissions: [row.permission] });
+    if (last && last.id === row.applicationId) last.permissions.push(row.permission);
+    else applications.push({ id: row.applicationId, name: row.applicationName, retired: row.retired, permissions: [row.permission] });
   }
   const pending = await pendingEmailChange(request.server.signon, user.uid);
   const recent = await eventsOfUser(request.server.signon, user.uid, null, recentActivityCount);

@@ -45,6 +45,7 @@ const aboutYou: Record<string, string> = {
   suspended_for_inactivity: "Your account was suspended because it was not used for a long time",
   inactivity_reminder_sent: "You were reminded by e-mail that your account would be suspended if not used",
   sign_in_tokens_revoked: "You were signed out of every application and every other browser",
+  application_access_given_up: "You gave up your access to an application",
 };
 
 const byYou: Record<string, string> = {

@@ -45,8 +45,15 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
       if (!application) return sendNotFound(request, reply, "application");
       const { _csrf: _ignored, ...posted } = request.body;
-      // A form from before the name was editable keeps the name.
-      const values = { ...posted, name: posted.name ?? application.name };
+      // A form from before these fields existed keeps their current values (an empty checkbox is simply not sent, so not those).
+      const current = applicationFormValues(application);
+      const values = {
+        name: current.name,
+        default_permissions: current.default_permissions,
+        permissions_not_grantable_in_ui: current.permissions_not_grantable_in_ui,
+        push_enabled: current.push_enabled,
+        ...posted,
+      };
       const showErrors = async (errors: Record<string, string | undefined>) =>
         renderPage(
           request,

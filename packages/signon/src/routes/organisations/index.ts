@@ -1,12 +1,16 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { AccountError } from "../../accounts/manage-users.js";
+import { ParentRefusedError } from "../../accounts/organisation-tree.js";
 import { createOrganisation } from "../../accounts/organisations.js";
 import { setOrganisationTwoStepRequired } from "../../accounts/two-step-mandate.js";
 import { checkOrganisationFields, updateOrganisation } from "../../accounts/update-organisation.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
-import { countMembers, findOrganisationById, listOrganisationSummaries } from "../../repositories/organisation-admin.js";
-import { findOrganisationBySlug } from "../../repositories/organisations.js";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FieldErrors } from "../../applications/application-fields.js";
+import type { SignonDatabase } from "../../db/database.js";
+import { countMembers, findOrganisationById, listOrganisationSummaries, type OrganisationSummary } from "../../repositories/organisation-admin.js";
+import { findOrganisationBySlug, listOrganisationSubtreeIds, type Organisation } from "../../repositories/organisations.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageOrganisations } from "../../web/policy.js";
@@ -14,7 +18,14 @@ import { actorOf, guardSection, isId, sendNotFound } from "../../web/admin-secti
 import { signedInUser } from "../../web/signed-in.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
-const fields = { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 400 }), slug: Type.String({ maxLength: 200 }) };
+const fields = {
+  _csrf: Type.Optional(Type.String({ maxLength: 256 })),
+  name: Type.String({ maxLength: 400 }),
+  slug: Type.String({ maxLength: 200 }),
+  /** An organisation id, or empty for none; absent keeps the parent as it is. */
+  parent: Type.Optional(Type.String({ maxLength: 64 })),
+  closed: Type.Optional(Type.Literal("yes")),
+};
 const NewOrganisationBody = Type.Object({ ...fields, content_id: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
 const EditOrganisationBody = Type.Object(fields, { additionalProperties: false });
 const TwoStepBody = Type.Object(
@@ -24,10 +35,44 @@ const TwoStepBody = Type.Object(
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The organisations offered as parent of `organisationId` (all of them for a new one): never itself or one under it. */
+async function parentChoices(db: SignonDatabase, organisationId: string | null): Promise<OrganisationSummary[]> {
+  const all = await listOrganisationSummaries(db);
+  const below = organisationId === null ? [] : await listOrganisationSubtreeIds(db, organisationId);
+  return all.filter((organisation) => !below.includes(organisation.id));
+}
+
+/** The edit page of an organisation, with `values` and `errors` of a refused post. */
+async function renderEditPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  organisation: Organisation,
+  values: { name: string; slug: string; parent: string; closed: string },
+  errors: FieldErrors,
+): Promise<FastifyReply> {
+  const db = request.server.signon.db;
+  const [userCount, choices] = await Promise.all([countMembers(db, organisation.id), parentChoices(db, organisation.id)]);
+  const parent = organisation.parentId === null ? null : await findOrganisationById(db, organisation.parentId);
+  const failed = Object.keys(errors).length > 0;
+  return renderPage(
+    request,
+    reply,
+    "organisations/edit.eta",
+    { title: failed ? `${organisation.name}: there is a problem` : organisation.name, organisation, userCount, parentName: parent?.name ?? null, parentChoices: choices, values, errors },
+    failed ? 400 : 200,
+  );
+}
+
+function parentField(parent: string | undefined): { ok: true; value: string | undefined } | { ok: false } {
+  if (parent === undefined) return { ok: true, value: undefined };
+  const trimmed = parent.trim();
+  return trimmed === "" || uuidPattern.test(trimmed) ? { ok: true, value: trimmed.toLowerCase() } : { ok: false };
+}
+
 /**
  * The organisations section (superadmins only, as `mayManageOrganisations`
  * says): `GET /organisations`, `GET|POST /organisations/new`,
- * `GET|POST /organisations/:id` (name and slug), `POST /organisations/:id/two-step`
+ * `GET|POST /organisations/:id` (name, slug, parent, closed), `POST /organisations/:id/two-step`
  * (whether its people must use 2-step verification).
  */
 const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -35,38 +80,51 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get("/organisations", { config: { errorFormat: "html" } }, async (request, reply) => {
     const organisations = await listOrganisationSummaries(app.signon.db);
-    return renderPage(request, reply, "organisations/list.eta", { title: "Organisations", organisations });
+    const names = new Map(organisations.map((organisation) => [organisation.id, organisation.name]));
+    return renderPage(request, reply, "organisations/list.eta", {
+      title: "Organisations",
+      organisations: organisations.map((organisation) => ({ ...organisation, parentName: organisation.parentId === null ? null : (names.get(organisation.parentId) ?? null) })),
+    });
   });
 
   app.get("/organisations/new", { config: { errorFormat: "html" } }, async (request, reply) =>
-    renderPage(request, reply, "organisations/new.eta", { title: "New organisation", values: { name: "", slug: "", content_id: "" }, errors: {} }),
+    renderPage(request, reply, "organisations/new.eta", {
+      title: "New organisation",
+      values: { name: "", slug: "", content_id: "", parent: "", closed: "" },
+      parentChoices: await parentChoices(app.signon.db, null),
+      errors: {},
+    }),
   );
 
   app.post(
     "/organisations/new",
     { config: { errorFormat: "html" }, schema: { body: NewOrganisationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
-      const { _csrf: _ignored, ...values } = request.body;
+      const { _csrf: _ignored, ...body } = request.body;
+      const values = { ...body, parent: body.parent ?? "", closed: body.closed ?? "" };
       const checked = checkOrganisationFields(values);
       const errors = checked.ok ? {} : { ...checked.errors };
       const contentId = values.content_id.trim();
       if (contentId !== "" && !uuidPattern.test(contentId)) errors.content_id = "Enter a UUID, such as 0b6ad8a4-2f4e-4f7c-9a36-3f1f3e2c6d11, or leave it empty";
+      const parent = parentField(values.parent);
+      if (!parent.ok) errors.parent = "Choose one of the organisations listed";
       if (checked.ok && (await findOrganisationBySlug(app.signon.db, checked.slug))) errors.slug = `Another organisation has the slug ${checked.slug}`;
-      if (!checked.ok || Object.keys(errors).length > 0) {
-        return renderPage(request, reply, "organisations/new.eta", { title: "New organisation: there is a problem", values, errors }, 400);
-      }
+      const refused = async (shown: FieldErrors) =>
+        renderPage(request, reply, "organisations/new.eta", { title: "New organisation: there is a problem", values, parentChoices: await parentChoices(app.signon.db, null), errors: shown }, 400);
+      if (!checked.ok || !parent.ok || Object.keys(errors).length > 0) return refused(errors);
       try {
         const organisation = await createOrganisation(
           app.signon,
-          { name: checked.name, slug: checked.slug, contentId: contentId === "" ? undefined : contentId },
+          { name: checked.name, slug: checked.slug, contentId: contentId === "" ? undefined : contentId, parentId: parent.value || null, closed: values.closed === "yes" },
           signedInUser(request).uid,
           requestOrigin(request),
         );
         return await redirectWithFlash(request, reply, "/organisations", { kind: "success", text: `${organisation.name} is created.` });
       } catch (error) {
+        if (error instanceof ParentRefusedError) return refused({ parent: error.message });
         const message = error instanceof AccountError ? error.message : isUniqueViolation(error) ? `Another organisation has the slug ${checked.slug}` : null;
         if (message === null) throw error;
-        return renderPage(request, reply, "organisations/new.eta", { title: "New organisation: there is a problem", values, errors: { slug: message } }, 400);
+        return refused({ slug: message });
       }
     },
   );
@@ -74,34 +132,28 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/organisations/:id", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
     const organisation = isId(request.params.id) ? await findOrganisationById(app.signon.db, request.params.id) : null;
     if (!organisation) return sendNotFound(request, reply, "organisation");
-    const userCount = await countMembers(app.signon.db, organisation.id);
-    return renderPage(request, reply, "organisations/edit.eta", {
-      title: organisation.name,
-      organisation,
-      userCount,
-      values: { name: organisation.name, slug: organisation.slug },
-      errors: {},
-    });
+    const values = { name: organisation.name, slug: organisation.slug, parent: organisation.parentId ?? "", closed: organisation.closed ? "yes" : "" };
+    return renderEditPage(request, reply, organisation, values, {});
   });
 
   app.post(
     "/organisations/:id",
     { config: { errorFormat: "html" }, schema: { params: Params, body: EditOrganisationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
-      const { _csrf: _ignored, ...values } = request.body;
-      const result = isId(request.params.id) ? await updateOrganisation(app.signon, request.params.id, values, actorOf(request)) : null;
+      const { _csrf: _ignored, ...body } = request.body;
+      const parent = parentField(body.parent);
+      const input = { name: body.name, slug: body.slug, parent: parent.ok ? parent.value : undefined, closed: body.closed === "yes" };
+      const result = !isId(request.params.id)
+        ? null
+        : parent.ok
+          ? await updateOrganisation(app.signon, request.params.id, input, actorOf(request))
+          : ({ ok: false, errors: { parent: "Choose one of the organisations listed" } } as const);
       if (!result) return sendNotFound(request, reply, "organisation");
       if (!result.ok) {
         const organisation = await findOrganisationById(app.signon.db, request.params.id);
         if (!organisation) return sendNotFound(request, reply, "organisation");
-        const userCount = await countMembers(app.signon.db, organisation.id);
-        return renderPage(
-          request,
-          reply,
-          "organisations/edit.eta",
-          { title: `${organisation.name}: there is a problem`, organisation, userCount, values, errors: result.errors },
-          400,
-        );
+        const values = { name: body.name, slug: body.slug, parent: body.parent ?? organisation.parentId ?? "", closed: body.closed ?? "" };
+        return renderEditPage(request, reply, organisation, values, result.errors);
       }
       return redirectWithFlash(request, reply, "/organisations", { kind: "success", text: `${result.organisation.name} is saved.` });
     },

@@ -5,6 +5,9 @@ import { choosesOrganisation } from "../../accounts/user-form.js";
 import { twoStepFilters, userStatuses } from "../../repositories/user-search.js";
 import { listLiveApplications, listOrganisationChoices, permissionsOfUsers } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
+import type { SignonContext } from "../../context.js";
+import type { Application } from "../../repositories/applications.js";
+import { grantablePermissions, isOrganisationScoped, mayAssignOrganisation, type Actor } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
 import { usersPageGuards } from "./managed-user.js";
@@ -16,7 +19,7 @@ const UsersQuery = Type.Object(
   {
     q: Type.Optional(Type.String({ maxLength: 200 })),
     role: Type.Optional(
-      Type.Union([Type.Literal(""), Type.Literal("superadmin"), Type.Literal("admin"), Type.Literal("organisation_admin"), Type.Literal("normal")]),
+      Type.Union([Type.Literal(""), Type.Literal("superadmin"), Type.Literal("admin"), Type.Literal("super_organisation_admin"), Type.Literal("organisation_admin"), Type.Literal("normal")]),
     ),
     organisation: Type.Optional(Type.String({ pattern: `^(|none|${uuid})$` })),
     status: Type.Optional(
@@ -39,6 +42,25 @@ function filtersOf(query: UsersQuery): UserFilters {
     permission: query.permission ? query.permission.replace(/^[^:]+/, (id) => id.toLowerCase()) : "",
     twoStep: query.two_step ?? "",
   };
+}
+
+/** The permissions the actor may filter by, on live applications: every one for superadmins and admins, those they may grant for organisation-scoped administrators. */
+function permissionFilterChoices(actor: Actor, applications: readonly Application[]) {
+  return applications
+    .map((application) => ({
+      id: application.id,
+      name: application.name,
+      permissions: isOrganisationScoped(actor) ? grantablePermissions(actor, application) : application.supportedPermissions,
+    }))
+    .filter((application) => application.permissions.length > 0);
+}
+
+/** The filters, without a permission filter the actor is not offered (it would tell who holds what they do not look after). */
+async function offeredFilters(ctx: SignonContext, actor: Actor, query: UsersQuery): Promise<{ filters: UserFilters; applications: ReturnType<typeof permissionFilterChoices> }> {
+  const filters = filtersOf(query);
+  const applications = permissionFilterChoices(actor, await listLiveApplications(ctx.db));
+  const offered = applications.some((application) => application.permissions.some((permission) => `${application.id}:${permission}` === filters.permission));
+  return { filters: offered ? filters : { ...filters, permission: "" }, applications };
 }
 
 const twoStepFilterLabels = { on: "Set up", off: "Not set up", missing: "Required but not set up", exempt: "Exempt" } as const;
@@ -64,18 +86,21 @@ function pageHref(filters: UserFilters, page: number): string {
 const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
-    const filters = filtersOf(request.query);
+    const { filters, applications } = await offeredFilters(app.signon, actor, request.query);
     const page = Number(request.query.page ?? "1");
     const { rows, hasNextPage } = await findManageableUsers(app.signon, actor, filters, page);
-    const [organisations, applications] = await Promise.all([listOrganisationChoices(app.signon.db), listLiveApplications(app.signon.db)]);
+    const organisations = await listOrganisationChoices(app.signon.db);
     return renderPage(request, reply, "users/list.eta", {
       title: "Users",
       filters,
       roles: manageableScope(actor).scopeRoles,
       statuses: userStatuses,
       twoStepFilters: twoStepFilters.map((value) => ({ value, label: twoStepFilterLabels[value] })),
-      organisations: choosesOrganisation(actor) ? organisations : [],
-      applications: applications.map((application) => ({ id: application.id, name: application.name, permissions: application.supportedPermissions })),
+      // Closed organisations stay in the filter: their people are still listed.
+      organisations: choosesOrganisation(actor) ? organisations.filter((organisation) => mayAssignOrganisation(actor, organisation.id)) : [],
+      offersNoOrganisation: mayAssignOrganisation(actor, null),
+      // Only the permissions the actor may grant: the rest are not theirs to look after.
+      applications,
       roleLabels,
       users: rows.map((row) => ({ ...row, status: statusTags(app.signon, row), lastSignIn: formatTime(row.lastSignedInAt) })),
       page,
@@ -87,7 +112,8 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get("/users.csv", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
-    const rows = await allManageableUsers(app.signon, signedInUser(request), filtersOf(request.query));
+    const actor = signedInUser(request);
+    const rows = await allManageableUsers(app.signon, actor, (await offeredFilters(app.signon, actor, request.query)).filters);
     const [applications, permissions] = await Promise.all([listLiveApplications(app.signon.db), permissionsOfUsers(app.signon.db, rows.map((row) => row.uid))]);
     return reply
       .header("content-type", "text/csv; charset=utf-8")

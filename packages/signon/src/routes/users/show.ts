@@ -93,7 +93,7 @@ export async function renderUserPage(
       outOfBand: options.outOfBand ?? false,
       actionErrors: options.actionErrors ?? {},
       exemptionForm: options.exemptionForm ?? { reason: "", ends_on: "" },
-      ...(await userFormChoices(request, form, options.errors ?? {})),
+      ...(await userFormChoices(request, form, options.errors ?? {}, user.organisationId)),
       errorSummary: errorSummary(errors),
     },
     status,
@@ -147,7 +147,7 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!details) return reply;
       const actor = signedInUser(request);
       const form: UserFormFields = { name: request.body.name, email: request.body.email, role: request.body.role, organisation: request.body.organisation };
-      const checked = await checkUserForm(app.signon, actor, form, details.user.email);
+      const checked = await checkUserForm(app.signon, actor, form, { email: details.user.email, organisationId: details.user.organisationId });
       if (!checked.ok) return renderUserPage(request, reply, details, { form, errors: checked.errors });
       const target = details.user;
       const outOfBand = request.body.email_confirmed_out_of_band === "yes";

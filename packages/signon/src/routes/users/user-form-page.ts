@@ -1,26 +1,27 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { invitationGrid } from "../../accounts/invitations.js";
-import { choosesOrganisation, type UserFormFields } from "../../accounts/user-form.js";
-import { listOrganisationChoices } from "../../repositories/user-form-choices.js";
+import { choosesOrganisation, organisationChoices, type UserFormFields } from "../../accounts/user-form.js";
 import { renderPage } from "../../web/page.js";
-import { assignableRoles } from "../../web/policy.js";
+import { assignableRoles, mayAssignOrganisation } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { roleLabels } from "./format.js";
 import { errorSummary } from "./managed-user.js";
 
 /**
  * What the invite and edit forms need besides their values: the roles the
- * actor may give, the organisations they may choose (none for organisation
- * admins, who keep people in their own), labels and the error summary.
+ * actor may give, the open organisations they may choose (none for
+ * organisation admins, who keep people in their own; `keepOrganisationId`,
+ * the person's organisation now, even when closed), labels and the error summary.
  */
-export async function userFormChoices(request: FastifyRequest, form: UserFormFields, errors: Record<string, string>) {
+export async function userFormChoices(request: FastifyRequest, form: UserFormFields, errors: Record<string, string>, keepOrganisationId: string | null = null) {
   const actor = signedInUser(request);
-  const organisations = choosesOrganisation(actor) ? await listOrganisationChoices(request.server.signon.db) : [];
+  const organisations = choosesOrganisation(actor) ? await organisationChoices(request.server.signon, actor, keepOrganisationId) : [];
   return {
     form: { ...form, organisation: form.organisation ?? "" },
     roles: assignableRoles(actor),
     roleLabels,
     choosesOrganisation: choosesOrganisation(actor),
+    offersNoOrganisation: mayAssignOrganisation(actor, null),
     organisations,
     errors,
     errorSummary: errorSummary(errors),
