@@ -12,6 +12,21 @@ import { createTestOrganisation, signedInAs } from "./users-support.js";
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
 
+/** The fields of the application form, on creating and on editing an application. */
+const applicationFormFields = [
+  "name",
+  "redirect_uris",
+  "home_uri",
+  "push_base_url",
+  "permissions",
+  "delegatable_permissions",
+  "require_pkce",
+  "default_permissions",
+  "permissions_not_grantable_in_ui",
+  "api_only",
+  "push_enabled",
+];
+
 /** Every form the web interface accepts, with the fields it knows; `{…}` are ids filled in per test. */
 const forms: { path: string; fields: string[] }[] = [
   { path: "/sign-in", fields: ["email", "password", "return_to"] },
@@ -40,38 +55,8 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/users/{user}/two-step-exemption", fields: ["reason", "ends_on"] },
   { path: "/users/{user}/two-step-exemption/remove", fields: [] },
   { path: "/users/{user}/permissions", fields: ["permissions"] },
-  {
-    path: "/applications/new",
-    fields: [
-      "name",
-      "redirect_uris",
-      "home_uri",
-      "push_base_url",
-      "permissions",
-      "delegatable_permissions",
-      "require_pkce",
-      "default_permissions",
-      "permissions_not_grantable_in_ui",
-      "api_only",
-      "push_enabled",
-    ],
-  },
-  {
-    path: "/applications/{application}",
-    fields: [
-      "name",
-      "redirect_uris",
-      "home_uri",
-      "push_base_url",
-      "permissions",
-      "delegatable_permissions",
-      "require_pkce",
-      "default_permissions",
-      "permissions_not_grantable_in_ui",
-      "api_only",
-      "push_enabled",
-    ],
-  },
+  { path: "/applications/new", fields: applicationFormFields },
+  { path: "/applications/{application}", fields: applicationFormFields },
   { path: "/applications/{application}/rotate-secret", fields: ["confirm"] },
   { path: "/applications/{application}/retire", fields: ["confirm"] },
   { path: "/applications/{application}/pushes/{push}/retry", fields: [] },
