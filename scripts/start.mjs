@@ -13,6 +13,11 @@
 // (OLX) and its learners are loaded into Completion. The password and the token are printed
 // here once and kept nowhere else. A later start finds the row and creates nothing.
 //
+// The example application runs inside this process (it is small, and a Node.js process of its
+// own would cost some 80 MB): this process runs under the options of
+// scripts/start/launcher-options.mjs, which package.json's "start" passes; run without them
+// (`node scripts/start.mjs`), it runs itself again with them.
+//
 // Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed) stops the example application,
 // then Completion, then Sign-on, each letting running requests finish, then the embedded
 // database (a fast, clean shutdown). The exit code is 0 when everything stopped cleanly.
@@ -34,11 +39,29 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { createRequire } from "node:module";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { HELP, readSettings, StartError } from "./start/settings.mjs";
 import { forwardLines, serviceLineWriter } from "./start/service-output.mjs";
 import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/single-instance.mjs";
+import { hasLauncherOptions, launcherNodeOptions } from "./start/launcher-options.mjs";
+import { httpRequest } from "./start/http-request.mjs";
 import { buildPackage, needsBuild } from "./build-package.mjs";
+
+if (!hasLauncherOptions()) await runAgainWithOptions();
+
+/**
+ * Runs this script again as a child with the launcher's Node.js options, passes it the signals
+ * this process gets (a terminal's Ctrl-C reaches both: the child takes one within a second as
+ * one), and ends with its exit code. Never resolves.
+ */
+function runAgainWithOptions() {
+  const child = spawn(process.execPath, [...launcherNodeOptions, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
+  child.once("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + (signal === "SIGKILL" ? 9 : 15))));
+  return new Promise(() => undefined);
+}
 
 // Nothing may end this process before the services have stopped, not even a closed terminal.
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
@@ -98,9 +121,9 @@ const services = {
   },
   editorial: {
     name: "editorial",
+    /** Imported into this process (see startEditorial), not run as a process of its own. */
     entry: "examples/editorial-app/dist/server.js",
     port: ports.editorial,
-    ready: "/healthcheck/ready",
     env: {
       HOST: settings.host,
       PORT: String(ports.editorial),
@@ -118,6 +141,8 @@ let database = null;
 
 /** Services in the order they started. */
 const running = [];
+/** The example application, while it runs in this process: its Fastify instance, or the promise of it. */
+let editorialApp = null;
 /** Commands (bootstrap, import) in flight: stopped before any service. */
 const commands = new Set();
 let stopping = false;
@@ -135,7 +160,9 @@ function spawnBuilt(name, entry, args, env) {
   return spawn(process.execPath, [builtConditions, ...serviceNodeOptions, "--import", exitWithParent, join(root, entry), ...args], {
     cwd: home,
     // PGAPPNAME: which service holds which connection, in pg_stat_activity.
-    env: { ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), PGAPPNAME: name, ...env },
+    // MALLOC_ARENA_MAX: at most two malloc arenas (glibc; elsewhere it means nothing) instead of up to eight
+    // per core, each of which keeps memory its threads freed; a service's heap is V8's, not malloc's.
+    env: { MALLOC_ARENA_MAX: "2", ...process.env, ...(database === null ? {} : { DATABASE_URL: database.url }), PGAPPNAME: name, ...env },
     // The IPC channel closes when this process ends, however it ends: the child then stops by itself.
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     // Its own session: the terminal's Ctrl-C and hang-up reach this script only, which stops the rest in order.
@@ -171,7 +198,7 @@ async function waitUntilReady(entry, timeoutMs = 60_000) {
   void entry.exited.then(() => (exited = true));
   while (Date.now() < deadline && !exited && !stopping) {
     try {
-      const response = await fetch(`${urlOf(service)}${service.ready}`);
+      const response = await httpRequest(`${urlOf(service)}${service.ready}`);
       if (response.ok) return;
     } catch {
       // not listening yet
@@ -261,6 +288,42 @@ async function buildChanged() {
   }
 }
 
+/**
+ * Starts the example application inside this process; resolves once it listens (its database
+ * migrated: ready). Its log lines are shown as a service's, marked "editorial".
+ */
+async function startEditorial() {
+  if (stopping) throw new Error("not starting editorial: stopping");
+  const { env } = services.editorial;
+  const write = serviceLineWriter("editorial", settings.logFormat, process.stdout);
+  const log = { write: (lines) => { for (const line of lines.split("\n")) if (line !== "") process.stdout.write(write(line)); } };
+  // Its connections are named in pg_stat_activity, as the other services' are (PGAPPNAME).
+  const databaseUrl = database === null ? process.env.DATABASE_URL : `${database.url}${database.url.includes("?") ? "&" : "?"}application_name=editorial`;
+  const starting = import(pathToFileURL(join(root, services.editorial.entry)).href).then(({ startEditorialApp }) =>
+    startEditorialApp({ ...process.env, DATABASE_URL: databaseUrl, ...env }, { log }),
+  );
+  editorialApp = starting;
+  const app = await starting;
+  if (editorialApp === starting) editorialApp = app;
+  return app;
+}
+
+/** Stops the example application (running requests finish), if it runs; false when it did not stop cleanly. */
+async function stopEditorial() {
+  // One still starting (waiting for its database, say) is left to this process's exit after a while.
+  const app = await Promise.race([Promise.resolve(editorialApp).catch(() => null), sleep(10_000).then(() => null)]);
+  editorialApp = null;
+  if (app === null) return true;
+  try {
+    app.log.info("npm start is stopping: closing");
+    await app.close();
+    return true;
+  } catch (error) {
+    console.error(`editorial did not stop cleanly (${error instanceof Error ? error.message : error})`);
+    return false;
+  }
+}
+
 /** Starts a service and resolves once it answers. */
 async function start(service) {
   const entry = launch(service);
@@ -288,6 +351,30 @@ async function runCommand(name, entry, args) {
   return stdout;
 }
 
+/**
+ * The first start's marker (the `first_start` row of Sign-on's settings), read here:
+ * `{ status: "done-before", … }` as the set-up command says it, or null when there is none yet
+ * (or the database cannot tell yet), for the set-up command to run. A later start so spares
+ * a Node.js process that loads all of Sign-on while the services start.
+ */
+async function firstStartDone() {
+  const pg = createRequire(join(root, "packages/db/package.json"))("pg");
+  const client = new pg.Client({ connectionString: database?.url ?? givenDatabaseUrl, application_name: "npm start" });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query("SELECT value FROM signon.settings WHERE key = 'first_start'");
+    const value = rows[0]?.value;
+    if (value === null || typeof value !== "object") return null;
+    return { status: "done-before", completed_at: String(value.completedAt ?? ""), admin_email: String(value.adminEmail ?? "") };
+  } catch {
+    // No such table yet (a new database), or no answer: the set-up command finds out, and says what is wrong.
+    return null;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** The first-start set-up in Sign-on: what it created, or `{ status: "done-before" }`. */
 async function bootstrap() {
   const args = ["bootstrap", "first-start", "--json", "--credentials-file", credentialsFile];
@@ -299,13 +386,13 @@ async function bootstrap() {
 /** Loads the demo course (OLX) with the CLI and its learners through the API, with the demo client's token. */
 async function loadDemoCourse(token) {
   await runCommand("completion", "packages/completion/dist/cli.js", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
-  const response = await fetch(`${urls.completion}/api/completion/v1/admin/import`, {
+  const response = await httpRequest(`${urls.completion}/api/completion/v1/admin/import`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: await readFile(demoCourse.learners, "utf8"),
   });
-  if (!response.ok) throw new Error(`loading the demo learners failed: ${response.status} ${await response.text()}`);
-  return response.json();
+  if (!response.ok) throw new Error(`loading the demo learners failed: ${response.status} ${response.text}`);
+  return JSON.parse(response.text);
 }
 
 /** What the first start printed: `loaded` is undefined when the demo course could not be loaded. */
@@ -336,7 +423,8 @@ async function stopAll(exitCode) {
     await exited;
   }
   // The example application, then Completion, then Sign-on: whatever order they started in.
-  const stopOrder = [services.editorial, services.completion, services.signon];
+  if (!(await stopEditorial())) clean = false;
+  const stopOrder = [services.completion, services.signon];
   const inStopOrder = [...running].sort((a, b) => stopOrder.indexOf(a.service) - stopOrder.indexOf(b.service));
   for (const { service, child, exited } of inStopOrder) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
@@ -391,13 +479,6 @@ process.on("exit", () => {
   for (const { child } of [...running, ...commands]) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
-/** Stops one service (SIGTERM, waits for it) and forgets it. */
-async function stopOne(entry) {
-  entry.stopRequested = true;
-  running.splice(running.indexOf(entry), 1);
-  entry.child.kill("SIGTERM");
-  await entry.exited;
-}
 
 /** The data directory's npm-start.lock, once this process holds it. */
 let instanceLock = null;
@@ -452,19 +533,19 @@ try {
   // later start. The first start's set-up applies Sign-on's migrations itself if it comes first.
   const signon = start(services.signon);
   const completion = start(services.completion);
-  const early = existsSync(credentialsFile) ? start(services.editorial) : null;
+  const early = existsSync(credentialsFile) ? startEditorial() : null;
   // Awaited below, or left when something else failed first (which stops everything anyway).
   early?.catch(() => undefined);
-  const [setUp] = await Promise.all([bootstrap(), signon, completion]);
+  const [setUp] = await Promise.all([firstStartDone().then((done) => done ?? bootstrap()), signon, completion]);
   const report = [];
   if (setUp.status === "created") {
     created = setUp;
     // A credentials file left from older data holds another client secret: start again with the new one.
-    const editorial = early === null ? start(services.editorial) : early.then(stopOne).then(() => start(services.editorial));
+    const editorial = early === null ? startEditorial() : early.then(stopEditorial).then(() => startEditorial());
     const [, loaded] = await Promise.all([editorial, loadDemoCourse(setUp.api_client.access_token)]);
     report.push(...firstStartReport(setUp, loaded));
   } else {
-    await (early ?? start(services.editorial));
+    await (early ?? startEditorial());
     report.push("", `Reusing the data in ${dataDir}: the first start was done on ${setUp.completed_at} (superadmin ${setUp.admin_email}).`);
   }
   if (!stopping) {

@@ -1,4 +1,4 @@
-// Time from `npm start` (node scripts/start.mjs) to all three services ready:
+// Time from `npm start` (node <its options> scripts/start.mjs) to all three services ready:
 // Sign-on (:3000), Completion (:3001) and the example application (:3002),
 // on the embedded PostgreSQL server (DATABASE_URL cleared), and the memory of
 // the running npm start right after the first start.
@@ -30,6 +30,12 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 
 const startScript = fileURLToPath(new URL("../../scripts/start.mjs", import.meta.url));
+/** Node.js's options as `npm start` passes them (package.json: `exec node <options> scripts/start.mjs`). */
+const startOptions = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } }
+).scripts.start
+  .split(" ")
+  .filter((word) => word.startsWith("--"));
 const rounds = Number(process.env.BENCH_START_ROUNDS ?? 1);
 const readyLine = "Tessera is running:";
 const checks = [
@@ -124,7 +130,7 @@ function treeRss(pid: number): Memory {
  */
 async function timeStart(cwd: string, measureMemory = false): Promise<{ seconds: number; memory?: Memory }> {
   const began = performance.now();
-  const child = spawn(process.execPath, [startScript], { cwd, env: { ...process.env, DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...startOptions, startScript], { cwd, env: { ...process.env, DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   let output = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));

@@ -1,6 +1,6 @@
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
+import { lazySchemaCompilers, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
 import type { BearerTokenVerifier } from "@tessera/signon-client";
 import Fastify, { type FastifyReply, type FastifySchema, type RouteOptions } from "fastify";
 import type { CompletionContext } from "./context.js";
@@ -80,6 +80,8 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
       customOptions: { coerceTypes: false, removeAdditional: false },
       onCreate: (ajv) => void ajv.addFormat("date-time", { type: "string", validate: isTimestamp }),
     },
+    // Each route's schemas are compiled at its first request, not all of them before the service is ready.
+    schemaController: lazySchemaCompilers(),
     // A path that does not decode, or a path parameter past maxParamLength: the usual error body.
     frameworkErrors: (error, _request, reply) => {
       const detail = error.code === "FST_ERR_BAD_URL" ? "Invalid percent-encoding in the path." : "A path parameter is too long.";

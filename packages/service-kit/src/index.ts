@@ -2,6 +2,7 @@ export { requestIdOf, requestIdServerOptions, echoRequestId, REQUEST_ID_HEADER, 
 export { serviceLoggerOptions, serializeRequest, REDACTED, REDACTED_LOG_PATHS, type ServiceLoggerOptions } from "./logging.js";
 export { registerHealthChecks, CheckFailure, HEALTH_CHECK_PATHS, type ReadinessCheck, type HealthCheckOptions, type CheckResult } from "./health.js";
 export { databaseReadinessChecks } from "./database-checks.js";
+export { lazySchemaCompilers } from "./lazy-schemas.js";
 export { registerMetrics, UNMATCHED_ROUTE, type MetricsOptions } from "./metrics.js";
 export { registerScrapedGauges, type ScrapedGauge } from "./scraped-gauges.js";
 export { bearerTokenMatches } from "./bearer-token.js";

@@ -4,7 +4,7 @@ import cookie from "@fastify/cookie";
 import csrf from "@fastify/csrf-protection";
 import helmet from "@fastify/helmet";
 import view from "@fastify/view";
-import { answeringDatabaseOutages, HEALTH_CHECK_PATHS, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
+import { answeringDatabaseOutages, HEALTH_CHECK_PATHS, lazySchemaCompilers, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
 import { Eta } from "eta";
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type pg from "pg";
@@ -67,6 +67,8 @@ export function signonServerOptions(
     trustProxy: config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     // Parameters are strings; coercing a string into a one-element array would let schemas accept what they should not.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    // Each route's schemas are compiled at its first request, not all of them before the first start is ready.
+    schemaController: lazySchemaCompilers(),
     routerOptions: { querystringParser: parseQueryString, maxParamLength: 200, ignoreTrailingSlash: false },
     frameworkErrors: answerFrameworkError,
     // Building the routes takes seconds on a loaded machine; Fastify's 10 s default would end a slow start.

@@ -4,6 +4,10 @@ import { fileURLToPath } from "node:url";
 
 /** The script `npm start` runs. */
 export const startScript = fileURLToPath(new URL("../../../scripts/start.mjs", import.meta.url));
+/** What `npm start` runs (package.json: `exec node <options> scripts/start.mjs`). */
+export const startCommand = (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } }).scripts.start;
+/** Node.js's options in it, before the script. */
+export const startOptions = startCommand.split(" ").filter((word) => word.startsWith("--"));
 /** The repository's tsx loader, for running the `signon` command from another directory. */
 export const tsxLoader = import.meta.resolve("tsx");
 export const signonCli = fileURLToPath(new URL("../../../packages/signon/src/cli.ts", import.meta.url));
@@ -20,29 +24,35 @@ export interface StartRun {
 }
 
 /**
- * Runs `node scripts/start.mjs` in `cwd`, in a process group of its own, with
- * `env` added to this environment (DATABASE_URL cleared: the embedded
- * database). With `terminal`, it runs under `script`, on a pseudo-terminal;
- * with `underNpm`, as the child of a stand-in for npm (`child` is then that).
+ * Runs `node <options> scripts/start.mjs` in `cwd` as `npm start` does, in a
+ * process group of its own, with `env` added to this environment
+ * (DATABASE_URL cleared: the embedded database). With `terminal`, it runs
+ * under `script`, on a pseudo-terminal; with `underNpm`, as the child of a
+ * stand-in for npm (`child` is then that); with `withoutOptions`, as `node
+ * scripts/start.mjs`.
  */
-export function runStart(cwd: string, env: Record<string, string>, options: { args?: string[]; terminal?: boolean; underNpm?: boolean } = {}): StartRun {
-  const args = options.args ?? [];
+export function runStart(
+  cwd: string,
+  env: Record<string, string>,
+  options: { args?: string[]; terminal?: boolean; underNpm?: boolean; withoutOptions?: boolean } = {},
+): StartRun {
+  const args = [...(options.withoutOptions ? [] : startOptions), startScript, ...(options.args ?? [])];
   const inherited: Record<string, string | undefined> = { ...process.env };
   // What this test process may have set must not change the script's behaviour.
   for (const name of ["PORT", "HOST", "SIGNON_PORT", "COMPLETION_PORT", "EDITORIAL_APP_PORT", "TESSERA_LOG_FORMAT", "npm_lifecycle_event"]) delete inherited[name];
   const fullEnv = { ...inherited, DATABASE_URL: "", ...env };
   // Under npm: a stand-in for npm, as `npm start` runs the script (same environment variable, the script its child).
-  const standInNpm = `require("node:child_process").spawn(process.execPath, ${JSON.stringify([startScript, ...args])}, { stdio: "inherit" }); setInterval(() => {}, 60000);`;
+  const standInNpm = `require("node:child_process").spawn(process.execPath, ${JSON.stringify(args)}, { stdio: "inherit" }); setInterval(() => {}, 60000);`;
   const child = options.underNpm
     ? spawn(process.execPath, ["-e", standInNpm], { cwd, env: { ...fullEnv, npm_lifecycle_event: "start" }, stdio: ["ignore", "pipe", "pipe"], detached: true })
     : options.terminal
-    ? spawn("script", ["-qefc", ["exec", process.execPath, startScript, ...args].map(shellQuote).join(" "), "/dev/null"], {
+    ? spawn("script", ["-qefc", ["exec", process.execPath, ...args].map(shellQuote).join(" "), "/dev/null"], {
         cwd,
         env: fullEnv,
         stdio: ["pipe", "pipe", "pipe"],
         detached: true,
       })
-    : spawn(process.execPath, [startScript, ...args], { cwd, env: fullEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    : spawn(process.execPath, args, { cwd, env: fullEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let text = "";
   const waiters = new Set<() => void>();
   const keep = (chunk: Buffer) => {
