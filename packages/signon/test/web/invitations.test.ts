@@ -47,12 +47,13 @@ describe("inviteUser", () => {
     const other = await createOrganisation(signon.ctx, { slug: "cabinet-office", name: "Cabinet Office" });
     const orgAdmin = await createUser(signon.ctx, { role: "organisation_admin", organisationId: organisation.id });
     const normal = await createUser(signon.ctx);
+    // One at a time: each refusal is awaited as it comes, so none goes unhandled meanwhile.
     const attempts = [
-      inviteUser(signon.ctx, { email: "a@example.org", name: "A", role: "admin", organisationId: organisation.id }, orgAdmin, origin),
-      inviteUser(signon.ctx, { email: "b@example.org", name: "B", role: "normal", organisationId: other.id }, orgAdmin, origin),
-      inviteUser(signon.ctx, { email: "c@example.org", name: "C", role: "normal", organisationId: null }, normal, origin),
+      () => inviteUser(signon.ctx, { email: "a@example.org", name: "A", role: "admin", organisationId: organisation.id }, orgAdmin, origin),
+      () => inviteUser(signon.ctx, { email: "b@example.org", name: "B", role: "normal", organisationId: other.id }, orgAdmin, origin),
+      () => inviteUser(signon.ctx, { email: "c@example.org", name: "C", role: "normal", organisationId: null }, normal, origin),
     ];
-    for (const attempt of attempts) await expect(attempt).rejects.toThrow(AccountError);
+    for (const attempt of attempts) await expect(attempt()).rejects.toThrow(AccountError);
     for (const email of ["a@example.org", "b@example.org", "c@example.org"]) expect(await findUserByEmail(signon.ctx.db, email)).toBeNull();
     const { user: allowed } = await inviteUser(signon.ctx, { email: "d@example.org", name: "D", role: "normal", organisationId: organisation.id }, orgAdmin, origin);
     expect(allowed.organisationId).toBe(organisation.id);
