@@ -69,7 +69,7 @@ describe("each main page, as a superadmin", () => {
     expect(await heading()).toBe("Your account");
     await checkPage(page, "account");
     // Buttons are written in the page's own font, not the browser's default for controls.
-    const fonts = await page.evaluate(() => [...document.querySelectorAll("button")].map((button) => getComputedStyle(button).fontFamily));
+    const fonts = await page.evaluate(() => Array.from(document.querySelectorAll("button"), (button) => getComputedStyle(button).fontFamily));
     expect(fonts.length).toBeGreaterThan(0);
     for (const font of fonts) expect(font).toBe(await page.evaluate(() => getComputedStyle(document.body).fontFamily));
 
