@@ -8,7 +8,7 @@ import { findUserByEmail } from "../../repositories/users.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageApiUsers } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
-import { formatTime, guardSection } from "../../web/admin-section.js";
+import { guardSection } from "../../web/admin-section.js";
 import apiUserRenewalRoutes from "./renewal.js";
 import revokeApiUserTokenRoutes from "./revoke-token.js";
 import apiUserTokenRoutes from "./tokens.js";
@@ -29,7 +29,7 @@ const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get("/api-users", { config: { errorFormat: "html" } }, async (request, reply) => {
     const apiUsers = await listApiUsers(app.signon.db);
-    return renderPage(request, reply, "api-users/list.eta", { title: "API users", apiUsers, formatTime });
+    return renderPage(request, reply, "api-users/list.eta", { title: "API users", apiUsers });
   });
 
   app.get("/api-users/new", { config: { errorFormat: "html" } }, async (request, reply) =>

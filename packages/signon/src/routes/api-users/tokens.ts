@@ -11,7 +11,7 @@ import { listLiveApplications } from "../../repositories/application-admin.js";
 import type { User } from "../../repositories/users.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
-import { formatTime, isId, sendNotFound } from "../../web/admin-section.js";
+import { isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ uid: Type.String({ maxLength: 64 }) });
 const IssueBody = Type.Object(
@@ -58,7 +58,6 @@ export async function showApiUser(
       renewed,
       applications,
       now,
-      formatTime,
       ...form,
       actionErrors,
     },
@@ -109,7 +108,7 @@ const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
           signedInUser(request).uid,
           requestOrigin(request),
         );
-        return await renderPage(request, reply, "api-users/token.eta", { title: `Token for ${issued.application}`, apiUser, formatTime, ...issued });
+        return await renderPage(request, reply, "api-users/token.eta", { title: `Token for ${issued.application}`, apiUser, ...issued });
       } catch (error) {
         if (error instanceof AccountError) return showApiUser(request, reply, apiUser, { values, errors: { application_id: error.message } });
         throw error;

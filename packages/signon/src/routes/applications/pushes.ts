@@ -4,7 +4,7 @@ import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
 import { listPushesOfApplication } from "../../repositories/application-pushes.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
-import { actorOf, formatTime, isId, sendNotFound } from "../../web/admin-section.js";
+import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const RetryParams = Type.Object({ id: Type.String({ maxLength: 64 }), pushId: Type.String({ maxLength: 20 }) });
@@ -22,7 +22,7 @@ const applicationPushRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
     if (!application) return sendNotFound(request, reply, "application");
     const pushes = await listPushesOfApplication(app.signon.db, application.id, shownPushes);
-    return renderPage(request, reply, "applications/pushes.eta", { title: `Pushes to ${application.name}`, application, pushes, limit: shownPushes, formatTime });
+    return renderPage(request, reply, "applications/pushes.eta", { title: `Pushes to ${application.name}`, application, pushes, limit: shownPushes });
   });
 
   app.post(
