@@ -88,6 +88,15 @@ export const users = signon.table(
   },
   (table) => [
     uniqueIndex("users_email_lower_key").on(sql`lower(${table.email})`),
+    // The users list (people, not API users) reads in the order lower(name), uid, through one of these for each filter.
+    index("users_list_name_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
+    index("users_list_role_idx").on(table.role, sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
+    index("users_list_organisation_idx").on(table.organisationId, sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
+    index("users_list_suspended_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.suspendedAt} is not null`),
+    index("users_list_invited_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.passwordHash} is null`),
+    index("users_list_two_step_on_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.otpEnabledAt} is not null`),
+    index("users_locked_at_idx").on(table.lockedAt).where(sql`${table.lockedAt} is not null`),
+    index("users_two_step_exempt_until_idx").on(table.twoStepExemptUntil).where(sql`${table.twoStepExemptUntil} is not null`),
     check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'super_organisation_admin', 'organisation_admin', 'normal')`),
     check("users_suspension_reason_check", sql`(${table.suspendedAt} is null) = (${table.suspensionReason} is null)`),
     check("users_two_step_exemption_check", sql`(${table.twoStepExemptionReason} is null) = (${table.twoStepExemptUntil} is null)`),
@@ -136,7 +145,11 @@ export const userPermissions = signon.table(
     permission: text("permission").notNull(),
     createdAt: createdAt(),
   },
-  (table) => [primaryKey({ columns: [table.userUid, table.applicationId, table.permission] })],
+  (table) => [
+    primaryKey({ columns: [table.userUid, table.applicationId, table.permission] }),
+    // Who holds a permission: the users list's permission filter.
+    index("user_permissions_application_idx").on(table.applicationId, table.permission, table.userUid),
+  ],
 );
 
 /**
