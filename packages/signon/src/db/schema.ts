@@ -96,6 +96,9 @@ export const users = signon.table(
     index("users_list_invited_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.passwordHash} is null`),
     index("users_list_two_step_on_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.otpEnabledAt} is not null`),
     index("users_locked_at_idx").on(table.lockedAt).where(sql`${table.lockedAt} is not null`),
+    // Search by a fragment of the name or e-mail address (`ilike '%…%'`): trigram indexes (the pg_trgm extension).
+    index("users_name_trgm_idx").using("gin", table.name.op("gin_trgm_ops")),
+    index("users_email_trgm_idx").using("gin", table.email.op("gin_trgm_ops")),
     index("users_two_step_exempt_until_idx").on(table.twoStepExemptUntil).where(sql`${table.twoStepExemptUntil} is not null`),
     check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'super_organisation_admin', 'organisation_admin', 'normal')`),
     check("users_suspension_reason_check", sql`(${table.suspendedAt} is null) = (${table.suspensionReason} is null)`),

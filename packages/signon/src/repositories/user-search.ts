@@ -155,6 +155,11 @@ function listQuery(db: SignonDatabase, search: UserSearch, extra: SQL[] = []) {
  * reverses them).
  */
 export async function searchUsers(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number): Promise<UserListRow[]> {
+  return userPageQuery(db, search, position, limit);
+}
+
+/** The query of `searchUsers`, for EXPLAIN. */
+export function userPageQuery(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number) {
   const sortName = sql`lower(${users.name})`;
   switch (position.kind) {
     case "first":
@@ -198,22 +203,54 @@ export function toUserExportRow(row: unknown[]): UserListRow & { permissions: st
   return Object.fromEntries(fields.map((field, index) => [field, row[index]])) as unknown as UserListRow & { permissions: string[] };
 }
 
-/** How many people match: exact up to `exactUpTo`, else PostgreSQL's estimate (from its statistics, through EXPLAIN), at least `exactUpTo + 1`. */
+/**
+ * How many people match. PostgreSQL's estimate first (EXPLAIN: planning
+ * only, from its statistics); when it is over `exactUpTo`, that is the answer
+ * (never less than `exactUpTo + 1`). Otherwise the people are counted, up to
+ * `exactUpTo + 1`, through the plan of a small result: exact when at most
+ * `exactUpTo`, else the larger of the two.
+ */
 export async function countUsers(db: SignonDatabase, search: UserSearch, exactUpTo: number): Promise<{ count: number; exact: boolean }> {
-  const where = and(...conditions(search));
-  const limited = db
-    .select({ one: sql`1` })
-    .from(users)
-    .leftJoin(organisations, eq(organisations.id, users.organisationId))
-    .where(where)
-    .limit(exactUpTo + 1);
-  const [counted] = await db.select({ count: sql<number>`count(*)::int` }).from(limited.as("limited"));
-  const count = counted?.count ?? 0;
-  if (count <= exactUpTo) return { count, exact: true };
-  const everyone = db.select({ one: sql`1` }).from(users).leftJoin(organisations, eq(organisations.id, users.organisationId)).where(where);
+  const estimate = await estimateUsers(db, search);
+  if (estimate > exactUpTo) return { count: estimate, exact: false };
+  const counted = await db.execute<{ count: number }>(userCountQuery(db, search, exactUpTo));
+  const count = counted.rows[0]?.count ?? 0;
+  return count <= exactUpTo ? { count, exact: true } : { count: Math.max(estimate, count), exact: false };
+}
+
+/** PostgreSQL's estimate of how many people match (EXPLAIN of the list without its order and limit). */
+export async function estimateUsers(db: SignonDatabase, search: UserSearch): Promise<number> {
+  const everyone = db.select({ one: sql`1` }).from(users).leftJoin(organisations, eq(organisations.id, users.organisationId)).where(and(...conditions(search)));
   const explained = await db.execute<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(sql`explain (format json) ${everyone}`);
-  const estimate = explained.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0;
-  return { count: Math.max(Math.round(estimate), exactUpTo + 1), exact: false };
+  return Math.round(explained.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0);
+}
+
+/**
+ * The counting query of `countUsers` (it stops at `exactUpTo + 1`), for
+ * EXPLAIN. With a permission filter it starts from the holders of the
+ * permission (its index) and looks each one up in `users` (a lateral
+ * subquery the planner keeps as it is), rather than scan `users` to hash it.
+ */
+export function userCountQuery(db: SignonDatabase, search: UserSearch, exactUpTo: number): SQL {
+  if (search.permission === undefined) {
+    const limited = db
+      .select({ one: sql`1` })
+      .from(users)
+      .leftJoin(organisations, eq(organisations.id, users.organisationId))
+      .where(and(...conditions(search)))
+      .limit(exactUpTo + 1);
+    return db.select({ count: sql<number>`count(*)::int` }).from(limited.as("limited")).getSQL();
+  }
+  const rest = and(...conditions({ ...search, permission: undefined }));
+  return sql`select count(*)::int as count from (
+    select 1 from ${userPermissions}
+    cross join lateral (
+      select 1 from ${users} left join ${organisations} on ${organisations.id} = ${users.organisationId}
+      where ${users.uid} = ${userPermissions.userUid} and ${rest} offset 0
+    ) as person
+    where ${userPermissions.applicationId} = ${search.permission.applicationId} and ${userPermissions.permission} = ${search.permission.permission}
+    limit ${exactUpTo + 1}
+  ) as limited`;
 }
 
 /** A user with the name of their organisation and whether it requires 2-step verification, or `null` when no user has this uid. */
