@@ -244,6 +244,22 @@ describe("GET /users.csv", () => {
     expect(filtered.slice(1).map((row) => row[1])).toEqual(["plain@example.org"]);
   });
 
+  it("streams every matching person, more than one cursor batch, in the list's order", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    await ctx.db.execute(sql`
+      insert into signon.users (uid, name, email, created_at, updated_at)
+      select gen_random_uuid(), 'Streamed ' || n, 'streamed' || n || '@stream.test', now(), now() from generate_series(1, 2500) n`);
+    const page = await browser.get("/users?q=stream.test");
+    expect(textOf(page)).toContain("Download this list as CSV (about");
+    const response = await browser.get("/users.csv?q=stream.test");
+    expect(response.statusCode).toBe(200);
+    const rows = parse(response.body) as string[][];
+    expect(rows).toHaveLength(2501);
+    const names = rows.slice(1).map((row) => row[0] as string);
+    expect(names).toEqual([...names].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)));
+    expect(new Set(rows.slice(1).map((row) => row[1])).size).toBe(2500);
+  });
+
   it("exports only the people an organisation admin may manage", async () => {
     const mine = await createTestOrganisation(ctx);
     const { browser, email } = await signedInAs(app, ctx, "organisation_admin", mine.id);
