@@ -1,6 +1,6 @@
 import type { SignonContext } from "../context.js";
 import { countUsers, searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
-import { keysetPage, type KeysetPage, type PagePosition } from "../repositories/keyset.js";
+import { readKeysetPage, type KeysetPage, type PagePosition } from "../repositories/keyset.js";
 import { assignableRoles, managedOrganisationIds, type Actor } from "../web/policy.js";
 import { lockSeconds } from "./sign-in.js";
 import type { Role } from "./manage-users.js";
@@ -87,13 +87,7 @@ export async function resolvedSearch(ctx: SignonContext, actor: Actor, filters: 
  * name (keyset: after or before a row's key, or the first or last page).
  */
 export async function findManageableUsers(ctx: SignonContext, search: UserSearch, position: PagePosition): Promise<KeysetPage<UserListRow>> {
-  const keyOf = (row: UserListRow) => ({ text: row.sortName, uid: row.uid });
-  const page = keysetPage(position, await searchUsers(ctx.db, search, position, usersPerPage + 1), usersPerPage, keyOf);
-  // Fewer than a page before this one: the first page is the one before.
-  if (position.kind === "before" && page.previous === null) {
-    return keysetPage({ kind: "first" }, await searchUsers(ctx.db, search, { kind: "first" }, usersPerPage + 1), usersPerPage, keyOf);
-  }
-  return page;
+  return readKeysetPage(position, usersPerPage, (at, limit) => searchUsers(ctx.db, search, at, limit), (row) => ({ text: row.sortName, uid: row.uid }));
 }
 
 /** How many people match: exact up to `exactCountLimit`, an estimate beyond. */

@@ -1,4 +1,3 @@
-import { stringify } from "csv-stringify/sync";
 import type { UserListRow, UserStatus } from "../repositories/user-search.js";
 
 /** The header of the users CSV export. */
@@ -33,16 +32,18 @@ export async function* usersCsv(
   rows: AsyncIterable<readonly (UserListRow & { status: readonly UserStatus[]; permissions: readonly string[] })[]>,
   columns: readonly { application: { id: string; name: string }; permissions: readonly string[] }[] = [],
 ): AsyncGenerator<string, void, undefined> {
-  yield stringify([[...usersCsvColumns, ...columns.map(({ application }) => neutraliseFormula(application.name))]]);
+  yield csvLine([...usersCsvColumns, ...columns.map(({ application }) => neutraliseFormula(application.name))]);
   for await (const batch of rows) {
-    const records = batch.map((row) => {
+    let lines = "";
+    for (const row of batch) {
       const held = new Map<string, string[]>();
       for (const entry of row.permissions) {
         const at = entry.indexOf(":");
         const applicationId = entry.slice(0, at);
         held.set(applicationId, [...(held.get(applicationId) ?? []), entry.slice(at + 1)]);
       }
-      return [
+      lines += csvLine(
+        [
         row.name,
         row.email,
         row.role,
@@ -51,8 +52,14 @@ export async function* usersCsv(
         row.lastSignedInAt?.toISOString() ?? "",
         row.createdAt.toISOString(),
         ...columns.map(({ application, permissions: shown }) => (held.get(application.id) ?? []).filter((one) => shown.includes(one)).join(permissionSeparator)),
-      ].map(neutraliseFormula);
-    });
-    yield stringify(records);
+        ].map(neutraliseFormula),
+      );
+    }
+    yield lines;
   }
+}
+
+/** One CSV line (RFC 4180, `\n` ended): a cell holding a comma, a quote or a line break is quoted, its quotes doubled. */
+export function csvLine(cells: readonly string[]): string {
+  return `${cells.map((cell) => (/[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell)).join(",")}\n`;
 }

@@ -95,6 +95,7 @@ export const users = signon.table(
     index("users_list_suspended_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.suspendedAt} is not null`),
     index("users_list_invited_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.passwordHash} is null`),
     index("users_list_two_step_on_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.otpEnabledAt} is not null`),
+    index("users_api_name_idx").on(sql`lower(${table.name})`, table.uid).where(sql`${table.isApiUser}`),
     index("users_locked_at_idx").on(table.lockedAt).where(sql`${table.lockedAt} is not null`),
     // Search by a fragment of the name or e-mail address (`ilike '%…%'`): trigram indexes (the pg_trgm extension).
     index("users_name_trgm_idx").using("gin", table.name.op("gin_trgm_ops")),

@@ -1,3 +1,6 @@
+import { asc, desc, sql, type SQL } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
+
 /**
  * Keyset paging: a page after (or before) the key of a row, never an OFFSET,
  * so a deep page costs what the first one does. A key travels in a link as
@@ -57,4 +60,40 @@ export function keysetPage<Row>(position: PagePosition, read: Row[], size: numbe
     previous: (forwards ? position.kind === "after" : more) ? keyOf(first) : null,
     next: (forwards ? more : position.kind === "before") ? keyOf(last) : null,
   };
+}
+
+/**
+ * The condition and order of a page read at `position` in a list ordered by
+ * `text` then `uid` (for an index on those two): after or before the key,
+ * forwards for the first page and after a key, backwards for the last and
+ * before a key.
+ */
+export function keysetClauses(position: PagePosition, text: SQL, uid: AnyPgColumn): { where: SQL | undefined; orderBy: SQL[] } {
+  const forwards = position.kind === "first" || position.kind === "after";
+  const orderBy = forwards ? [asc(text), asc(uid)] : [desc(text), desc(uid)];
+  switch (position.kind) {
+    case "first":
+    case "last":
+      return { where: undefined, orderBy };
+    case "after":
+      return { where: sql`(${text}, ${uid}) > (${position.key.text}, ${position.key.uid}::uuid)`, orderBy };
+    case "before":
+      return { where: sql`(${text}, ${uid}) < (${position.key.text}, ${position.key.uid}::uuid)`, orderBy };
+  }
+}
+
+/**
+ * Reads the page at `position` (`read` gets a position and a row count, and
+ * returns rows in the order `keysetClauses` gives); a page before the first
+ * full one becomes the first page.
+ */
+export async function readKeysetPage<Row>(
+  position: PagePosition,
+  size: number,
+  read: (position: PagePosition, limit: number) => Promise<Row[]>,
+  keyOf: (row: Row) => RowKey,
+): Promise<KeysetPage<Row>> {
+  const page = keysetPage(position, await read(position, size + 1), size, keyOf);
+  if (position.kind === "before" && page.previous === null) return keysetPage({ kind: "first" }, await read({ kind: "first" }, size + 1), size, keyOf);
+  return page;
 }

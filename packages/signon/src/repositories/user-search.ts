@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { organisations, userPermissions, users } from "../db/schema.js";
-import type { PagePosition } from "./keyset.js";
+import { keysetClauses, type PagePosition } from "./keyset.js";
 
 /** Every role the `users_role_check` constraint allows. */
 const everyRole = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
@@ -160,21 +160,10 @@ export async function searchUsers(db: SignonDatabase, search: UserSearch, positi
 
 /** The query of `searchUsers`, for EXPLAIN. */
 export function userPageQuery(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number) {
-  const sortName = sql`lower(${users.name})`;
-  switch (position.kind) {
-    case "first":
-      return listQuery(db, search).orderBy(asc(sortName), asc(users.uid)).limit(limit);
-    case "last":
-      return listQuery(db, search).orderBy(desc(sortName), desc(users.uid)).limit(limit);
-    case "after":
-      return listQuery(db, search, [sql`(${sortName}, ${users.uid}) > (${position.key.text}, ${position.key.uid}::uuid)`])
-        .orderBy(asc(sortName), asc(users.uid))
-        .limit(limit);
-    case "before":
-      return listQuery(db, search, [sql`(${sortName}, ${users.uid}) < (${position.key.text}, ${position.key.uid}::uuid)`])
-        .orderBy(desc(sortName), desc(users.uid))
-        .limit(limit);
-  }
+  const { where, orderBy } = keysetClauses(position, sql`lower(${users.name})`, users.uid);
+  return listQuery(db, search, where === undefined ? [] : [where])
+    .orderBy(...orderBy)
+    .limit(limit);
 }
 
 /**
@@ -199,8 +188,10 @@ export function allUsersStatement(db: SignonDatabase, search: UserSearch): { tex
 
 /** A row of `allUsersStatement`, read in array mode with `pg`'s usual types. */
 export function toUserExportRow(row: unknown[]): UserListRow & { permissions: string[] } {
-  const fields = [...Object.keys(listFields), "permissions"];
-  return Object.fromEntries(fields.map((field, index) => [field, row[index]])) as unknown as UserListRow & { permissions: string[] };
+  const [uid, sortName, name, email, role, organisationName, suspendedAt, lockedAt, hasPassword, lastSignedInAt, createdAt, permissions] = row;
+  return { uid, sortName, name, email, role, organisationName, suspendedAt, lockedAt, hasPassword, lastSignedInAt, createdAt, permissions } as UserListRow & {
+    permissions: string[];
+  };
 }
 
 /**

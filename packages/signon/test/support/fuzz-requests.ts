@@ -275,7 +275,7 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
       return mostly(["yes"], ["no", ""]);
     case "before":
       // The users list's keyset links carry a row key; the event logs' "older events" links an event id.
-      if (route.url === "/users" || route.url === "/users.csv") return rowKeys();
+      if (["/users", "/users.csv", "/api-users"].includes(route.url)) return rowKeys();
       return fc.oneof({ arbitrary: ref("auditEvent"), weight: 4 }, { arbitrary: fc.constantFrom("0", "-1", "abc", "999999999999999", "99999999999999999999", "1e3"), weight: 1 });
     case "new_password":
       return mostly(["yes", "no"], ["maybe", ""]);

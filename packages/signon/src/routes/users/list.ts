@@ -4,7 +4,7 @@ import { countManageableUsers, exactCountLimit, findManageableUsers, manageableS
 import { csvBatchSize, usersCsv } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
 import { allUsersStatement, toUserExportRow, twoStepFilters, userStatuses } from "../../repositories/user-search.js";
-import { decodeRowKey, encodeRowKey, rowKeyPattern, type PagePosition, type RowKey } from "../../repositories/keyset.js";
+import { KeysetQuery, keysetLinks, keysetPosition } from "../../web/keyset-links.js";
 import { listLiveApplications, listOrganisationChoices } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
 import type { SignonContext } from "../../context.js";
@@ -30,12 +30,8 @@ const UsersQuery = Type.Object(
     ),
     permission: Type.Optional(Type.String({ pattern: `^(|${uuid}:[a-z][a-z0-9_]{0,63})$` })),
     two_step: Type.Optional(Type.Union([Type.Literal(""), ...twoStepFilters.map((filter) => Type.Literal(filter))])),
-    /** The key of the last person of the page before (a "Next page" link). */
-    after: Type.Optional(Type.String({ pattern: rowKeyPattern })),
-    /** The key of the first person of the page after (a "Previous page" link). */
-    before: Type.Optional(Type.String({ pattern: rowKeyPattern })),
-    /** `yes`: the last page. */
-    last: Type.Optional(Type.Literal("yes")),
+    // `after` or `before` a person's key, or `last=yes`.
+    ...KeysetQuery.properties,
   },
   { additionalProperties: false },
 );
@@ -67,8 +63,8 @@ async function offeredFilters(ctx: SignonContext, actor: Actor, query: UsersQuer
 
 const twoStepFilterLabels = { on: "Set up", off: "Not set up", missing: "Required but not set up", exempt: "Exempt" } as const;
 
-/** The list's address (or its CSV's) for a page, keeping the filters that are set. */
-function pageHref(filters: UserFilters, cursor: { after: RowKey } | { before: RowKey } | { last: true } | null, path = "/users"): string {
+/** The filters that are set, as the list's links carry them. */
+function filterParams(filters: UserFilters): URLSearchParams {
   const params = new URLSearchParams();
   const named: [string, string][] = [
     ["q", filters.text],
@@ -79,29 +75,14 @@ function pageHref(filters: UserFilters, cursor: { after: RowKey } | { before: Ro
     ["two_step", filters.twoStep],
   ];
   for (const [name, value] of named) if (value !== "") params.set(name, value);
-  if (cursor !== null && "after" in cursor) params.set("after", encodeRowKey(cursor.after));
-  if (cursor !== null && "before" in cursor) params.set("before", encodeRowKey(cursor.before));
-  if (cursor !== null && "last" in cursor) params.set("last", "yes");
-  const query = params.toString();
-  return query === "" ? path : `${path}?${query}`;
-}
-
-/** Which page the query asks for, or `null` when it names more than one, or a key that cannot be one. */
-function positionOf(query: UsersQuery): PagePosition | null {
-  const asked = [query.after, query.before, query.last].filter((value) => value !== undefined).length;
-  if (asked > 1) return null;
-  if (query.last !== undefined) return { kind: "last" };
-  const encoded = query.after ?? query.before;
-  if (encoded === undefined) return { kind: "first" };
-  const key = decodeRowKey(encoded);
-  return key === null ? null : { kind: query.after !== undefined ? "after" : "before", key };
+  return params;
 }
 
 /** `GET /users`: the people the signed-in administrator may manage, filtered, by name, a page at a time (keyset). `GET /users.csv`: the same list as CSV. */
 const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
-    const position = positionOf(request.query);
+    const position = keysetPosition(request.query);
     if (position === null) {
       return renderPage(request, reply, "error.eta", { title: "Bad request", message: "Ask for one page: after a person, before one, or the last." }, 400);
     }
@@ -127,11 +108,8 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       users: page.rows.map((row) => ({ ...row, status: statusTags(app.signon, row), lastSignIn: formatTime(row.lastSignedInAt) })),
       total,
       exactCountLimit,
-      firstHref: page.previous !== null ? pageHref(filters, null) : null,
-      previousHref: page.previous !== null ? pageHref(filters, { before: page.previous }) : null,
-      nextHref: page.next !== null ? pageHref(filters, { after: page.next }) : null,
-      lastHref: page.next !== null ? pageHref(filters, { last: true }) : null,
-      csvHref: pageHref(filters, null, "/users.csv"),
+      ...keysetLinks("/users", page, filterParams(filters)),
+      csvHref: filterParams(filters).size > 0 ? `/users.csv?${filterParams(filters).toString()}` : "/users.csv",
     });
   });
 
