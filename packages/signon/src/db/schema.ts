@@ -476,6 +476,13 @@ export const pushDeliveries = signon.table(
   (table) => [
     uniqueIndex("push_deliveries_user_application_kind_key").on(table.userUid, table.applicationId, table.kind),
     index("push_deliveries_due_idx").on(table.nextAttemptAt, table.seq).where(sql`${table.status} = 'pending'`),
+    // An application's pushes as its delivery page lists them: failed, pending, delivered; newest first within each (keyset).
+    index("push_deliveries_application_list_idx").on(
+      table.applicationId,
+      sql`(case ${table.status} when 'failed' then 0 when 'pending' then 1 else 2 end)`,
+      table.updatedAt.desc().nullsFirst(),
+      table.id.desc().nullsFirst(),
+    ),
     check("push_deliveries_kind_check", sql`${table.kind} in ('update', 'reauth')`),
     check("push_deliveries_status_check", sql`${table.status} in ('pending', 'delivered', 'failed')`),
   ],

@@ -270,6 +270,8 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
     case "page":
       return mostly(["1", "2"], ["0", "-1", "abc", "9999999", "1e3"]);
     case "after":
+      // The pushes page's "next page" carries a push id; the users and API users lists a row key.
+      if (route.url.endsWith("/pushes")) return mostly(["1", "2", "999999"], ["0", "-1", "abc", "99999999999999999999"]);
       return rowKeys();
     case "last":
       return mostly(["yes"], ["no", ""]);
