@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { grants, users } from "../db/schema.js";
 import { keysetClauses, type PagePosition } from "./keyset.js";
