@@ -1,6 +1,6 @@
 // Sign-on at 1k, 100k and 1M people: the users list's reads (page 1, a deep page, the last page, a name search,
 // an exact e-mail, each filter) as p50 / p99 over HTTP against the real service, users.csv (time, first byte,
-// RSS growth of the server), and EXPLAIN ANALYZE of the slowest read's queries.
+// RSS growth of the server), and EXPLAIN ANALYZE of the three slowest reads' queries.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench -- scale
 //
@@ -27,6 +27,10 @@ const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:543
 const databaseName = process.env.BENCH_SCALE_SIGNON_DATABASE || "tessera_bench_scale_signon";
 const sizes = (process.env.BENCH_SCALE_PEOPLE || "1000,100000,1000000").split(",").map(Number);
 const samples = Number(process.env.BENCH_SCALE_SAMPLES || 40);
+/** How many of the slowest reads at each size get EXPLAIN ANALYZE. */
+const explainedReads = 3;
+// The server runs with the young generation `npm start` gives it, so its RSS is the one of production.
+process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, "--max-semi-space-size=2"].filter(Boolean).join(" ");
 
 interface Read {
   label: string;
@@ -185,11 +189,11 @@ export async function run(): Promise<void> {
       try {
         const browser = new Browser(side.prepared.url);
         await browser.signIn(side.prepared.email, side.prepared.password);
-        let slowest: { read: Read; p99: number } | null = null;
+        const timed: { read: Read; p99: number }[] = [];
         for (const read of reads) {
           const measured = await measure(browser, pathOf(read));
           record(read.label, size, `${format(measured.p50)} / ${format(measured.p99)} ms`);
-          if (slowest === null || measured.p99 > slowest.p99) slowest = { read, p99: measured.p99 };
+          timed.push({ read, p99: measured.p99 });
         }
         const csv = await measureCsv(browser, side.child.pid as number);
         record(
@@ -198,7 +202,7 @@ export async function run(): Promise<void> {
           `${csv.seconds.toFixed(2)} s, first byte ${format(csv.firstByteMs)} ms, RSS +${csv.rssGrowthMiB.toFixed(0)} MiB (${csv.rows.toLocaleString("en-GB")} rows)`,
         );
 
-        if (slowest !== null) {
+        for (const slowest of timed.sort((a, b) => b.p99 - a.p99).slice(0, explainedReads)) {
           const config = loadConfig({ DATABASE_URL: url, SIGNON_TWO_STEP_REQUIRED_ROLES: "none" });
           const ctx = { db, statements: statementRunner(pool, false), config, now: () => new Date() };
           const actor: Actor = { uid: "00000000-0000-4000-8000-000000000000", role: "superadmin", organisationId: null };
@@ -206,7 +210,7 @@ export async function run(): Promise<void> {
           const search = await resolvedSearch(ctx, actor, filters);
           const show = async (title: string, query: SQLWrapper) => {
             const rows = (await db.execute<{ "QUERY PLAN": string }>(sql`explain (analyze, buffers) ${query}`)).rows;
-            explained.push(`-- ${size.toLocaleString("en-GB")} people, slowest read: ${slowest.read.label} (p99 ${format(slowest.p99)} ms): ${title}\n${rows.map((row) => row["QUERY PLAN"]).join("\n")}`);
+            explained.push(`-- ${size.toLocaleString("en-GB")} people, slow read: ${slowest.read.label} (p99 ${format(slowest.p99)} ms): ${title}\n${rows.map((row) => row["QUERY PLAN"]).join("\n")}`);
           };
           await show("the page", userPageQuery(db, search, slowest.read.position, 51));
           const estimate = await estimateUsers(db, search);
@@ -227,6 +231,6 @@ export async function run(): Promise<void> {
   console.log(header);
   console.log(`|---|${sizes.map(() => "---").join("|")}|`);
   for (const [label, row] of table) console.log(`| ${label} | ${sizes.map((size) => row.get(size) ?? "").join(" | ")} |`);
-  console.log(`\nEXPLAIN ANALYZE of the slowest read at each size\n`);
+  console.log(`\nEXPLAIN ANALYZE of the ${explainedReads} slowest reads at each size\n`);
   for (const plan of explained) console.log(`${plan}\n`);
 }

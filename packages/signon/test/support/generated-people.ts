@@ -24,8 +24,9 @@ const lastNames = [
  * admins, 1 in 1,000 admins; 1 in 10 invited (no password), 1 in 25
  * suspended, 1 in 5,000 locked, 1 in 8 with 2-step verification, 1 in 2,000
  * exempt; `signin` on one application for half of them and `editor` for 1 in
- * 100. Names are a first and last name (1 in 40 is a Smith) and a number;
- * addresses `personN@…`. Then ANALYZE, so the planner knows the sizes.
+ * 100, each attribute drawn independently (a hash of the person's number).
+ * Names are a first name, a middle initial, a last name (1 in 40 is a
+ * Smith) and a number; addresses `personN@…`. Then ANALYZE, so the planner knows the sizes.
  */
 export async function generatePeople(db: SignonDatabase, count: number, slice = 20_000): Promise<GeneratedPeople> {
   const organisations = await db.execute<{ id: string }>(sql`
@@ -50,20 +51,21 @@ export async function generatePeople(db: SignonDatabase, count: number, slice = 
     await db.execute(sql`
     insert into signon.users (uid, name, email, role, organisation_id, password_hash, suspended_at, suspension_reason, locked_at,
                               last_signed_in_at, otp_enabled_at, two_step_required, two_step_exemption_reason, two_step_exempt_until, created_at, updated_at)
+    -- Each attribute drawn from its own hash of the person's number, so that none follows another or the order of names.
     select gen_random_uuid(),
-           (${firsts})[1 + n % ${firstNames.length}] || ' ' || (${lasts})[1 + (n / ${firstNames.length}) % ${lastNames.length}] || ' ' || n,
+           (${firsts})[1 + (hashtext('first' || n) & 2147483647) % ${firstNames.length}] || ' ' || chr(65 + (hashtext('initial' || n) & 2147483647) % 26) || '. ' || (${lasts})[1 + (hashtext('last' || n) & 2147483647) % ${lastNames.length}] || ' ' || n,
            'person' || n || '@' || (array['example.org', 'example.com', 'dept.example', 'agency.example'])[1 + n % 4],
-           case when n % 1000 = 0 then 'admin' when n % 200 = 0 then 'super_organisation_admin' when n % 50 = 0 then 'organisation_admin' else 'normal' end,
-           case when n % 20 = 0 then null else (${organisationArray}::uuid[])[1 + n % 100] end,
-           case when n % 10 = 3 then null else 'generated' end,
-           case when n % 25 = 7 then now() - interval '1 day' end,
-           case when n % 25 = 7 then 'Generated' end,
-           case when n % 5000 = 11 then now() end,
-           case when n % 3 = 0 then now() - (n % 90) * interval '1 day' end,
-           case when n % 8 = 1 then now() end,
-           n % 500 = 13,
-           case when n % 2000 = 17 then 'Generated' end,
-           case when n % 2000 = 17 then now() + interval '30 days' end,
+           case when (hashtext('role' || n) & 2147483647) % 1000 = 0 then 'admin' when (hashtext('role' || n) & 2147483647) % 200 = 0 then 'super_organisation_admin' when (hashtext('role' || n) & 2147483647) % 50 = 0 then 'organisation_admin' else 'normal' end,
+           case when (hashtext('organisation' || n) & 2147483647) % 20 = 0 then null else (${organisationArray}::uuid[])[1 + (hashtext('organisation' || n) & 2147483647) / 20 % 100] end,
+           case when (hashtext('invited' || n) & 2147483647) % 10 = 0 then null else 'generated' end,
+           case when (hashtext('suspended' || n) & 2147483647) % 25 = 0 then now() - interval '1 day' end,
+           case when (hashtext('suspended' || n) & 2147483647) % 25 = 0 then 'Generated' end,
+           case when (hashtext('locked' || n) & 2147483647) % 5000 = 0 then now() end,
+           case when (hashtext('signed-in' || n) & 2147483647) % 3 = 0 then now() - ((hashtext('signed-in' || n) & 2147483647) % 90) * interval '1 day' end,
+           case when (hashtext('two-step' || n) & 2147483647) % 8 = 0 then now() end,
+           (hashtext('required' || n) & 2147483647) % 500 = 0,
+           case when (hashtext('exempt' || n) & 2147483647) % 2000 = 0 then 'Generated' end,
+           case when (hashtext('exempt' || n) & 2147483647) % 2000 = 0 then now() + interval '30 days' end,
            now() - (n % 1000) * interval '1 hour', now()
     from generate_series(${from}::int, ${to}::int) n`);
   }
