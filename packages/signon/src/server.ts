@@ -15,6 +15,7 @@ import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
 import { countPeople } from "./repositories/users.js";
 import { ensureSigningKeys, rotateSigningKeysIfDue } from "./oidc/signing-keys.js";
+import { logoutRequestBuilder } from "./oidc/logout-token.js";
 import { startHourlyJob } from "./maintenance/hourly-job.js";
 
 /** A running Sign-on server. */
@@ -63,6 +64,8 @@ export async function startSignon(
             info: (message) => app.log.info(message),
           },
           ...(options.fetch ? { fetch: options.fetch } : {}),
+          // OpenID Connect back-channel logout tokens, signed with the keys sealed under the secret key.
+          logoutRequest: logoutRequestBuilder({ ...ctx, secretKey: await resolveSecretKey(config.secretKey, config.dataDir) }),
         },
       );
     }

@@ -65,10 +65,18 @@ async function newKeyRow(ctx: SignonContext, alg: SigningAlgorithm, now: Date): 
 export async function ensureSigningKeys(ctx: SignonContext): Promise<void> {
   const now = ctx.now();
   const live = await ctx.db.select({ alg: signingKeys.alg }).from(signingKeys).where(isNull(signingKeys.retiredAt));
+  let generated = false;
   for (const alg of signingAlgorithms) {
     if (live.some((row) => row.alg === alg)) continue;
     await ctx.db.insert(signingKeys).values(await newKeyRow(ctx, alg, now)).onConflictDoNothing();
+    generated = true;
   }
+  if (generated) caches.delete(ctx.db);
+}
+
+/** Forgets this process's copy of the live keys (the next signature reads them again); for tests that empty the database. */
+export function forgetCachedSigningKeys(ctx: Pick<SignonContext, "db">): void {
+  caches.delete(ctx.db);
 }
 
 /**
@@ -109,11 +117,17 @@ export async function rotateSigningKeysIfDue(ctx: SignonContext): Promise<boolea
 
 /** The public keys to publish: the live ones and the retired ones still within their time. */
 export async function publishedKeys(ctx: SignonContext): Promise<JWK[]> {
-  const rows = await ctx.db
+  const read = () => ctx.db
     .select({ publicJwk: signingKeys.publicJwk })
     .from(signingKeys)
     .where(or(isNull(signingKeys.retiredAt), gt(signingKeys.publishUntil, ctx.now())))
     .orderBy(signingKeys.createdAt);
+  let rows = await read();
+  // Before the first start generated them (a database set up by other means): generate them now.
+  if (rows.length === 0) {
+    await ensureSigningKeys(ctx);
+    rows = await read();
+  }
   return rows.map((row) => row.publicJwk as JWK);
 }
 
