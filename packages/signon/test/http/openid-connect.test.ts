@@ -1,7 +1,8 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
 import { openIdSettingsOf, setOpenIdSettings } from "../../src/oidc/client-settings.js";
-import { forgetCachedSigningKeys } from "../../src/oidc/signing-keys.js";
+import { ensureSigningKeys, forgetCachedSigningKeys, rotateSigningKeysIfDue } from "../../src/oidc/signing-keys.js";
+import { signedInAs } from "../web/users-support.js";
 import { createApp, createUser } from "../support/factories.js";
 import { authorizeUrl, exchangeCode, obtainCode, postForm, refresh } from "../support/flow.js";
 import { InjectBrowser } from "../support/browser.js";
@@ -239,5 +240,41 @@ describe("GET /end-session", () => {
     expect(confirmed.statusCode).toBe(303);
     expect(confirmed.headers.location).toBe("https://wiki.example/signed-out");
     expect((await browser.get("/account")).statusCode).toBe(303);
+  });
+});
+
+describe("signing key rotation on a schedule", () => {
+  it("replaces keys older than SIGNON_SIGNING_KEY_ROTATION_DAYS (90 by default), and only those", async () => {
+    await ensureSigningKeys(signon.ctx);
+    signon.clock.advance(89 * 86_400);
+    expect(await rotateSigningKeysIfDue(signon.ctx)).toBe(false);
+    signon.clock.advance(2 * 86_400);
+    expect(await rotateSigningKeysIfDue(signon.ctx)).toBe(true);
+    expect(await rotateSigningKeysIfDue(signon.ctx)).toBe(false);
+    const { keys } = (await signon.app.inject({ method: "GET", url: "/.well-known/jwks.json" })).json<{ keys: unknown[] }>();
+    expect(keys).toHaveLength(4);
+  });
+});
+
+describe("POST /applications/:id/openid-connect", () => {
+  it("registers the application for OpenID Connect from its page, and refuses a bad logout URI with 400", async () => {
+    const { browser } = await signedInAs(signon.app, signon.ctx, "superadmin");
+    const { application } = await createApp(signon.ctx);
+    const saved = await browser.submit(`/applications/${application.id}`, `/applications/${application.id}/openid-connect`, {
+      scope_openid: "yes",
+      scope_email: "yes",
+      id_token_alg: "RS256",
+      post_logout_redirect_uris: "https://app.example/bye\nhttps://app.example/again",
+      backchannel_logout_uri: "https://app.example/backchannel",
+    });
+    expect(saved.statusCode).toBe(303);
+    const page = await browser.get(`/applications/${application.id}`);
+    expect(page.body).toContain("OpenID Connect settings saved");
+    expect(page.body).toContain('id="scope_email" name="scope_email" value="yes" checked');
+    const refused = await browser.submit(`/applications/${application.id}`, `/applications/${application.id}/openid-connect`, {
+      scope_openid: "yes",
+      backchannel_logout_uri: "javascript:alert(1)",
+    });
+    expect(refused.statusCode).toBe(400);
   });
 });
