@@ -1,1 +1,0 @@
-CREATE INDEX "users_api_name_idx" ON "signon"."users" USING btree (lower("name"),"uid") WHERE "signon"."users"."is_api_user";

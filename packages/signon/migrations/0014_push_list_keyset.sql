@@ -1,1 +1,0 @@
-CREATE INDEX "push_deliveries_application_list_idx" ON "signon"."push_deliveries" USING btree ("application_id",(case "status" when 'failed' then 0 when 'pending' then 1 else 2 end),"updated_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);
