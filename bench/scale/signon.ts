@@ -178,7 +178,7 @@ export async function run(): Promise<void> {
         { label: "filter status = locked", filters: { status: "locked" }, position: { kind: "first" } },
         { label: "filter status = invited", filters: { status: "invited" }, position: { kind: "first" } },
         { label: "filter permission signin (half)", filters: { permission: `${generated.applicationId}:signin` }, position: { kind: "first" } },
-        { label: "filter permission editor (1 in 100)", filters: { permission: `${generated.applicationId}:editor` }, position: { kind: "first" } },
+        { label: "filter permission editor (1 in 200)", filters: { permission: `${generated.applicationId}:editor` }, position: { kind: "first" } },
         { label: "filter 2-step on", filters: { twoStep: "on" }, position: { kind: "first" } },
         { label: "filter 2-step missing", filters: { twoStep: "missing" }, position: { kind: "first" } },
         { label: "filter 2-step exempt", filters: { twoStep: "exempt" }, position: { kind: "first" } },

@@ -24,7 +24,7 @@ const lastNames = [
  * admins, 1 in 1,000 admins; 1 in 10 invited (no password), 1 in 25
  * suspended, 1 in 5,000 locked, 1 in 8 with 2-step verification, 1 in 2,000
  * exempt; `signin` on one application for half of them and `editor` for 1 in
- * 100, each attribute drawn independently (a hash of the person's number).
+ * 200, each attribute drawn independently (a hash of the person's number).
  * Names are a first name, a middle initial, a last name (1 in 40 is a
  * Smith) and a number; addresses `personN@…`. Then ANALYZE, so the planner knows the sizes.
  */
