@@ -1,7 +1,7 @@
 import type { CompletionContext } from "../context.js";
 import type { CourseStructure } from "../domain/course-structures.js";
 import { percentOf } from "../aggregation/completion-math.js";
-import { courseStatsSums } from "../repositories/aggregates.js";
+import { courseStatsSums } from "../repositories/course-sums.js";
 import { STALE_STRUCTURE } from "./course-reads.js";
 
 /** The stats `mean_completion`; every number is null when no learner is selected (C12). */
