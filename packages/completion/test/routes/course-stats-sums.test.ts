@@ -6,6 +6,7 @@ import { resolveStaleRecords } from "../../src/aggregation/stale.js";
 import type { BulkBlock, BulkData } from "../../src/ingest/bulk-format.js";
 import { readCourseStats } from "../../src/read/course-stats.js";
 import { block, COURSE, COURSE_TREE, load, OTHER_COURSE, OTHER_TREE } from "../support/data.js";
+import { courseSumsMismatches } from "../support/consistency.js";
 import { useHarness } from "../support/harness.js";
 import { activeLearnersPageByScan, courseStatsSumsByScan, meanCoursePercentByScan } from "../support/stats-by-scan.js";
 
@@ -160,6 +161,7 @@ describe("GET /api/completion/v1/stats/{course_key}/ and the all-users pages, fr
           for (const change of round) await apply(change);
           const { actual, expected } = await compare(pageSize);
           expect(actual).toEqual(expected);
+          expect(await courseSumsMismatches(h.ctx)).toEqual([]);
         }
       }),
       { numRuns: Number(process.env.STATS_RUNS ?? 25), seed: process.env.STATS_SEED === undefined ? 20_261_126 : Number(process.env.STATS_SEED) },
