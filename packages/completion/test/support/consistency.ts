@@ -104,7 +104,7 @@ export async function aggregateMismatches(ctx: CompletionContext): Promise<strin
  * Where the kept per-course sums (and bucket counts) differ from a grouping of the active enrollments, and where an
  * enrollment's statistics group differs from its learner's roles and cohorts in the course.
  */
-export async function courseSumsMismatches(ctx: CompletionContext): Promise<string[]> {
+export async function courseSumsMismatches(ctx: Pick<CompletionContext, "db">): Promise<string[]> {
   const result = await ctx.db.execute<{ problem: string }>(sql.raw(`
     with kept as (
       select course_key, cohorts, roles, sum(learners) as learners, sum(earned) as earned, sum(possible) as possible,
