@@ -37,6 +37,10 @@ DECLARE
   r numeric;
 BEGIN
   IF x = trunc(x) AND abs(x) < 1e15 THEN RETURN x::bigint::numeric; END IF;
+  -- Halves, quarters and other multiples of 2^-32 (below 2^21): scaling by 2^32 is exact, and 2^-32 has 32 decimals.
+  IF abs(x) < 2097152 AND x * 4294967296 = trunc(x * 4294967296) THEN
+    RETURN (x * 4294967296)::bigint::numeric * 0.00000000023283064365386962890625;
+  END IF;
   bits := ('x' || encode(float8send(x), 'hex'))::bit(64)::bigint;
   e := ((bits >> 52) & 2047)::integer;
   IF e = 2047 THEN RAISE EXCEPTION 'not a finite number: %', x; END IF;

@@ -18,9 +18,10 @@ export interface StatsSums {
   readonly courseHash: string | null;
 }
 
+/** The stats query (exported for the benchmark's EXPLAIN). */
 // $1 course key, then the cohort id and the excluded roles when the variant filters on them. A row's `cohorts` are
 // the ids of the course's cohorts its learners belong to; `roles` their course roles.
-function courseStatsSql(byCohort: boolean, byRoles: boolean): string {
+export function courseStatsSql(byCohort: boolean, byRoles: boolean): string {
   const rolesParam = byCohort ? 3 : 2;
   return `
     select coalesce(sum(s.learners), 0), coalesce(sum(s.earned), 0)::float8, coalesce(sum(s.possible), 0)::float8,

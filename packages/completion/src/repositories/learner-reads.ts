@@ -121,7 +121,7 @@ export async function findLearnerInCourses(
 // rows are the ones OFFSET $2 would give, read in the same snapshot.
 //
 // Some learners (`user_ids`): the list bounds the work; the total is an uncorrelated subquery over those ids.
-function pageActiveLearnersSql(byBlocks: boolean, byUsers: boolean): string {
+export function pageActiveLearnersSql(byBlocks: boolean, byUsers: boolean): string {
   const blocksParam = 4;
   const usersParam = byBlocks ? 5 : 4;
   const tail = `
