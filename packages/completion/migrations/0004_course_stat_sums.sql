@@ -77,7 +77,8 @@ BEGIN
       coalesce((SELECT array_agg(m."cohort_id" ORDER BY m."cohort_id") FROM "completion"."cohort_memberships" m
                 INNER JOIN "completion"."cohorts" c ON c."id" = m."cohort_id"
                 WHERE c."course_key" = x."course_key" AND m."learner_id" = x."learner_id"), '{}') AS cohorts
-    FROM "completion"."enrollments" x WHERE x."learner_id" = ANY(learner_ids)
+    FROM (SELECT DISTINCT unnest(learner_ids) AS "id") ids
+    INNER JOIN "completion"."enrollments" x ON x."learner_id" = ids."id"
   ) g
   WHERE e."course_key" = g."course_key" AND e."learner_id" = g."learner_id"
     AND (e."stat_roles" IS DISTINCT FROM g.roles OR e."stat_cohorts" IS DISTINCT FROM g.cohorts);
