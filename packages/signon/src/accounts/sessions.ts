@@ -18,7 +18,7 @@ export async function startSession(
   user: User,
   previousSessionId: string | undefined,
   origin: RequestOrigin,
-  options: { awaitingSecondFactor?: boolean } = {},
+  options: { awaitingSecondFactor?: boolean; amr?: readonly string[] } = {},
 ): Promise<string> {
   const id = randomHex();
   const now = ctx.now();
@@ -34,6 +34,7 @@ export async function startSession(
       ip: origin.ip,
       userAgent: origin.userAgent?.slice(0, 512) ?? null,
       awaitingSecondFactor,
+      amr: [...(options.amr ?? ["pwd"])],
     });
     if (!awaitingSecondFactor) await signInCompleted(tx, user, now, origin);
   });
@@ -55,6 +56,9 @@ export interface WebSession {
   /** 2-step verification is required of the user and not set up: every page but its set-up sends them there. */
   twoStepSetUpRequired: boolean;
   flash: Session["flash"];
+  /** When the person signed in (OpenID Connect `auth_time`), and how (`amr`). */
+  authTime: Date;
+  amr: readonly string[];
 }
 
 /**
@@ -84,6 +88,8 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     awaitingSecondFactor: found.session.awaitingSecondFactor,
     twoStepSetUpRequired: mustSetUpTwoStep(ctx.config, found.user, found.organisationRequiresTwoStep, now),
     flash: found.session.flash,
+    authTime: found.session.createdAt,
+    amr: found.session.amr,
   };
 }
 

@@ -74,7 +74,7 @@ export async function completeSecondFactor(
     if (step === null || !(await acceptOtpStep(tx, user.uid, step, now))) return null;
     await audit(tx, { action: "two_step_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
     await clearSourceFailures(tx, user.email, origin, "two_step_code");
-    const newSessionId = await startSession({ ...ctx, db: tx }, user, sessionId, origin);
+    const newSessionId = await startSession({ ...ctx, db: tx }, user, sessionId, origin, { amr: ["pwd", "otp"] });
     let rememberToken: string | null = null;
     if (input.rememberBrowser) {
       rememberToken = randomHex();
