@@ -18,9 +18,11 @@ export interface StatsSums {
   readonly courseHash: string | null;
 }
 
-/** The stats query (exported for the benchmark's EXPLAIN). */
-// $1 course key, then the cohort id and the excluded roles when the variant filters on them. A row's `cohorts` are
-// the ids of the course's cohorts its learners belong to; `roles` their course roles.
+/**
+ * The stats query (exported for the scale benchmark's EXPLAIN). $1 course key, then the cohort id and the excluded
+ * roles when the variant filters on them. A row's `cohorts` are the ids of the course's cohorts its learners belong
+ * to; `roles` their course roles.
+ */
 export function courseStatsSql(byCohort: boolean, byRoles: boolean): string {
   const rolesParam = byCohort ? 3 : 2;
   return `

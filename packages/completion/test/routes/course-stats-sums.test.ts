@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { resolveStaleRecords } from "../../src/aggregation/stale.js";
-import type { BulkBlock, BulkData } from "../../src/ingest/bulk-format.js";
+import type { BulkBlock } from "../../src/ingest/bulk-format.js";
 import { readCourseStats } from "../../src/read/course-stats.js";
 import { block, COURSE, COURSE_TREE, load, OTHER_COURSE, OTHER_TREE } from "../support/data.js";
 import { courseSumsMismatches } from "../support/consistency.js";
