@@ -1,7 +1,8 @@
 // Completion at scale: one course of 1k, 100k (and, with BENCH_SCALE_MILLION=1, 1M) active learners generated through
 // SQL (generate_series), then, through the real service over keep-alive HTTP (bench/completion/serve.ts, a fixed staff
 // caller), stats without a filter and with `cohorts` and `exclude_roles`, and the all-users detail page, first and
-// last (page_size=100): p50 / p99. Then EXPLAIN ANALYZE of the slowest read's SQL at the largest size.
+// last (page_size=100): p50 / p99, each beside its SQL alone (prepared, from this process). Then EXPLAIN ANALYZE of
+// the slowest read's SQL at the largest size.
 //
 //   npm run bench -- scale
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default; the server, not the database)
@@ -140,6 +141,18 @@ async function timeRead(port: number, path: string): Promise<{ p50: number; p99:
   return { p50: percentile(samples, 50), p99: percentile(samples, 99), body };
 }
 
+/** The read's SQL alone, prepared as the service prepares it, from this process: what the database takes. */
+async function timeSql(client: pg.Client, name: string, text: string, values: unknown[]): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < Math.min(100, READS); i += 1) await client.query({ name, text, values, rowMode: "array" });
+  const samples: number[] = [];
+  for (let i = 0; i < READS; i += 1) {
+    const start = performance.now();
+    await client.query({ name, text, values, rowMode: "array" });
+    samples.push(performance.now() - start);
+  }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
 function startService(url: string, learners: number): Promise<{ child: ChildProcess; port: number }> {
   const child = fork(new URL("../completion/serve.ts", import.meta.url).pathname, [url, COURSE, String(learners)], { execArgv: ["--import", "tsx"] });
   return new Promise((resolve, reject) => {
@@ -197,19 +210,20 @@ export async function run(): Promise<void> {
         const row = [`${size.toLocaleString("en")} learners (generated in ${generatedIn.toFixed(1)} s; ${sums.rows[0]!.rows} sums rows, ${sums.rows[0]!.buckets} buckets)`];
         for (const [name, path] of reads) {
           const figures = await timeRead(port, path);
-          row.push(`${name}: ${figures.p50.toFixed(2)} / ${figures.p99.toFixed(2)} ms`);
           const offset = (lastPage - 1) * PAGE_SIZE;
+          const sql = name.startsWith("stats, no") ? courseStatsSql(false, false) : name.startsWith("stats") ? courseStatsSql(true, true) : pageActiveLearnersSql(false, false);
+          const values = name.startsWith("stats, no")
+            ? [COURSE]
+            : name.startsWith("stats")
+              ? [COURSE, 1, ["staff", "beta_testers"]]
+              : [COURSE, name.includes("last") ? offset : 0, PAGE_SIZE];
+          const bare = await timeSql(client, `scale_${plans.length}`, sql, values);
+          row.push(`${name}: ${figures.p50.toFixed(2)} / ${figures.p99.toFixed(2)} ms (its SQL alone: ${bare.p50.toFixed(2)} / ${bare.p99.toFixed(2)} ms)`);
           plans.push({
             size,
             name,
             ms: figures.p99,
             explain: async () => {
-              const sql = name.startsWith("stats, no") ? courseStatsSql(false, false) : name.startsWith("stats") ? courseStatsSql(true, true) : pageActiveLearnersSql(false, false);
-              const values = name.startsWith("stats, no")
-                ? [COURSE]
-                : name.startsWith("stats")
-                  ? [COURSE, 1, ["staff", "beta_testers"]]
-                  : [COURSE, name.includes("last") ? offset : 0, PAGE_SIZE];
               const result = await client.query<{ "QUERY PLAN": string }>(`explain (analyze, buffers) ${sql}`, values);
               return result.rows.map((line) => line["QUERY PLAN"]).join("\n");
             },
