@@ -20,7 +20,7 @@ const RegisterBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const PasskeyParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const PasskeyParams = Type.Object({ passkeyId: Type.String({ maxLength: 64 }) });
 const ConfirmBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })), ...confirmField }, { additionalProperties: false });
 
 const title = "Your passkeys";
@@ -99,7 +99,7 @@ async function ownPasskeyOrNotFound(request: FastifyRequest, reply: FastifyReply
  * /account/passkeys/options` hands the browser script the options of a new
  * registration (JSON); `POST /account/passkeys` checks the browser's answer
  * and stores the passkey under its name; `GET/POST
- * /account/passkeys/:id/remove` removes one, after a confirmation step. A
+ * /account/passkeys/:passkeyId/remove` removes one, after a confirmation step. A
  * person who must set up 2-step verification may use these pages too: a
  * passkey meets the requirement.
  */
@@ -145,17 +145,17 @@ const passkeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   app.get(
-    "/account/passkeys/:id/remove",
+    "/account/passkeys/:passkeyId/remove",
     { config: { errorFormat: "html" }, schema: { params: PasskeyParams }, preHandler: requireSignedInForTwoStepSetUp },
     async (request, reply) => {
-      const passkey = await ownPasskeyOrNotFound(request, reply, request.params.id);
+      const passkey = await ownPasskeyOrNotFound(request, reply, request.params.passkeyId);
       if (!passkey) return reply;
       return renderConfirmation(request, reply, removeConfirmation(passkey, signedInUser(request).passkeyCount <= 1));
     },
   );
 
   app.post(
-    "/account/passkeys/:id/remove",
+    "/account/passkeys/:passkeyId/remove",
     {
       config: { errorFormat: "html" },
       schema: { params: PasskeyParams, body: ConfirmBody },
@@ -163,7 +163,7 @@ const passkeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: [requireSignedInForTwoStepSetUp, app.csrfProtection],
     },
     async (request, reply) => {
-      const passkey = await ownPasskeyOrNotFound(request, reply, request.params.id);
+      const passkey = await ownPasskeyOrNotFound(request, reply, request.params.passkeyId);
       if (!passkey) return reply;
       const user = signedInUser(request);
       if (!isConfirmed(request.body)) return renderConfirmation(request, reply, removeConfirmation(passkey, user.passkeyCount <= 1), { unconfirmed: true });
