@@ -84,10 +84,16 @@ async function signInWithPasskeyAlone(page: Page): Promise<void> {
 const refused = "That passkey could not sign you in";
 
 describe("passkeys in the browser", () => {
-  it("registers a passkey, signs in with it after the password and alone, refuses a clone and a removed passkey", async () => {
-    const { page, cdp, authenticatorId } = await pageWithAuthenticator();
+  // One person and one browser through the steps in order: each step starts where the one before ended.
+  let page: Page;
+  let cdp: CDPSession;
+  let authenticatorId: string;
 
-    // Register one from the account page.
+  beforeAll(async () => {
+    ({ page, cdp, authenticatorId } = await pageWithAuthenticator());
+  });
+
+  it("registers a passkey from the account page, named, never used yet", async () => {
     await page.goto(`${signonUrl}/sign-in`);
     await fillSignIn(page, email, password);
     await page.waitForURL(`${signonUrl}/`);
@@ -102,22 +108,25 @@ describe("passkeys in the browser", () => {
     await checkPage(page, "passkeys-one");
     const [credential] = await credentialsOf(cdp, authenticatorId);
     expect(credential?.isResidentCredential).toBe(true);
+  });
 
-    // The second factor after the password.
+  it("signs in with the passkey as the second factor after the password", async () => {
     await signOut(page);
     await signInWithPasswordAndPasskey(page);
     await page.waitForURL(`${signonUrl}/`);
     await page.goto(`${signonUrl}/account/passkeys`);
     await expect.poll(() => page.locator("#passkeys tbody tr").first().innerText()).not.toContain("Never");
+  });
 
-    // Alone, from the sign-in page.
+  it("signs in with the passkey alone from the sign-in page", async () => {
     await signOut(page);
     await signInWithPasskeyAlone(page);
     await page.waitForURL(`${signonUrl}/`);
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Your applications");
-
-    // A clone: the same key with a counter that went back.
     await signOut(page);
+  });
+
+  it("refuses a cloned authenticator: the same key with a counter that went back", async () => {
     const used = (await credentialsOf(cdp, authenticatorId))[0];
     if (!used) throw new Error("the virtual authenticator lost its credential");
     expect(used.signCount).toBeGreaterThan(1);
@@ -125,9 +134,13 @@ describe("passkeys in the browser", () => {
     await signInWithPasskeyAlone(page);
     await expect.poll(() => page.getByRole("alert").textContent()).toContain(refused);
     expect(new URL(page.url()).pathname).toBe("/sign-in/passkey");
+    await signInWithPasswordAndPasskey(page);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("That passkey could not be accepted");
+    // The real authenticator again, its counter ahead of every use so far.
+    authenticatorId = await replaceAuthenticator(cdp, clone, used, used.signCount + 10);
+  });
 
-    // The real authenticator again (its counter ahead), then the passkey removed.
-    const real = await replaceAuthenticator(cdp, clone, used, used.signCount + 10);
+  it("refuses a removed passkey, and the password alone signs in again", async () => {
     await signInWithPasswordAndPasskey(page);
     await page.waitForURL(`${signonUrl}/`);
     await page.goto(`${signonUrl}/account/passkeys`);
@@ -140,9 +153,8 @@ describe("passkeys in the browser", () => {
     await signOut(page);
     await signInWithPasskeyAlone(page);
     await expect.poll(() => page.getByRole("alert").textContent()).toContain(refused);
-    expect((await credentialsOf(cdp, real)).length).toBe(1);
+    expect((await credentialsOf(cdp, authenticatorId)).length).toBe(1);
 
-    // Without a passkey the password alone signs in again.
     await page.goto(`${signonUrl}/sign-in`);
     await fillSignIn(page, email, password);
     await page.waitForURL(`${signonUrl}/`);

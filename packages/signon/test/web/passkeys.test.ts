@@ -367,6 +367,14 @@ describe("POST /sign-in/passkey", () => {
   });
 });
 
+describe("how a session signed in", () => {
+  it("records a password alone as pwd", async () => {
+    const user = await createUser(signon.ctx);
+    const browser = await signedInBrowser(signon.app, user.email, defaultPassword);
+    expect(await sessionMethods(browser)).toEqual(["pwd"]);
+  });
+});
+
 describe("passkeys and 2-step verification", () => {
   it("an administrator's 2-step reset removes the person's passkeys", async () => {
     const { user, authenticator } = await userWithPasskey();
