@@ -1,10 +1,15 @@
-// `npm run bench -- scale`: the reads that grow with the data, at 1k, 100k and 1M rows, each benchmark in turn.
+// Size against speed: the reads that grow with the data, at 1k, 100k and 1M people (Sign-on) and learners
+// (Completion), each on a database generated through SQL.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench -- scale
+//
+// Each part lives in a module of its own that exports `run()`: ./signon.ts, and ./completion.ts when present.
 import { existsSync } from "node:fs";
+import { run as runSignon } from "./signon.js";
 
-for (const name of ["signon", "completion"]) {
-  const file = new URL(`./${name}.ts`, import.meta.url);
-  if (!existsSync(file)) continue;
-  console.log(`\n== scale: ${name}`);
-  const module = (await import(file.href)) as { run(): Promise<void> };
-  await module.run();
+await runSignon();
+const completion = new URL("./completion.ts", import.meta.url);
+if (existsSync(completion)) {
+  const part = (await import(completion.href)) as { run: () => Promise<void> };
+  await part.run();
 }
