@@ -83,6 +83,8 @@ export const users = signon.table(
     invitationSentAt: timestamp("invitation_sent_at", { withTimezone: true }),
     /** API users only: a token about to expire is replaced by a new one, shown once to an administrator. */
     tokenAutoRenewal: boolean("token_auto_renewal").notNull().default(false),
+    /** How many passkeys the person has registered (kept with `passkeys` in the same transaction): any counts as a second factor. */
+    passkeyCount: integer("passkey_count").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   },
@@ -255,10 +257,13 @@ export const sessions = signon.table(
     userAgent: text("user_agent"),
     /** Password checked, 2-step code not yet: the session signs nobody in until the code is entered. */
     awaitingSecondFactor: boolean("awaiting_second_factor").notNull().default(false),
-    /** How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `hwk`). */
-    amr: text("amr").array().notNull().default(sql`'{pwd}'::text[]`),
     /** A message shown once on the next page (flash), then cleared. */
     flash: jsonb("flash").$type<{ kind: "success" | "error"; text: string }>(),
+    /**
+     * How the person signed in, as RFC 8176 `amr` values in the order used:
+     * `pwd` (password), `otp` (authenticator app code), `hwk` (passkey).
+     */
+    authenticationMethods: text("authentication_methods").array().notNull().default(sql`'{}'::text[]`),
   },
   (table) => [index("sessions_user_idx").on(table.userUid)],
 );
@@ -334,6 +339,51 @@ export const rememberedBrowsers = signon.table(
     createdAt: createdAt(),
   },
   (table) => [index("remembered_browsers_user_idx").on(table.userUid)],
+);
+
+/** Passkeys (WebAuthn public key credentials), each belonging to one person. */
+export const passkeys = signon.table(
+  "passkeys",
+  {
+    id: uuid("id").primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    /** The credential id as base64url, as the browser reports it. */
+    credentialId: text("credential_id").notNull().unique(),
+    /** The COSE public key, base64url. */
+    publicKey: text("public_key").notNull(),
+    /** The authenticator's signature counter last seen; a response must carry a higher one (0 stays 0 for authenticators without one). */
+    signCount: bigint("sign_count", { mode: "number" }).notNull(),
+    transports: text("transports").array().notNull().default(sql`'{}'::text[]`),
+    name: text("name").notNull(),
+    /** `singleDevice` or `multiDevice` (synced), as the authenticator said at registration. */
+    deviceType: text("device_type").notNull(),
+    backedUp: boolean("backed_up").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+  },
+  (table) => [index("passkeys_user_idx").on(table.userUid)],
+);
+
+/** WebAuthn challenges handed out and not yet used: each is taken (deleted) by the one response that answers it. */
+export const passkeyChallenges = signon.table(
+  "passkey_challenges",
+  {
+    /** The challenge as base64url. */
+    challenge: text("challenge").primaryKey(),
+    /** `registration`, `second_factor` or `passwordless`. */
+    purpose: text("purpose").notNull(),
+    /** The person it was made for (registration and second factor); none for a passwordless sign-in. */
+    userUid: uuid("user_uid").references(() => users.uid, { onDelete: "cascade" }),
+    /** Digest of the session id it was handed to, when there was one. */
+    sessionHash: text("session_hash"),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    index("passkey_challenges_expires_idx").on(table.expiresAt),
+    check("passkey_challenges_purpose_check", sql`${table.purpose} in ('registration', 'second_factor', 'passwordless')`),
+  ],
 );
 
 /** Mails kept by the development mailbox (`/dev/mail`) when no SMTP server is configured. */

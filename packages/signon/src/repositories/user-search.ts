@@ -112,11 +112,11 @@ function twoStepCondition(filter: TwoStepFilter, rules: SearchRules): SQL {
   const required = sql`(${byRole} or ((${users.twoStepRequired} or coalesce(${organisations.twoStepRequired}, false)) and not ${exempt}))`;
   switch (filter) {
     case "on":
-      return isNotNull(users.otpEnabledAt);
+      return or(isNotNull(users.otpEnabledAt), gt(users.passkeyCount, 0)) as SQL;
     case "off":
-      return isNull(users.otpEnabledAt);
+      return and(isNull(users.otpEnabledAt), eq(users.passkeyCount, 0)) as SQL;
     case "missing":
-      return and(isNull(users.otpEnabledAt), required) as SQL;
+      return and(isNull(users.otpEnabledAt), eq(users.passkeyCount, 0), required) as SQL;
     case "exempt":
       return exempt;
   }

@@ -45,7 +45,8 @@ export type RefName =
   | "refreshToken"
   | "idToken"
   | "victimEmail"
-  | "auditEvent";
+  | "auditEvent"
+  | "passkey";
 
 /** A field's value: text as it is, or a reference resolved when the request is sent. */
 export type FieldValue = string | Ref;
@@ -113,6 +114,7 @@ const PATH_REFS: Record<string, RefName> = {
   "unlock:token": "unlockToken",
   "account:token": "emailChangeToken",
   "account:id": "application",
+  "account:passkeyId": "passkey",
   "users:uid": "user",
   "users:id": "invitationBatch",
   "applications:id": "application",
@@ -346,6 +348,12 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
     case "token":
     case "access_token":
       return fc.oneof({ arbitrary: ref("accessToken"), weight: 3 }, { arbitrary: ref("refreshToken"), weight: 1 }, { arbitrary: fc.constantFrom("nope"), weight: 1 });
+    case "response":
+      // What the pages' script posts: a WebAuthn credential as JSON.
+      return mostly(
+        ["", "{}", JSON.stringify({ id: "AAAA", rawId: "AAAA", type: "public-key", response: { clientDataJSON: "e30", authenticatorData: "AA", signature: "AA", attestationObject: "AA" } })],
+        ["null", "[]", "{\"id\":", JSON.stringify({ id: "a+/=", rawId: "a+/=", type: "public-key", response: { clientDataJSON: "%%" } })],
+      );
     case "confirm":
       // The confirmation pages' hidden field: mostly sent, so that irreversible actions are reached too.
       return mostly(["yes"], ["", "no"]);
