@@ -188,6 +188,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(revokeRoutes);
   await app.register(introspectRoutes);
   await app.register(metadataRoutes);
+  await app.register(import("./routes/oidc/index.js"));
+  await app.register(import("./routes/oidc/end-session.js"));
   await app.register(devMailRoutes);
   await app.register(import("./routes/users/index.js"));
   await app.register(import("./routes/applications/index.js"));

@@ -10,6 +10,8 @@ export type AuditAction =
   | "account_locked"
   | "account_unlocked"
   | "sign_out"
+  | "signing_keys_rotated"
+  | "oidc_logout"
   | "authorization_code_issued"
   | "authorization_code_replayed"
   | "tokens_issued"

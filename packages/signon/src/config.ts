@@ -63,6 +63,8 @@ export interface SignonConfig {
   unusedInvitationDays: number;
   /** Audit events older than this many days are deleted by the hourly job. */
   eventRetentionDays: number;
+  /** OpenID Connect signing keys older than this many days are replaced by the hourly job. */
+  signingKeyRotationDays: number;
   /** Roles whose holders must use 2-step verification (no exemption lifts it); empty: none. */
   twoStepRequiredRoles: readonly SignonRole[];
   /** Which e-mail addresses new users and e-mail changes may have (see `accounts/email-policy.ts`). */
@@ -125,6 +127,7 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_INACTIVITY_DAYS` [45]
  * - `SIGNON_UNUSED_INVITATION_DAYS` [90]: never-used invitations are deleted after this many days.
  * - `SIGNON_EVENT_RETENTION_DAYS` [730]: audit events older than this are deleted.
+ * - `SIGNON_SIGNING_KEY_ROTATION_DAYS` [90]: OpenID Connect signing keys older than this are replaced.
  * - `SIGNON_TWO_STEP_REQUIRED_ROLES` [superadmin,admin]: comma-separated roles that must use 2-step verification, or `none`.
  * - `SIGNON_EMAIL_DOMAINS_ALLOWED` [unset: any], `SIGNON_EMAIL_DOMAINS_BLOCKED` [unset: none]: comma-separated domains; an entry
  *   covers the domain and its subdomains, the block list wins. `SIGNON_EMAIL_ALLOW_NON_ASCII` [false].
@@ -205,6 +208,7 @@ export function loadConfig(
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
     unusedInvitationDays: readInteger(env, "SIGNON_UNUSED_INVITATION_DAYS", 90, { min: 1, max: 3650 }),
     eventRetentionDays: readInteger(env, "SIGNON_EVENT_RETENTION_DAYS", 730, { min: 30, max: 36_500 }),
+    signingKeyRotationDays: readInteger(env, "SIGNON_SIGNING_KEY_ROTATION_DAYS", 90, { min: 1, max: 3650 }),
     twoStepRequiredRoles: readTwoStepRequiredRoles(env),
     emailPolicy: {
       allowedDomains: readDomains(env, "SIGNON_EMAIL_DOMAINS_ALLOWED"),

@@ -14,6 +14,9 @@ import { settleBackgroundMails } from "./mail/send-mail.js";
 import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
 import { countPeople } from "./repositories/users.js";
+import { ensureSigningKeys, rotateSigningKeysIfDue } from "./oidc/signing-keys.js";
+import { logoutRequestBuilder } from "./oidc/logout-token.js";
+import { startHourlyJob } from "./maintenance/hourly-job.js";
 
 /** A running Sign-on server. */
 export interface RunningSignon {
@@ -61,10 +64,15 @@ export async function startSignon(
             info: (message) => app.log.info(message),
           },
           ...(options.fetch ? { fetch: options.fetch } : {}),
+          // OpenID Connect back-channel logout tokens, signed with the keys sealed under the secret key.
+          logoutRequest: logoutRequestBuilder({ ...ctx, secretKey: await resolveSecretKey(config.secretKey, config.dataDir) }),
         },
       );
     }
     const worker = pushes;
+    // OpenID Connect signing keys: generated on the first start, sealed under the secret key.
+    const keysCtx: SignonContext = { ...ctx, secretKey: await resolveSecretKey(config.secretKey, config.dataDir) };
+    await ensureSigningKeys(keysCtx);
     // Invites the rows of uploaded batches; a batch interrupted by a restart resumes shortly after start.
     batches = startInvitationBatchWorker(ctx, { log: { error: (details, message) => app.log.error(details, message) } });
     const batchWorker = batches;
@@ -104,6 +112,14 @@ export async function startSignon(
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
       ...config.jobs,
     });
+    // Replaces signing keys older than SIGNON_SIGNING_KEY_ROTATION_DAYS; the old ones stay published until their tokens expire.
+    const keyRotation = startHourlyJob(
+      "signing key rotation",
+      async () => {
+        if (await rotateSigningKeysIfDue(keysCtx)) app.log.info("Rotated the OpenID Connect signing keys");
+      },
+      { log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) }, ...config.jobs },
+    );
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
@@ -111,6 +127,7 @@ export async function startSignon(
           await inactivity.stop();
           await expiredRecords.stop();
           await tokenRenewal.stop();
+          await keyRotation.stop();
           await batches?.stop();
           await pushes?.stop();
           await app.close();

@@ -9,6 +9,8 @@ const actionWords: Record<AuditAction, string> = {
   account_locked: "Account locked after too many failed sign-ins",
   account_unlocked: "Account unlocked",
   sign_out: "Signed out",
+  signing_keys_rotated: "OpenID Connect signing keys rotated",
+  oidc_logout: "Signed out from an application (OpenID Connect logout)",
   authorization_code_issued: "Signed in to an application",
   authorization_code_replayed: "A used sign-in code was presented again",
   tokens_issued: "Access tokens issued",

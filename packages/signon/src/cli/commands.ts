@@ -20,6 +20,9 @@ import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
 import { listPushes, retryPush, type PushStatus } from "../repositories/push-deliveries.js";
 import { resolveSecretKey } from "../security/secret-box.js";
+import { checkOpenIdSettings, OpenIdSettingsError, openIdSettingsOf, setOpenIdSettings, type OpenIdClientSettings } from "../oidc/client-settings.js";
+import { rotateSigningKeys } from "../oidc/signing-keys.js";
+import type { Application } from "../repositories/applications.js";
 import { UsageError, type CommandResult } from "./output.js";
 
 /** Parsed option values, as `node:util` `parseArgs` gives them. */
@@ -83,11 +86,64 @@ async function readImportFile(file: string): Promise<string> {
   }
 }
 
+/** The OpenID Connect options of `apps create` and `apps oidc`. */
+const openIdOptions = {
+  "oidc-scopes": { type: "string" },
+  "no-oidc": { type: "boolean" },
+  "id-token-alg": { type: "string" },
+  "post-logout-redirect-uri": { type: "string", multiple: true },
+  "no-post-logout-redirect-uris": { type: "boolean" },
+  "backchannel-logout-uri": { type: "string" },
+  "no-backchannel-logout": { type: "boolean" },
+} as const;
+
+/** Whether any OpenID Connect option was given. */
+function openIdOptionsGiven(options: Options): boolean {
+  return Object.keys(openIdOptions).some((name) => options[name] !== undefined);
+}
+
+/** The application's OpenID Connect registration with the options applied. */
+function openIdSettingsFrom(options: Options, current: OpenIdClientSettings): OpenIdClientSettings {
+  const both = (name: string, none: string) => {
+    if (options[none] === true && options[name] !== undefined) throw new UsageError(`Use --${name} or --${none}, not both`);
+  };
+  both("oidc-scopes", "no-oidc");
+  both("post-logout-redirect-uri", "no-post-logout-redirect-uris");
+  both("backchannel-logout-uri", "no-backchannel-logout");
+  const scopes = optional(options, "oidc-scopes");
+  const postLogout = options["post-logout-redirect-uri"] as string[] | undefined;
+  return {
+    scopes: options["no-oidc"] === true ? [] : scopes === undefined ? current.scopes : list(scopes),
+    idTokenAlg: optional(options, "id-token-alg") ?? current.idTokenAlg,
+    postLogoutRedirectUris: options["no-post-logout-redirect-uris"] === true ? [] : (postLogout ?? current.postLogoutRedirectUris),
+    backchannelLogoutUri: options["no-backchannel-logout"] === true ? null : (optional(options, "backchannel-logout-uri") ?? current.backchannelLogoutUri),
+  };
+}
+
+async function applyOpenIdOptions(ctx: SignonContext, application: Application, options: Options): Promise<Application> {
+  try {
+    return await setOpenIdSettings(ctx, application, openIdSettingsFrom(options, openIdSettingsOf(application)), { uid: null, origin: null });
+  } catch (error) {
+    if (error instanceof OpenIdSettingsError) throw new AccountError(error.message);
+    throw error;
+  }
+}
+
+function openIdJson(application: Application) {
+  return {
+    oidc_scopes: application.oidcScopes,
+    id_token_signed_response_alg: application.idTokenSignedResponseAlg,
+    post_logout_redirect_uris: application.postLogoutRedirectUris,
+    backchannel_logout_uri: application.backchannelLogoutUri,
+  };
+}
+
 export const commands: Record<string, Command> = {
   "bootstrap first-start": firstStartCommand,
 
   "apps create": {
-    usage: "signon apps create --name NAME --redirect-uri URI [--redirect-uri URI …] [--home-uri URI] [--push-base URL] [--permissions a,b] [--require-pkce] [--json]",
+    usage:
+      "signon apps create --name NAME --redirect-uri URI [--redirect-uri URI …] [--home-uri URI] [--push-base URL] [--permissions a,b] [--require-pkce] [--oidc-scopes openid,profile,email] [--id-token-alg ES256|RS256] [--post-logout-redirect-uri URI …] [--backchannel-logout-uri URI] [--json]",
     options: {
       name: { type: "string" },
       "redirect-uri": { type: "string", multiple: true },
@@ -95,11 +151,20 @@ export const commands: Record<string, Command> = {
       "push-base": { type: "string" },
       permissions: { type: "string" },
       "require-pkce": { type: "boolean" },
+      ...openIdOptions,
     },
     async run(ctx, options) {
       const redirectUris = (options["redirect-uri"] as string[] | undefined) ?? [];
       if (redirectUris.length === 0) throw new UsageError("--redirect-uri is required");
-      const { application, clientSecret } = await registerApplication(ctx, {
+      // Checked before anything is registered, so a bad option leaves nothing behind.
+      const settings = openIdSettingsFrom(options, { scopes: [], idTokenAlg: "ES256", postLogoutRedirectUris: [], backchannelLogoutUri: null });
+      try {
+        checkOpenIdSettings(ctx, settings);
+      } catch (error) {
+        if (error instanceof OpenIdSettingsError) throw new AccountError(error.message);
+        throw error;
+      }
+      const registered = await registerApplication(ctx, {
         name: required(options, "name"),
         redirectUris,
         homeUri: optional(options, "home-uri"),
@@ -107,6 +172,8 @@ export const commands: Record<string, Command> = {
         permissions: list(optional(options, "permissions")),
         requirePkce: options["require-pkce"] === true,
       });
+      const { clientSecret } = registered;
+      const application = openIdOptionsGiven(options) ? await applyOpenIdOptions(ctx, registered.application, options) : registered.application;
       return {
         json: {
           name: application.name,
@@ -114,6 +181,7 @@ export const commands: Record<string, Command> = {
           client_secret: clientSecret,
           redirect_uris: application.redirectUris,
           permissions: application.supportedPermissions,
+          ...(application.oidcScopes.length > 0 ? openIdJson(application) : {}),
         },
         text: [
           `Registered ${application.name}.`,
@@ -186,6 +254,41 @@ export const commands: Record<string, Command> = {
           changed: update.changed,
         },
         text: [update.changed.length === 0 ? `Nothing changed on ${updated.name}.` : `Updated ${updated.name}: ${update.changed.join(", ")}.`],
+      };
+    },
+  },
+
+  "apps oidc": {
+    usage:
+      "signon apps oidc --app NAME [--oidc-scopes openid,profile,email | --no-oidc] [--id-token-alg ES256|RS256] [--post-logout-redirect-uri URI … | --no-post-logout-redirect-uris] [--backchannel-logout-uri URI | --no-backchannel-logout] [--json]",
+    options: { app: { type: "string" }, ...openIdOptions },
+    async run(ctx, options) {
+      const application = await requireApplication(ctx, required(options, "app"));
+      const updated = openIdOptionsGiven(options) ? await applyOpenIdOptions(ctx, application, options) : application;
+      const settings = openIdJson(updated);
+      return {
+        json: { name: updated.name, client_id: updated.clientId, ...settings },
+        text: [
+          updated.oidcScopes.length === 0 ? `${updated.name} is not an OpenID Connect client.` : `${updated.name}: OpenID Connect scopes ${updated.oidcScopes.join(" ")}, ID tokens ${updated.idTokenSignedResponseAlg}.`,
+          `post-logout redirect URIs: ${updated.postLogoutRedirectUris.join(" ") || "none"}`,
+          `back-channel logout URI:   ${updated.backchannelLogoutUri ?? "none"}`,
+        ],
+      };
+    },
+  },
+
+  "keys rotate": {
+    usage: "signon keys rotate [--json]",
+    options: {},
+    async run(ctx) {
+      // The server's key (configured, or the development key file of the data directory) seals the new keys.
+      const keys = await rotateSigningKeys({ ...ctx, secretKey: await resolveSecretKey(ctx.config.secretKey, ctx.config.dataDir) }, "command");
+      return {
+        json: { keys },
+        text: [
+          `New signing keys: ${keys.map((key) => `${key.alg} ${key.kid}`).join(", ")}.`,
+          "The previous keys stay published until the ID tokens they signed have expired; running servers sign with the new keys within a minute.",
+        ],
       };
     },
   },

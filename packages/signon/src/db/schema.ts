@@ -120,9 +120,20 @@ export const applications = signon.table(
     defaultPermissions: text("default_permissions").array().notNull().default(sql`'{}'::text[]`),
     /** Permissions the web interface does not offer in permission grids (the CLI still grants them). */
     permissionsNotGrantableInUi: text("permissions_not_grantable_in_ui").array().notNull().default(sql`'{}'::text[]`),
+    /** OpenID Connect scopes the application may ask for (`openid`, `profile`, `email`); empty: it is not an OpenID Connect client. */
+    oidcScopes: text("oidc_scopes").array().notNull().default(sql`'{}'::text[]`),
+    /** The JWS algorithm of its ID tokens (`ES256` or `RS256`). */
+    idTokenSignedResponseAlg: text("id_token_signed_response_alg").notNull().default("ES256"),
+    /** Where RP-initiated logout may send the browser back to (exact match). */
+    postLogoutRedirectUris: text("post_logout_redirect_uris").array().notNull().default(sql`'{}'::text[]`),
+    /** Where back-channel logout tokens are posted; `null`: none. */
+    backchannelLogoutUri: text("backchannel_logout_uri"),
     createdAt: createdAt(),
   },
-  (table) => [check("applications_signin_supported_check", sql`'signin' = any(${table.supportedPermissions})`)],
+  (table) => [
+    check("applications_id_token_alg_check", sql`${table.idTokenSignedResponseAlg} in ('ES256', 'RS256')`),
+    check("applications_signin_supported_check", sql`'signin' = any(${table.supportedPermissions})`),
+  ],
 );
 
 /** One row per permission a user holds on an application. */
@@ -163,6 +174,13 @@ export const grants = signon.table(
     codeExpiresAt: timestamp("code_expires_at", { withTimezone: true }),
     codeUsedAt: timestamp("code_used_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    /** OpenID Connect: the granted scopes when the request asked for `openid`, else `null` (a draft-22 grant). */
+    scope: text("scope"),
+    /** OpenID Connect: the authorization request's `nonce`, repeated in the ID token. */
+    nonce: text("nonce"),
+    /** OpenID Connect: when the user authenticated (the session's sign-in), and how (`amr`). */
+    authTime: timestamp("auth_time", { withTimezone: true }),
+    amr: text("amr").array(),
     createdAt: createdAt(),
   },
   (table) => [
@@ -222,13 +240,10 @@ export const sessions = signon.table(
     userAgent: text("user_agent"),
     /** Password checked, 2-step code not yet: the session signs nobody in until the code is entered. */
     awaitingSecondFactor: boolean("awaiting_second_factor").notNull().default(false),
+    /** How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `hwk`). */
+    amr: text("amr").array().notNull().default(sql`'{pwd}'::text[]`),
     /** A message shown once on the next page (flash), then cleared. */
     flash: jsonb("flash").$type<{ kind: "success" | "error"; text: string }>(),
-    /**
-     * How the person signed in, as RFC 8176 `amr` values in the order used:
-     * `pwd` (password), `otp` (authenticator app code), `hwk` (passkey).
-     */
-    authenticationMethods: text("authentication_methods").array().notNull().default(sql`'{}'::text[]`),
   },
   (table) => [index("sessions_user_idx").on(table.userUid)],
 );
@@ -511,7 +526,7 @@ export const pushDeliveries = signon.table(
   (table) => [
     uniqueIndex("push_deliveries_user_application_kind_key").on(table.userUid, table.applicationId, table.kind),
     index("push_deliveries_due_idx").on(table.nextAttemptAt, table.seq).where(sql`${table.status} = 'pending'`),
-    check("push_deliveries_kind_check", sql`${table.kind} in ('update', 'reauth')`),
+    check("push_deliveries_kind_check", sql`${table.kind} in ('update', 'reauth', 'logout')`),
     check("push_deliveries_status_check", sql`${table.status} in ('pending', 'delivered', 'failed')`),
   ],
 );
@@ -581,5 +596,28 @@ export const invitationBatchRows = signon.table(
     primaryKey({ columns: [table.batchId, table.line] }),
     index("invitation_batch_rows_pending_idx").on(table.batchId, table.line).where(sql`${table.outcome} = 'pending'`),
     check("invitation_batch_rows_outcome_check", sql`${table.outcome} in ('pending', 'invited', 'exists', 'invalid')`),
+  ],
+);
+
+/**
+ * OpenID Connect signing keys. The private key is sealed under the secret key
+ * (`security/secret-box.ts`); the public one is published at `jwks_uri` until
+ * `publishUntil` (set when the key is retired: every token it signed has
+ * expired by then). One live key (`retiredAt` null) per algorithm.
+ */
+export const signingKeys = signon.table(
+  "signing_keys",
+  {
+    kid: text("kid").primaryKey(),
+    alg: text("alg").notNull(),
+    publicJwk: jsonb("public_jwk").$type<Record<string, unknown>>().notNull(),
+    sealedPrivateJwk: text("sealed_private_jwk").notNull(),
+    createdAt: createdAt(),
+    retiredAt: timestamp("retired_at", { withTimezone: true }),
+    publishUntil: timestamp("publish_until", { withTimezone: true }),
+  },
+  (table) => [
+    check("signing_keys_alg_check", sql`${table.alg} in ('ES256', 'RS256')`),
+    uniqueIndex("signing_keys_live_alg_key").on(table.alg).where(sql`${table.retiredAt} is null`),
   ],
 );

@@ -12,7 +12,28 @@ export interface AuthorizationRequest {
   redirectUriSent: boolean;
   state: string;
   codeChallenge: string | null;
+  /** The OpenID Connect part, when `scope` holds `openid`; `null` for a plain OAuth 2 (draft-22) request. */
+  openid: OpenIdRequest | null;
 }
+
+/** The OpenID Connect parameters of an authorization request (Core 1.0 §3.1.2.1). */
+export interface OpenIdRequest {
+  /** The granted scopes: those asked for that the application may have, `openid` first. */
+  scopes: string[];
+  nonce: string | null;
+  /** `prompt` values (`none` alone, or among `login`, `consent`, `select_account`). */
+  prompt: string[];
+  /** `max_age` in seconds. */
+  maxAge: number | null;
+  loginHint: string | null;
+  /** Set by Sign-on on the request it comes back to after a forced sign-in: the session must have started at or after this (seconds). */
+  authenticatedAfter: number | null;
+}
+
+/** The parameter Sign-on adds to an authorization request after forcing a new sign-in (`prompt=login`, `max_age`). */
+export const authenticatedAfterParameter = "signon_authenticated_after";
+
+const promptValues = new Set(["none", "login", "consent", "select_account"]);
 
 /**
  * Checking an authorization request ends in one of three ways: valid; an
@@ -90,5 +111,72 @@ export async function checkAuthorizationRequest(
   }
   if (application.requirePkce && codeChallenge === null) return fail("invalid_request", "This application requires PKCE (code_challenge)");
 
-  return { kind: "valid", request: { application, redirectUri, redirectUriSent: "value" in redirect, state, codeChallenge } };
+  const openid = readOpenIdRequest(query, application);
+  if (typeof openid === "string") return fail(openIdErrorCodes[openid] ?? "invalid_request", openIdProblems[openid]);
+
+  return { kind: "valid", request: { application, redirectUri, redirectUriSent: "value" in redirect, state, codeChallenge, openid } };
+}
+
+const openIdErrorCodes: Partial<Record<keyof typeof openIdProblems, string>> = {
+  scope: "invalid_scope",
+  request: "request_not_supported",
+  request_uri: "request_uri_not_supported",
+};
+
+const openIdProblems = {
+  scope: "This application is not registered for OpenID Connect (scope openid)",
+  prompt: "prompt must be given once: none alone, or among login, consent and select_account",
+  max_age: "max_age must be given once, as a whole number of seconds",
+  nonce: "nonce is too long",
+  login_hint: "login_hint must be given once, at most 254 characters",
+  request: "Request objects (request) are not supported, nor a repeated request parameter",
+  request_uri: "Request objects by reference (request_uri) are not supported, nor a repeated request_uri parameter",
+  authenticated_after: `${authenticatedAfterParameter} is not valid`,
+} as const;
+
+/**
+ * The OpenID Connect parameters, when `scope` holds `openid`: `null` when it
+ * does not (the request is plain OAuth 2, as before), or the name of the
+ * problem. Scopes the application may not have are left out (Core §3.1.2.1).
+ *
+ * @see https://openid.net/specs/openid-connect-core-1_0.html#AuthRequest
+ */
+function readOpenIdRequest(query: Readonly<Record<string, unknown>>, application: Application): OpenIdRequest | keyof typeof openIdProblems | null {
+  const scope = singleField(query, "scope");
+  const asked = "value" in scope ? scope.value.split(" ").filter((value) => value !== "") : [];
+  if (!asked.includes("openid")) return null;
+  if (!application.oidcScopes.includes("openid")) return "scope";
+  for (const name of ["prompt", "max_age", "login_hint", "request", "request_uri", authenticatedAfterParameter] as const) {
+    if ("duplicated" in singleField(query, name)) return name === authenticatedAfterParameter ? "authenticated_after" : name;
+  }
+  if ("value" in singleField(query, "request")) return "request";
+  if ("value" in singleField(query, "request_uri")) return "request_uri";
+  const scopes = ["openid", ...application.oidcScopes.filter((value) => value !== "openid" && asked.includes(value))];
+  const nonce = singleField(query, "nonce");
+  if ("value" in nonce && nonce.value.length > 512) return "nonce";
+  const promptField = singleField(query, "prompt");
+  const prompt = "value" in promptField ? promptField.value.split(" ").filter((value) => value !== "") : [];
+  if (prompt.some((value) => !promptValues.has(value)) || (prompt.includes("none") && prompt.length > 1)) return "prompt";
+  const maxAgeField = singleField(query, "max_age");
+  let maxAge: number | null = null;
+  if ("value" in maxAgeField) {
+    if (!/^[0-9]{1,9}$/.test(maxAgeField.value)) return "max_age";
+    maxAge = Number(maxAgeField.value);
+  }
+  const loginHint = singleField(query, "login_hint");
+  if ("value" in loginHint && loginHint.value.length > 254) return "login_hint";
+  const afterField = singleField(query, authenticatedAfterParameter);
+  let authenticatedAfter: number | null = null;
+  if ("value" in afterField) {
+    if (!/^[0-9]{1,12}$/.test(afterField.value)) return "authenticated_after";
+    authenticatedAfter = Number(afterField.value);
+  }
+  return {
+    scopes,
+    nonce: "value" in nonce && nonce.value !== "" ? nonce.value : null,
+    prompt,
+    maxAge,
+    loginHint: "value" in loginHint && loginHint.value !== "" ? loginHint.value : null,
+    authenticatedAfter,
+  };
 }

@@ -6,7 +6,7 @@ import type { UsedGrant } from "../repositories/tokens.js";
 import { exchangeCodeInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
-import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
+import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type IssuedTokens } from "./issue-tokens.js";
 import { s256ChallengeOf, verifyS256 } from "./pkce.js";
 import { redirectUriBinds, withoutAuthorizationResponseParameters } from "./redirect-uri.js";
 
@@ -32,7 +32,7 @@ export async function exchangeAuthorizationCode(
   application: Application,
   request: CodeExchange,
   origin: RequestOrigin,
-): Promise<TokenResponse> {
+): Promise<IssuedTokens> {
   if (!request.code) throw new InvalidRequestError("code is required");
   const codeHash = sha256Hex(request.code);
   const now = ctx.now();
@@ -49,9 +49,9 @@ export async function exchangeAuthorizationCode(
     },
     newTokenRecord(fresh, now, origin),
   );
-  if (issued) return tokenResponse(fresh.accessToken, fresh.refreshToken, now);
+  if (issued) return { response: tokenResponse(fresh.accessToken, fresh.refreshToken, now), userUid: issued.userUid, openid: issued.openid };
 
-  const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
+  const outcome = await ctx.db.transaction(async (tx): Promise<IssuedTokens | OAuthError> => {
     const used = await useCode(tx, codeHash, application.id, now);
     if (!used) {
       const earlier = await findGrantByCodeHash(tx, codeHash);

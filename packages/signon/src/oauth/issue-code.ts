@@ -21,7 +21,9 @@ export async function issueAuthorizationCode(
   request: AuthorizationRequest,
   userUid: string,
   origin: RequestOrigin,
+  authentication?: { authTime: Date; amr: readonly string[] },
 ): Promise<string> {
+  const { openid } = request;
   const code = randomHex();
   const now = ctx.now();
   await ctx.db.transaction(async (tx) => {
@@ -35,6 +37,9 @@ export async function issueAuthorizationCode(
       codeChallenge: request.codeChallenge,
       codeExpiresAt: new Date(now.getTime() + codeLifetimeSeconds * 1000),
       createdAt: now,
+      ...(openid
+        ? { scope: openid.scopes.join(" "), nonce: openid.nonce, authTime: authentication?.authTime ?? now, amr: [...(authentication?.amr ?? ["pwd"])] }
+        : {}),
     });
     await audit(tx, { action: "authorization_code_issued", at: now, actorUid: userUid, subjectUid: userUid, applicationId: request.application.id, origin });
   });

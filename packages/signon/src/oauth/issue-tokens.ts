@@ -4,7 +4,7 @@ import type { Grant } from "../repositories/grants.js";
 import { insertTokenPair } from "../repositories/tokens.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 import { storedUserAgent, type AuditAction } from "../audit.js";
-import type { NewTokens } from "../repositories/token-exchange.js";
+import type { GrantOpenId, NewTokens } from "../repositories/token-exchange.js";
 
 /** Access tokens live two hours (signon.md "Tokens"). */
 export const accessTokenLifetimeSeconds = 7200;
@@ -16,6 +16,22 @@ export interface TokenResponse {
   expires_in: number;
   refresh_token: string;
   created_at: number;
+}
+
+/**
+ * Tokens issued under a grant: the S4 response, whom they are for, and the
+ * grant's OpenID Connect part (`null` for a plain OAuth 2 grant), from which
+ * the route adds an ID token.
+ */
+export interface IssuedTokens {
+  response: TokenResponse;
+  userUid: string;
+  openid: GrantOpenId | null;
+}
+
+/** The OpenID Connect part of a stored grant, or `null`. */
+export function grantOpenId(grant: Pick<Grant, "scope" | "nonce" | "authTime" | "amr">): GrantOpenId | null {
+  return grant.scope === null ? null : { scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, amr: grant.amr };
 }
 
 /** Fresh token values and what the database keeps of them. */
@@ -57,7 +73,7 @@ export async function issueTokens(
   grant: Grant,
   now: Date,
   audit: { action: AuditAction; origin: RequestOrigin },
-): Promise<TokenResponse> {
+): Promise<IssuedTokens> {
   const { accessToken, refreshToken, accessTokenExpiresAt } = newTokenValues(now);
   await insertTokenPair(
     db,
@@ -77,5 +93,5 @@ export async function issueTokens(
       userAgent: storedUserAgent(audit.origin),
     },
   );
-  return tokenResponse(accessToken, refreshToken, now);
+  return { response: tokenResponse(accessToken, refreshToken, now), userUid: grant.userUid, openid: grantOpenId(grant) };
 }

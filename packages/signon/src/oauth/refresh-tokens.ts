@@ -6,7 +6,7 @@ import { findRefreshToken, rotateRefreshTokenOfApplication } from "../repositori
 import { rotateRefreshTokenInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
-import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type TokenResponse } from "./issue-tokens.js";
+import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type IssuedTokens } from "./issue-tokens.js";
 
 /**
  * The `refresh_token` grant with rotation (S10): a new access token and a new
@@ -21,7 +21,7 @@ export async function refreshAccessToken(
   application: Application,
   refreshToken: string | undefined,
   origin: RequestOrigin,
-): Promise<TokenResponse> {
+): Promise<IssuedTokens> {
   if (!refreshToken) throw new InvalidRequestError("refresh_token is required");
   const tokenHash = sha256Hex(refreshToken);
   const now = ctx.now();
@@ -32,10 +32,10 @@ export async function refreshAccessToken(
     { tokenHash, applicationId: application.id },
     newTokenRecord(fresh, now, origin),
   );
-  if (issued) return tokenResponse(fresh.accessToken, fresh.refreshToken, now);
+  if (issued) return { response: tokenResponse(fresh.accessToken, fresh.refreshToken, now), userUid: issued.userUid, openid: issued.openid };
 
   // Nothing live to rotate: work out why, in a transaction, and detect reuse.
-  const outcome = await ctx.db.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
+  const outcome = await ctx.db.transaction(async (tx): Promise<IssuedTokens | OAuthError> => {
     const rotated = await rotateRefreshTokenOfApplication(tx, tokenHash, application.id, now);
     if (!rotated) {
       // Not live: unknown, another client's, revoked, or already used (then the family dies).

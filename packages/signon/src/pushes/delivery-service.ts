@@ -27,6 +27,12 @@ export interface PushDeliveryOptions {
   retryBaseMs?: number;
   /** For jitter; `Math.random` by default. */
   random?: () => number;
+  /**
+   * Builds the request of a `logout` push (an OpenID Connect back-channel
+   * logout token for the user, to the application's `backchannel_logout_uri`).
+   * Without it, such pushes fail for good.
+   */
+  logoutRequest?: (push: { userUid: string; clientId: string; alg: string; backchannelLogoutUri: string }) => Promise<PushRequest>;
   /** Failed attempts are logged with `PushAttemptFields` (a retry as a warning, a push given up as an error). */
   log?: PushDeliveryLog;
 }
@@ -35,7 +41,7 @@ export interface PushDeliveryOptions {
 export interface PushAttemptFields {
   application: string;
   uid: string;
-  kind: "update" | "reauth";
+  kind: "update" | "reauth" | "logout";
   /** The receiver's HTTP status; null when it gave none (no connection, no answer in time). */
   status: number | null;
   /** 1 for the first attempt at this state of the push. */
@@ -74,6 +80,7 @@ export class PushDeliveryService {
   private readonly random: () => number;
   private readonly retryBaseSeconds: number;
   private readonly log: NonNullable<PushDeliveryOptions["log"]>;
+  private readonly logoutRequest: PushDeliveryOptions["logoutRequest"];
   private running = false;
   private loop: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
@@ -93,6 +100,7 @@ export class PushDeliveryService {
     this.random = options.random ?? Math.random;
     this.retryBaseSeconds = (options.retryBaseMs ?? 5000) / 1000;
     this.log = options.log ?? { warn: () => undefined, error: () => undefined };
+    this.logoutRequest = options.logoutRequest;
     const log = this.log;
     this.outage = new OutageTracker("push delivery", { info: (message) => (log.info ?? log.warn)(message), warn: (message) => log.warn(message) });
   }
@@ -170,6 +178,16 @@ export class PushDeliveryService {
 
   private async deliver(push: ClaimedPush, bodies: Map<string, UserJsonBody>): Promise<PushOutcome> {
     let request: PushRequest;
+    if (push.kind === "logout") {
+      if (!push.backchannelLogoutUri) return this.outcome(push, "permanent", "the application no longer has a back-channel logout URI");
+      if (!this.logoutRequest) return this.outcome(push, "permanent", "this process cannot sign logout tokens");
+      try {
+        request = await this.logoutRequest({ userUid: push.userUid, clientId: push.clientId, alg: push.idTokenAlg, backchannelLogoutUri: push.backchannelLogoutUri });
+      } catch (error) {
+        return this.outcome(push, "retry", `logout token: ${(error as Error).message}`);
+      }
+      return this.send(push, request);
+    }
     try {
       const token = await this.credential.tokenFor(push.applicationId);
       if (push.kind === "update") {
@@ -182,6 +200,10 @@ export class PushDeliveryService {
     } catch (error) {
       return this.outcome(push, "retry", `push credential: ${(error as Error).message}`);
     }
+    return this.send(push, request);
+  }
+
+  private async send(push: ClaimedPush, request: PushRequest): Promise<PushOutcome> {
     const controller = new AbortController();
     this.inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(new Error(`no answer within ${this.requestTimeoutMs} ms`)), this.requestTimeoutMs);
@@ -189,7 +211,7 @@ export class PushDeliveryService {
       const response = await this.fetch(request.url, { ...request.init, signal: controller.signal });
       const text = await response.text().catch(() => "");
       const result = classifyStatus(response.status);
-      if (response.status === 401) this.credential.forget(push.applicationId);
+      if (response.status === 401 && push.kind !== "logout") this.credential.forget(push.applicationId);
       return this.outcome(push, result, result === "delivered" ? null : `HTTP ${response.status} ${text.slice(0, 200)}`.trim(), response.status);
     } catch (error) {
       const reason = controller.signal.aborted ? controller.signal.reason : error;
@@ -217,7 +239,7 @@ export class PushDeliveryService {
       attempt: push.attempts,
       ...(status === null && error !== null ? { error } : {}),
     };
-    const what = `push ${push.kind === "update" ? "PUT" : "reauth"} to ${push.applicationName} for user ${push.userUid}, attempt ${push.attempts}`;
+    const what = `push ${push.kind === "update" ? "PUT" : push.kind === "reauth" ? "reauth" : "back-channel logout"} to ${push.applicationName} for user ${push.userUid}, attempt ${push.attempts}`;
     const why = status === null ? (error ?? "not sent") : `HTTP ${status}`;
     if (result === "permanent") {
       this.log.error(`${what} failed for good: ${why}`, { ...fields, outcome: "failed" });

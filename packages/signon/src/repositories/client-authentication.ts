@@ -17,6 +17,10 @@ interface Row {
   push_enabled: boolean;
   default_permissions: string[];
   permissions_not_grantable_in_ui: string[];
+  oidc_scopes: string[];
+  id_token_signed_response_alg: string;
+  post_logout_redirect_uris: string[];
+  backchannel_logout_uri: string | null;
   created_at: Date;
   blocked_until: Date | null;
 }
@@ -27,6 +31,7 @@ const clientForAuthenticationStatement = {
     select a.id, a.name, a.client_id, a.client_secret_hash, a.redirect_uris, a.home_uri, a.push_base_url,
            a.supported_permissions, a.delegatable_permissions, a.require_pkce, a.retired, a.created_at,
            a.api_only, a.push_enabled, a.default_permissions, a.permissions_not_grantable_in_ui,
+           a.oidc_scopes, a.id_token_signed_response_alg, a.post_logout_redirect_uris, a.backchannel_logout_uri,
            (select max(c.window_ends_at) from signon.failure_counters c
              where c.key = any($2::text[]) and c.window_ends_at > $3::timestamptz and c.failures >= $4) as blocked_until
       from (select 1) as one
@@ -67,6 +72,10 @@ export async function findClientForAuthentication(
           pushEnabled: row.push_enabled,
           defaultPermissions: row.default_permissions,
           permissionsNotGrantableInUi: row.permissions_not_grantable_in_ui,
+          oidcScopes: row.oidc_scopes,
+          idTokenSignedResponseAlg: row.id_token_signed_response_alg,
+          postLogoutRedirectUris: row.post_logout_redirect_uris,
+          backchannelLogoutUri: row.backchannel_logout_uri,
           createdAt: row.created_at,
         };
   return { application, blockedUntil: row.blocked_until };

@@ -1,8 +1,11 @@
 import { sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 
-/** What a push does: `update` is `PUT /users/{uid}`, `reauth` is `POST /users/{uid}/reauth` (S13). */
-export type PushKind = "update" | "reauth";
+/**
+ * What a push does: `update` is `PUT /users/{uid}`, `reauth` is `POST /users/{uid}/reauth` (S13);
+ * `logout` is an OpenID Connect back-channel logout token posted to the application's `backchannel_logout_uri`.
+ */
+export type PushKind = "update" | "reauth" | "logout";
 export type PushStatus = "pending" | "delivered" | "failed";
 
 /** Which applications a queued push goes to. */
@@ -55,6 +58,20 @@ export async function queuePushes(
          set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
              next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
     written += result.rowCount ?? 0;
+    if (kind !== "reauth") continue;
+    // With each reauth, a back-channel logout token to the OpenID Connect applications that asked for them
+    // (whether or not they take the draft-22 pushes).
+    const logouts = await db.execute(sql`
+      insert into signon.push_deliveries as d
+             (user_uid, application_id, kind, seq, status, attempts, pending_since, next_attempt_at, created_at, updated_at)
+      select ${push.userUid}::uuid, a.id, 'logout', nextval('signon.push_sequence'), 'pending', 0,
+             ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+        from signon.applications a
+       where not a.retired and a.backchannel_logout_uri is not null and 'openid' = any(a.oidc_scopes) and ${where}
+      on conflict (user_uid, application_id, kind) do update
+         set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
+             next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
+    written += logouts.rowCount ?? 0;
   }
   return written;
 }
@@ -72,6 +89,11 @@ export interface ClaimedPush {
   pendingSince: Date;
   leaseToken: string;
   pushBase: string;
+  /** For `logout`: where the logout token goes, and the audience it is for. */
+  backchannelLogoutUri: string | null;
+  clientId: string;
+  /** The application's JWS algorithm for tokens it receives. */
+  idTokenAlg: string;
 }
 
 type ClaimedRow = {
@@ -86,6 +108,9 @@ type ClaimedRow = {
   application_name: string;
   push_base_url: string | null;
   redirect_uris: string[];
+  backchannel_logout_uri: string | null;
+  client_id: string;
+  id_token_signed_response_alg: string;
 };
 
 /**
@@ -116,6 +141,9 @@ export async function claimDuePushes(
       pendingSince: new Date(row.pending_since),
       leaseToken: row.lease_token,
       pushBase: pushBaseOf(row.push_base_url, row.redirect_uris),
+      backchannelLogoutUri: row.backchannel_logout_uri,
+      clientId: row.client_id,
+      idTokenAlg: row.id_token_signed_response_alg,
     }))
     .sort((a, b) => a.seq - b.seq);
 }
@@ -150,7 +178,7 @@ async function claimAmong(
      where d.id = due.id and a.id = d.application_id
        and d.status = 'pending' and (d.lease_until is null or d.lease_until <= ${now}::timestamptz)
     returning d.id, d.user_uid, d.application_id, d.kind, d.seq, d.attempts, d.pending_since, d.lease_token,
-              a.name as application_name, a.push_base_url, a.redirect_uris`);
+              a.name as application_name, a.push_base_url, a.redirect_uris, a.backchannel_logout_uri, a.client_id, a.id_token_signed_response_alg`);
   return result.rows;
 }
 

@@ -10,10 +10,34 @@ export interface NewTokens {
   userAgent: string | null;
 }
 
-/** Whom the tokens were issued for. */
+/** Whom the tokens were issued for, and the grant's OpenID Connect part (`scope` null: a plain OAuth 2 grant). */
 export interface Issued {
   grantId: string;
   userUid: string;
+  openid: GrantOpenId | null;
+}
+
+/** What an OpenID Connect grant keeps for its ID tokens. */
+export interface GrantOpenId {
+  scope: string;
+  nonce: string | null;
+  authTime: Date | null;
+  amr: string[] | null;
+}
+
+interface IssuedRow {
+  grant_id: string;
+  user_uid: string;
+  scope: string | null;
+  nonce: string | null;
+  auth_time: Date | null;
+  amr: string[] | null;
+}
+
+function issuedFrom(row: IssuedRow | undefined): Issued | null {
+  if (!row) return null;
+  const openid = row.scope === null ? null : { scope: row.scope, nonce: row.nonce, authTime: row.auth_time, amr: row.amr };
+  return { grantId: row.grant_id, userUid: row.user_uid, openid };
 }
 
 // Parameters $1–$6 are the new tokens (see tokenValues); the statements' own start at $7.
@@ -28,7 +52,7 @@ const storeTokensFrom = (source: string, action: "tokens_issued" | "tokens_refre
       insert into signon.audit_events (occurred_at, action, subject_uid, application_id, ip, user_agent, details)
       select $4::timestamptz, '${action}', user_uid, application_id, $5::inet, $6, '{}'::jsonb from ${source}
     )
-    select grant_id, user_uid from ${source}`;
+    select grant_id, user_uid, scope, nonce, auth_time, amr from ${source}`;
 
 const userMaySignIn = `
   exists (select 1 from signon.users u where u.uid = g.user_uid and u.suspended_at is null)
@@ -49,7 +73,7 @@ const exchangeCodeStatement = {
          and (g.redirect_uri is null or g.redirect_uri = any($9::text[]))
          and ((g.code_challenge is null and not $11::boolean) or g.code_challenge = $10)
          and ${userMaySignIn}
-      returning g.id as grant_id, g.user_uid, g.application_id
+      returning g.id as grant_id, g.user_uid, g.application_id, g.scope, g.nonce, g.auth_time, g.amr
     )
     ${storeTokensFrom("used", "tokens_issued")}`,
 };
@@ -66,7 +90,7 @@ export async function exchangeCodeInOneStatement(
   code: { codeHash: string; applicationId: string; redirectUris: readonly string[]; verifierChallenge: string | null; verifierSent: boolean },
   tokens: NewTokens,
 ): Promise<Issued | null> {
-  const [row] = await statements.run<{ grant_id: string; user_uid: string }>(exchangeCodeStatement, [
+  const [row] = await statements.run<IssuedRow>(exchangeCodeStatement, [
     ...tokenValues(tokens),
     code.codeHash,
     code.applicationId,
@@ -74,7 +98,7 @@ export async function exchangeCodeInOneStatement(
     code.verifierChallenge,
     code.verifierSent,
   ]);
-  return row ? { grantId: row.grant_id, userUid: row.user_uid } : null;
+  return issuedFrom(row);
 }
 
 const rotateRefreshTokenStatement = {
@@ -86,7 +110,7 @@ const rotateRefreshTokenStatement = {
        where r.token_hash = $7 and r.rotated_at is null and r.revoked_at is null
          and g.id = r.grant_id and g.application_id = $8 and g.revoked_at is null
          and ${userMaySignIn}
-      returning g.id as grant_id, g.user_uid, g.application_id
+      returning g.id as grant_id, g.user_uid, g.application_id, g.scope, g.nonce, g.auth_time, g.amr
     )
     ${storeTokensFrom("rotated", "tokens_refreshed")}`,
 };
@@ -102,10 +126,10 @@ export async function rotateRefreshTokenInOneStatement(
   refresh: { tokenHash: string; applicationId: string },
   tokens: NewTokens,
 ): Promise<Issued | null> {
-  const [row] = await statements.run<{ grant_id: string; user_uid: string }>(rotateRefreshTokenStatement, [
+  const [row] = await statements.run<IssuedRow>(rotateRefreshTokenStatement, [
     ...tokenValues(tokens),
     refresh.tokenHash,
     refresh.applicationId,
   ]);
-  return row ? { grantId: row.grant_id, userUid: row.user_uid } : null;
+  return issuedFrom(row);
 }

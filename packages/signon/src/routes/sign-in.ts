@@ -10,7 +10,15 @@ import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
 import { twoStepSetUpPath } from "../web/signed-in.js";
 
-const SignInQuery = Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: true });
+const SignInQuery = Type.Object(
+  {
+    return_to: Type.Optional(Type.String({ maxLength: 4096 })),
+    // From an OpenID Connect request: fill in the address, and ask a signed-in person to sign in again.
+    login_hint: Type.Optional(Type.String({ maxLength: 254 })),
+    prompt: Type.Optional(Type.Literal("login")),
+  },
+  { additionalProperties: true },
+);
 const SignInBody = Type.Object(
   {
     _csrf: Type.String({ maxLength: 256 }),
@@ -63,10 +71,11 @@ const failureStatus = { invalid: 401, refused: 429, suspended: 401, new_password
 const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/sign-in", { config: { errorFormat: "html" }, schema: { querystring: SignInQuery } }, async (request, reply) => {
     const returnTo = safeReturnPath(request.query.return_to);
-    if (await resolveSession(app.signon, readSessionCookie(request, app.signon.config))) return reply.redirect(returnTo, 303);
-    return reply
-      .header("cache-control", "no-store")
-      .view("sign-in.eta", { title: "Sign in", message: "", email: "", returnTo, csrfToken: reply.generateCsrf() });
+    if (request.query.prompt !== "login" && (await resolveSession(app.signon, readSessionCookie(request, app.signon.config)))) {
+      return reply.redirect(returnTo, 303);
+    }
+    const email = request.query.login_hint ?? "";
+    return reply.header("cache-control", "no-store").view("sign-in.eta", { title: "Sign in", message: "", email, returnTo, csrfToken: reply.generateCsrf() });
   });
 
   app.post(

@@ -8,6 +8,7 @@ import { readClientCredentials } from "../oauth/client-credentials.js";
 import { InvalidRequestError, UnsupportedGrantTypeError } from "../oauth/errors.js";
 import { exchangeAuthorizationCode } from "../oauth/exchange-code.js";
 import { refreshAccessToken } from "../oauth/refresh-tokens.js";
+import { signIdToken } from "../oidc/id-token.js";
 import { clientCredentialFields, clientEndpointErrors } from "./oauth/schemas.js";
 
 const TokenBody = Type.Object(
@@ -29,6 +30,9 @@ const TokenResponse = Type.Object({
   expires_in: Type.Integer(),
   refresh_token: Type.String(),
   created_at: Type.Integer(),
+  // OpenID Connect grants only: the granted scopes and the ID token.
+  scope: Type.Optional(Type.String()),
+  id_token: Type.Optional(Type.String()),
 });
 
 const supportedGrantTypes = ["authorization_code", "refresh_token"] as const;
@@ -56,7 +60,7 @@ const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const grantType = checkGrantType(body.grant_type);
     const origin = requestOrigin(request);
     const application = await authenticateClient(app.signon, credentials, origin, logClientAuthenticationFlood(request.log));
-    const tokens =
+    const issued =
       grantType === "authorization_code"
         ? await exchangeAuthorizationCode(
             app.signon,
@@ -65,7 +69,18 @@ const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
             origin,
           )
         : await refreshAccessToken(app.signon, application, body.refresh_token, origin);
-    return reply.code(200).send(tokens);
+    if (issued.openid === null) return reply.code(200).send(issued.response);
+    // OpenID Connect: an ID token beside the tokens (Core §3.1.3.3), on refresh too (§12.2).
+    const idToken = await signIdToken(app.signon, {
+      clientId: application.clientId,
+      alg: application.idTokenSignedResponseAlg,
+      userUid: issued.userUid,
+      openid: issued.openid,
+      accessToken: issued.response.access_token,
+      now: new Date(issued.response.created_at * 1000),
+      refresh: grantType === "refresh_token",
+    });
+    return reply.code(200).send({ ...issued.response, scope: issued.openid.scope, id_token: idToken });
   };
   const options = {
     preValidation: requireFormBody,

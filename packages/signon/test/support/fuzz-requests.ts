@@ -43,6 +43,7 @@ export type RefName =
   | "code"
   | "accessToken"
   | "refreshToken"
+  | "idToken"
   | "victimEmail"
   | "auditEvent"
   | "passkey";
@@ -92,9 +93,10 @@ export type FuzzBody =
 
 /** The fields an open query schema (`patternProperties`) stands for, by route. */
 const OPEN_QUERY_FIELDS: Record<string, readonly string[]> = {
-  "/oauth/authorize": ["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method"],
-  "/authorize": ["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method"],
+  "/oauth/authorize": ["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method", "nonce", "prompt", "max_age", "login_hint"],
+  "/authorize": ["response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge", "code_challenge_method", "nonce", "prompt", "max_age", "login_hint"],
   "/user.json": ["access_token", "client_id"],
+  "/userinfo": ["access_token"],
 };
 
 /** Fields a plausible request always sends, where the schema requires none (OAuth endpoints check them in code). */
@@ -346,7 +348,30 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
     case "state":
       return mostly(["fuzz-state"], ["", "s".repeat(600)]);
     case "scope":
-      return mostly(["", "openid"], ["x".repeat(300)]);
+      return mostly(["", "openid", "openid profile email"], ["x".repeat(300), "openid openid"]);
+    case "nonce":
+      return mostly(["n-0S6_WzA2Mj"], ["", "n".repeat(600)]);
+    case "prompt":
+      return mostly(["", "none", "login", "consent"], ["none login", "bogus"]);
+    case "max_age":
+      return mostly(["0", "3600"], ["-1", "1e3", "99999999999"]);
+    case "login_hint":
+    case "logout_hint":
+      return fc.oneof({ arbitrary: ref("victimEmail"), weight: 3 }, { arbitrary: fc.constantFrom("", "x".repeat(300)), weight: 1 });
+    case "id_token_hint":
+      return fc.oneof({ arbitrary: ref("idToken"), weight: 4 }, { arbitrary: fc.constantFrom("", "a.b.c", "eyJhbGciOiJub25lIn0.e30."), weight: 1 });
+    case "post_logout_redirect_uri":
+      return mostly(["https://fuzz-logout.example/done"], ["https://evil.example/", "", "not a uri"]);
+    case "scope_openid":
+    case "scope_profile":
+    case "scope_email":
+      return mostly(["yes", ""], ["no"]);
+    case "id_token_alg":
+      return mostly(["ES256", "RS256"], ["none", "HS256", ""]);
+    case "post_logout_redirect_uris":
+      return mostly(["https://fuzz-logout.example/done", ""], ["not a uri", "http://insecure.example/x"]);
+    case "backchannel_logout_uri":
+      return mostly(["", "https://fuzz.example/backchannel-logout"], ["not a uri", "javascript:alert(1)"]);
     default:
       return fc.oneof(fc.constantFrom("fuzz", ""), fc.string({ maxLength: 10 }));
   }
@@ -450,14 +475,16 @@ const ANY_AUTHORIZATION = fc.constantFrom<FuzzAuthorization>("none", "basic-clie
 /** The caller a plausible request to `route` comes from. */
 function plausibleCaller(route: FuzzRoute): fc.Arbitrary<FuzzCaller> {
   if (/^\/(sign-in|password-reset|invitations|unlock)/.test(route.url)) return fc.constantFrom<FuzzCaller>("visitor", "visitor", "admin");
-  if (/^\/(token|oauth\/(token|access_token|revoke|introspect)|user\.json|\.well-known|healthcheck|metrics)/.test(route.url)) return fc.constant<FuzzCaller>("none");
+  if (/^\/(token|oauth\/(token|access_token|revoke|introspect)|user\.json|userinfo|\.well-known|healthcheck|metrics)/.test(route.url)) return fc.constant<FuzzCaller>("none");
+  // The people RP-initiated logout is for: signed in, or not.
+  if (route.url.startsWith("/end-session")) return fc.constantFrom<FuzzCaller>("normal", "visitor", "admin");
   if (route.url.startsWith("/account")) return fc.constantFrom<FuzzCaller>("admin", "normal");
   return fc.constantFrom<FuzzCaller>("admin", "admin", "admin", "normal");
 }
 
 function plausibleAuthorization(route: FuzzRoute): fc.Arbitrary<FuzzAuthorization> {
   // Client credentials go in the body of a plausible request to the OAuth endpoints (Basic as well is refused).
-  return route.url === "/user.json" ? fc.constantFrom<FuzzAuthorization>("bearer", "bearer", "none") : fc.constant<FuzzAuthorization>("none");
+  return route.url === "/user.json" || route.url === "/userinfo" ? fc.constantFrom<FuzzAuthorization>("bearer", "bearer", "none") : fc.constant<FuzzAuthorization>("none");
 }
 
 /** The token endpoints' plausible bodies: a code exchange or a refresh, each whole (a code exchange with another grant's fields is no plausible request). */

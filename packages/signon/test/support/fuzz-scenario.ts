@@ -1,3 +1,4 @@
+import { setOpenIdSettings } from "../../src/oidc/client-settings.js";
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
@@ -41,6 +42,7 @@ export class FuzzScenario {
   readonly codes: string[] = [];
   readonly accessTokens: string[] = [];
   readonly refreshTokens: string[] = [];
+  readonly idTokens: string[] = [];
   #callers = new Map<"admin" | "normal" | "visitor", SessionCaller>();
   readonly #protectedUsers: string[];
 
@@ -59,7 +61,17 @@ export class FuzzScenario {
     const keeper = await createUser(ctx, { role: "superadmin", password: PROTECTED_PASSWORD });
     const first = await createTestOrganisation(ctx);
     const second = await createTestOrganisation(ctx);
-    const client = await createApp(ctx, { permissions: ["editor", "admin"], delegatablePermissions: ["editor"] });
+    const registered = await createApp(ctx, { permissions: ["editor", "admin"], delegatablePermissions: ["editor"] });
+    // Also an OpenID Connect client, so that requests with scope openid get ID tokens, userinfo and logout.
+    const client = {
+      ...registered,
+      application: await setOpenIdSettings(
+        ctx,
+        registered.application,
+        { scopes: ["openid", "profile", "email"], idTokenAlg: "ES256", postLogoutRedirectUris: ["https://fuzz-logout.example/done"], backchannelLogoutUri: "http://127.0.0.1:9/backchannel-logout" },
+        { uid: null, origin: null },
+      ),
+    };
     const editorial = await createApp(ctx, { permissions: ["writer"], pushBaseUrl: "http://127.0.0.1:9/" });
     const signin = { [client.application.name]: ["signin"], [editorial.application.name]: ["signin", "writer"] };
     const fuzzer = await createUser(ctx, { role: "superadmin", password: PROTECTED_PASSWORD, permissions: signin });
@@ -182,6 +194,8 @@ export class FuzzScenario {
         return newestFirst(this.accessTokens);
       case "refreshToken":
         return newestFirst(this.refreshTokens);
+      case "idToken":
+        return newestFirst(this.idTokens);
       case "csrf":
         return [];
     }
@@ -278,7 +292,8 @@ export class FuzzScenario {
       if (code !== null) this.codes.push(code);
     }
     if (response.statusCode === 200 && request.method !== "HEAD" && String(response.headers["content-type"]).startsWith("application/json")) {
-      const body = response.json<{ access_token?: unknown; refresh_token?: unknown }>();
+      const body = response.json<{ access_token?: unknown; refresh_token?: unknown; id_token?: unknown }>();
+      if (typeof body.id_token === "string") this.idTokens.push(body.id_token);
       if (typeof body.access_token === "string") this.accessTokens.push(body.access_token);
       if (typeof body.refresh_token === "string") this.refreshTokens.push(body.refresh_token);
     }

@@ -17,6 +17,7 @@ const applicationRoutes: FastifyPluginAsync = async (app) => {
   await app.register(applicationSecretAndRetireRoutes);
   await app.register(applicationPushRoutes);
   await app.register(applicationUsageRoutes);
+  await app.register(import("./openid-connect.js"));
 };
 
 export default applicationRoutes;

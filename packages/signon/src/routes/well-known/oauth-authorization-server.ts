@@ -1,3 +1,4 @@
+import { authorizationServerMetadata } from "../../oauth/metadata.js";
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 
 const Metadata = Type.Object({
@@ -22,25 +23,9 @@ const Metadata = Type.Object({
  * @see https://www.rfc-editor.org/rfc/rfc8414#section-2
  */
 const metadataRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get("/.well-known/oauth-authorization-server", { schema: { response: { 200: Metadata } } }, async () => {
-    const issuer = app.signon.config.publicUrl;
-    const authMethods = ["client_secret_basic", "client_secret_post"];
-    return {
-      issuer,
-      authorization_endpoint: `${issuer}/oauth/authorize`,
-      token_endpoint: `${issuer}/oauth/token`,
-      revocation_endpoint: `${issuer}/oauth/revoke`,
-      introspection_endpoint: `${issuer}/oauth/introspect`,
-      userinfo_endpoint: `${issuer}/user.json`,
-      response_types_supported: ["code"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
-      token_endpoint_auth_methods_supported: authMethods,
-      revocation_endpoint_auth_methods_supported: authMethods,
-      introspection_endpoint_auth_methods_supported: authMethods,
-      code_challenge_methods_supported: ["S256"],
-      authorization_response_iss_parameter_supported: true,
-    };
-  });
+  app.get("/.well-known/oauth-authorization-server", { schema: { response: { 200: Metadata } } }, async () =>
+    authorizationServerMetadata(app.signon.config.publicUrl),
+  );
 };
 
 export default metadataRoutes;
