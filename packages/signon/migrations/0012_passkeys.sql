@@ -22,8 +22,10 @@ CREATE TABLE "signon"."passkeys" (
 	CONSTRAINT "passkeys_credential_id_unique" UNIQUE("credential_id")
 );
 --> statement-breakpoint
+ALTER TABLE "signon"."sessions" ADD COLUMN "authentication_methods" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "signon"."users" ADD COLUMN "passkey_count" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "signon"."passkey_challenges" ADD CONSTRAINT "passkey_challenges_user_uid_users_uid_fk" FOREIGN KEY ("user_uid") REFERENCES "signon"."users"("uid") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "signon"."passkeys" ADD CONSTRAINT "passkeys_user_uid_users_uid_fk" FOREIGN KEY ("user_uid") REFERENCES "signon"."users"("uid") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "passkey_challenges_expires_idx" ON "signon"."passkey_challenges" USING btree ("expires_at");--> statement-breakpoint
-CREATE INDEX "passkeys_user_idx" ON "signon"."passkeys" USING btree ("user_uid");
+CREATE INDEX "passkeys_user_idx" ON "signon"."passkeys" USING btree ("user_uid");--> statement-breakpoint
+ALTER TABLE "signon"."sessions" DROP COLUMN "amr";

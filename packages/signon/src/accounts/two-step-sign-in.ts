@@ -51,7 +51,7 @@ export async function finishSecondFactor(
 ): Promise<SecondFactorResult & { ok: true }> {
   const now = ctx.now();
   await clearSourceFailures(ctx.db, user.email, origin, "two_step_code");
-  const newSessionId = await startSession(ctx, user, sessionId, origin, { amr: ["pwd", input.method] });
+  const newSessionId = await startSession(ctx, user, sessionId, origin, { methods: ["pwd", input.method] });
   let rememberToken: string | null = null;
   if (input.rememberBrowser) {
     rememberToken = randomHex();

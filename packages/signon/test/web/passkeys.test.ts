@@ -43,7 +43,7 @@ async function sessionMethods(browser: InjectBrowser): Promise<string[] | undefi
   const id = browser.cookie("signon_session");
   if (id === undefined) return undefined;
   const [row] = await signon.ctx.db.select().from(sessions).where(eq(sessions.idHash, sha256Hex(id)));
-  return row?.amr;
+  return row?.authenticationMethods;
 }
 
 /** Asks for registration options as the account page's script does. */

@@ -250,7 +250,7 @@ export async function signInWithPasskey(
   const sessionId = await ctx.db.transaction(async (tx) => {
     await clearSourceFailures(tx, user.email, origin, "password");
     await audit(tx, { action: "passkey_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { name: passkey.name, passkey_id: passkey.id } });
-    return startSession({ ...ctx, db: tx }, user, previousSessionId, origin, { amr: ["hwk"] });
+    return startSession({ ...ctx, db: tx }, user, previousSessionId, origin, { methods: ["hwk"] });
   });
   return { ok: true, user, sessionId };
 }
