@@ -10,6 +10,7 @@ export interface ExpiredRecordCounts {
   unusedCodes: number;
   accountLinks: number;
   emailChanges: number;
+  passkeyChallenges: number;
 }
 
 /** Account links and e-mail change links stay this long after they expire, so that a late click is told "expired", not "unknown". */
@@ -25,8 +26,8 @@ async function deleted(db: SignonDatabase, statement: ReturnType<typeof sql>): P
  * or idle time, remembered browsers and brute-force counters whose time is
  * up, access tokens of the sign-in flow that have expired (operator-issued
  * ones stay, as their list shows when they expired), authorization codes
- * that expired unused, and account links and e-mail change links (confirmed
- * or not) a month after they expired.
+ * that expired unused, passkey challenges never answered, and account links
+ * and e-mail change links (confirmed or not) a month after they expired.
  * Each is one statement; nothing here is read again once expired, so a
  * clean-up that stops half way loses nothing.
  */
@@ -61,5 +62,6 @@ export async function deleteExpiredRecords(db: SignonDatabase, now: Date, sessio
     ),
     accountLinks: await deleted(db, sql`delete from signon.account_links where expires_at <= ${linksBefore}::timestamptz`),
     emailChanges: await deleted(db, sql`delete from signon.email_changes where expires_at <= ${linksBefore}::timestamptz`),
+    passkeyChallenges: await deleted(db, sql`delete from signon.passkey_challenges where expires_at <= ${at}::timestamptz`),
   };
 }

@@ -16,6 +16,7 @@ describe("loadConfig", () => {
       trustProxy: false,
       sessionIdleSeconds: 1800,
       sessionMaxSeconds: 43_200,
+      signingKeyRotationDays: 90,
       passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
       preparedStatements: true,
       metricsToken: null,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { accessTokens, accountLinks, emailChanges, failureCounters, grants, refreshTokens, rememberedBrowsers, sessions } from "../../src/db/schema.js";
+import { accessTokens, accountLinks, emailChanges, failureCounters, grants, passkeyChallenges, refreshTokens, rememberedBrowsers, sessions } from "../../src/db/schema.js";
 import { startExpiredRecordsJob } from "../../src/maintenance/expired-records-job.js";
 import { deleteExpiredRecords } from "../../src/repositories/expired-records.js";
 import { signedInBrowser } from "../support/browser.js";
@@ -58,6 +58,10 @@ async function seed() {
     { tokenHash: "gone", userUid: person.uid, newEmail: "old@example.org", expiresAt: days(-31), confirmedAt: days(-31.5), createdAt: days(-32) },
     { tokenHash: "kept", userUid: person.uid, newEmail: "late@example.org", expiresAt: days(-29), createdAt: days(-30) },
   ]);
+  await db.insert(passkeyChallenges).values([
+    { challenge: "gone", purpose: "passwordless", userUid: null, sessionHash: null, expiresAt: minutes(0) },
+    { challenge: "kept", purpose: "registration", userUid: person.uid, sessionHash: "x", expiresAt: minutes(1) },
+  ]);
   return { signedIn, issued };
 }
 
@@ -73,6 +77,7 @@ describe("deleteExpiredRecords", () => {
       unusedCodes: 1,
       accountLinks: 1,
       emailChanges: 1,
+      passkeyChallenges: 1,
     });
 
     expect((await db.select().from(accessTokens)).map((row) => [row.grantId === signedIn ? "signed in" : row.grantId === issued ? "issued" : "?", row.expiresAt]).sort()).toEqual([
@@ -84,6 +89,7 @@ describe("deleteExpiredRecords", () => {
     expect((await db.select().from(failureCounters)).map((row) => row.key)).toEqual(["sign-in-ip:kept"]);
     expect((await db.select().from(accountLinks)).map((row) => row.tokenHash)).toEqual(["kept"]);
     expect((await db.select().from(emailChanges)).map((row) => row.tokenHash)).toEqual(["kept"]);
+    expect((await db.select().from(passkeyChallenges)).map((row) => row.challenge)).toEqual(["kept"]);
     expect(await deleteExpiredRecords(db, signon.clock.now(), signon.ctx.config.sessionIdleSeconds)).toEqual({
       sessions: 0,
       rememberedBrowsers: 0,
@@ -92,6 +98,7 @@ describe("deleteExpiredRecords", () => {
       unusedCodes: 0,
       accountLinks: 0,
       emailChanges: 0,
+      passkeyChallenges: 0,
     });
   });
 
@@ -136,6 +143,6 @@ describe("startExpiredRecordsJob", () => {
       });
     });
     await ran;
-    expect(lines).toEqual(["Deleted expired records: 1 rememberedBrowsers, 1 failureCounters, 1 accessTokens, 1 unusedCodes, 1 accountLinks, 1 emailChanges"]);
+    expect(lines).toEqual(["Deleted expired records: 1 rememberedBrowsers, 1 failureCounters, 1 accessTokens, 1 unusedCodes, 1 accountLinks, 1 emailChanges, 1 passkeyChallenges"]);
   });
 });

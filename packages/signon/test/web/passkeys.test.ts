@@ -1,13 +1,17 @@
 import { asc, eq } from "drizzle-orm";
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { describe, expect, it } from "vitest";
+import { decodeJwt } from "jose";
 import { resetTwoStep } from "../../src/accounts/two-step.js";
+import { openIdSettingsOf, setOpenIdSettings } from "../../src/oidc/client-settings.js";
+import { forgetCachedSigningKeys } from "../../src/oidc/signing-keys.js";
 import { setPersonTwoStepRequired } from "../../src/accounts/two-step-mandate.js";
 import { auditEvents, passkeys, sessions } from "../../src/db/schema.js";
 import { findUserByUid, type User } from "../../src/repositories/users.js";
 import { sha256Hex } from "../../src/security/random.js";
 import { InjectBrowser, signedInBrowser } from "../support/browser.js";
-import { createUser, defaultPassword } from "../support/factories.js";
+import { createApp, createUser, defaultPassword } from "../support/factories.js";
+import { authorizeUrl, exchangeCode } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
 import { SoftAuthenticator, type Tampering } from "../support/soft-authenticator.js";
 
@@ -372,6 +376,35 @@ describe("how a session signed in", () => {
     const user = await createUser(signon.ctx);
     const browser = await signedInBrowser(signon.app, user.email, defaultPassword);
     expect(await sessionMethods(browser)).toEqual(["pwd"]);
+  });
+});
+
+describe("GET /oauth/authorize with scope openid after a passkey sign-in", () => {
+  /** An OpenID Connect client, a person with `signin` on it and a passkey, and the `amr` of the ID token after signing in by `signIn`. */
+  async function idTokenAmr(signIn: (user: User, authenticator: SoftAuthenticator) => Promise<InjectBrowser>): Promise<unknown> {
+    forgetCachedSigningKeys(signon.ctx);
+    const client = await createApp(signon.ctx);
+    const application = await setOpenIdSettings(signon.ctx, client.application, { ...openIdSettingsOf(client.application), scopes: ["openid"] }, { uid: null, origin: null });
+    const { user, authenticator } = await userWithPasskey({ permissions: { [application.name]: ["signin"] } });
+    const browser = await signIn(user, authenticator);
+    const authorized = await browser.get(authorizeUrl({ response_type: "code", client_id: client.clientId, redirect_uri: client.redirectUri, state: "st4te", scope: "openid" }));
+    expect(authorized.statusCode).toBe(302);
+    const code = new URL(authorized.headers.location as string).searchParams.get("code") as string;
+    const tokens = (await exchangeCode(signon.app, client, code)).json<{ id_token: string }>();
+    return decodeJwt(tokens.id_token).amr;
+  }
+
+  it("gives an ID token with amr hwk for a passkey alone", async () => {
+    expect(await idTokenAmr(async (_user, authenticator) => (await passwordlessWith(authenticator)).browser)).toEqual(["hwk"]);
+  });
+
+  it("gives an ID token with amr pwd and hwk for a password then a passkey", async () => {
+    const amr = await idTokenAmr(async (user, authenticator) => {
+      const browser = await passwordStep(user);
+      expect((await postSecondFactor(browser, JSON.stringify(authenticator.authenticate(await secondFactorOptions(browser))))).statusCode).toBe(303);
+      return browser;
+    });
+    expect(amr).toEqual(["pwd", "hwk"]);
   });
 });
 

@@ -353,7 +353,7 @@ describe("exemptions from 2-step verification", () => {
 });
 
 describe("GET /users?two_step=", () => {
-  it("filters by set up, not set up, required but not set up, and exempt", async () => {
+  it("filters by set up (an app or a passkey), not set up, required but not set up, and exempt", async () => {
     const superadmin = await superadminBrowser();
     const organisation = await createOrganisation(signon.ctx, { slug: "org", name: "Org" });
     await signon.ctx.db.update(organisations).set({ twoStepRequired: true }).where(eq(organisations.id, organisation.id));
@@ -365,6 +365,7 @@ describe("GET /users?two_step=", () => {
     const later = new Date(now.getTime() + day * 1000);
     await named("Ada Admin", { role: "admin" });
     await named("Ola Withcode", {}, { otpEnabledAt: now });
+    await named("Kai Passkey", { organisationId: organisation.id }, { passkeyCount: 1 });
     await named("Nia Nothing", {});
     await named("Mo Member", { organisationId: organisation.id });
     await named("Pat Personal", {}, { twoStepRequired: true });
@@ -376,7 +377,7 @@ describe("GET /users?two_step=", () => {
       expect(page.statusCode).toBe(200);
       return [...page.body.matchAll(/<th scope="row"><a href="\/users\/[^"]+">([^<]+)<\/a><\/th>/g)].map((match) => match[1]).filter((name) => !name?.startsWith("User "));
     };
-    expect(await listed("on")).toEqual(["Ola Withcode"]);
+    expect(await listed("on")).toEqual(["Kai Passkey", "Ola Withcode"]);
     expect(await listed("off")).toEqual(["Ada Admin", "Ed Exempt", "Len Lapsed", "Mo Member", "Nia Nothing", "Pat Personal"]);
     expect(await listed("missing")).toEqual(["Ada Admin", "Len Lapsed", "Mo Member", "Pat Personal"]);
     expect(await listed("exempt")).toEqual(["Ed Exempt"]);
