@@ -1,7 +1,8 @@
 // Builds a workspace package's JavaScript: every `src/**/*.ts` file becomes `dist/**/*.js`
 // (types removed, nothing else changed: the sources are written for Node's ES modules already),
 // and every other file of `src` (Sign-on's views) is copied beside them. Type checking is
-// `npm run typecheck`'s job, not this one's.
+// `npm run typecheck`'s job, not this one's. A service's entry points are then bundled into
+// `dist/bundled/` (scripts/bundle-package.mjs), which is what `npm start` runs.
 //
 //   node scripts/build-package.mjs [<package folder>]   (default: the working directory,
 //                                                        as `npm run build` runs it)
@@ -12,6 +13,7 @@
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { bundleEntries, bundleInputs, bundlePackage } from "./bundle-package.mjs";
 
 /** Written last into `dist`: its time is the build's. */
 export const BUILT_STAMP = ".built";
@@ -59,12 +61,14 @@ export async function buildPackage(packageDir) {
     }
     written += 1;
   }
+  written += await bundlePackage(packageDir);
   await writeFile(join(dist, BUILT_STAMP), `${new Date().toISOString()}\n`);
   return written;
 }
 
 /**
- * Whether `packageDir`'s `dist` is missing or older than a file of its `src`.
+ * Whether `packageDir`'s `dist` is missing or older than a file of its `src`, or, for a package
+ * with bundles, than a workspace file that they were made from.
  * @param {string} packageDir
  */
 export async function needsBuild(packageDir) {
@@ -76,6 +80,17 @@ export async function needsBuild(packageDir) {
   }
   for await (const file of filesOf(join(packageDir, "src"))) {
     if ((await stat(file)).mtimeMs > built) return true;
+  }
+  // A bundle also holds other workspace packages' sources: one of them changed, or went.
+  if ((await bundleEntries(packageDir)).length === 0) return false;
+  const inputs = await bundleInputs(packageDir);
+  if (inputs.length === 0) return true;
+  for (const file of inputs) {
+    try {
+      if ((await stat(file)).mtimeMs > built) return true;
+    } catch {
+      return true;
+    }
   }
   return false;
 }

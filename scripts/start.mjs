@@ -107,14 +107,14 @@ const demoCourse = {
 const services = {
   signon: {
     name: "signon",
-    entry: "packages/signon/dist/server.js",
+    entry: "packages/signon/dist/bundled/server.js",
     port: ports.signon,
     ready: "/healthcheck/ready",
     env: { SIGNON_HOST: settings.host, SIGNON_PORT: String(ports.signon), SIGNON_PUBLIC_URL: urls.signonPublic },
   },
   completion: {
     name: "completion",
-    entry: "packages/completion/dist/server.js",
+    entry: "packages/completion/dist/bundled/server.js",
     port: ports.completion,
     ready: "/healthcheck/ready",
     env: { HOST: settings.host, PORT: String(ports.completion), SIGNON_URL: urls.signon },
@@ -122,7 +122,7 @@ const services = {
   editorial: {
     name: "editorial",
     /** Imported into this process (see startEditorial), not run as a process of its own. */
-    entry: "examples/editorial-app/dist/server.js",
+    entry: "examples/editorial-app/dist/bundled/server.js",
     port: ports.editorial,
     env: {
       HOST: settings.host,
@@ -380,12 +380,12 @@ async function bootstrap() {
   const args = ["bootstrap", "first-start", "--json", "--credentials-file", credentialsFile];
   args.push("--completion-url", urls.completion, "--example-app-url", urls.editorial);
   if (settings.adminEmail) args.push("--admin-email", settings.adminEmail);
-  return JSON.parse(await runCommand("bootstrap", "packages/signon/dist/cli.js", args));
+  return JSON.parse(await runCommand("bootstrap", "packages/signon/dist/bundled/cli.js", args));
 }
 
 /** Loads the demo course (OLX) with the CLI and its learners through the API, with the demo client's token. */
 async function loadDemoCourse(token) {
-  await runCommand("completion", "packages/completion/dist/cli.js", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
+  await runCommand("completion", "packages/completion/dist/bundled/cli.js", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
   const response = await httpRequest(`${urls.completion}/api/completion/v1/admin/import`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -15,19 +15,27 @@ const fromFastify = createRequire(createRequire(import.meta.url).resolve("fastif
  * first needs them instead of when the route is added: the same compilers,
  * with the same options, give the same functions and the same errors, but a
  * service starts without compiling the schemas of every route first (a fifth
- * to a tenth of its start-up work). Fastify compiles header schemas as a
+ * to a tenth of its start-up work), and without even loading the compilers
+ * (Ajv alone is a few hundred milliseconds of module loading), which the
+ * first request with a schema loads. Fastify compiles header schemas as a
  * custom compiler's (as written, not in lower case): the services have none.
  */
 export function lazySchemaCompilers(): SchemaController {
-  const lazily =
-    (factory: CompilerFactory): CompilerFactory =>
-    (externalSchemas, options) => {
-      const compile = factory(externalSchemas, options);
-      return (route) => onFirstCall(() => compile(route));
+  const lazily = (load: () => CompilerFactory): CompilerFactory => {
+    let factory: CompilerFactory | undefined;
+    return (externalSchemas, options) => {
+      let compile: ReturnType<CompilerFactory> | undefined;
+      return (route) =>
+        onFirstCall(() => {
+          factory ??= load();
+          compile ??= factory(externalSchemas, options);
+          return compile(route);
+        });
     };
+  };
   const compilersFactory = {
-    buildValidator: lazily((fromFastify("@fastify/ajv-compiler") as () => CompilerFactory)()),
-    buildSerializer: lazily((fromFastify("@fastify/fast-json-stringify-compiler") as () => CompilerFactory)()),
+    buildValidator: lazily(() => (fromFastify("@fastify/ajv-compiler") as () => CompilerFactory)()),
+    buildSerializer: lazily(() => (fromFastify("@fastify/fast-json-stringify-compiler") as () => CompilerFactory)()),
   };
   return { compilersFactory } as SchemaController;
 }
