@@ -4,7 +4,6 @@ CREATE TABLE "signon"."signing_keys" (
 	"public_jwk" jsonb NOT NULL,
 	"sealed_private_jwk" text NOT NULL,
 	"created_at" timestamp with time zone NOT NULL,
-	"active_from" timestamp with time zone NOT NULL,
 	"retired_at" timestamp with time zone,
 	"publish_until" timestamp with time zone,
 	CONSTRAINT "signing_keys_alg_check" CHECK ("signon"."signing_keys"."alg" in ('ES256', 'RS256'))

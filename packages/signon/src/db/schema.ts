@@ -568,7 +568,7 @@ export const signingKeys = signon.table(
     sealedPrivateJwk: text("sealed_private_jwk").notNull(),
     createdAt: createdAt(),
     /** Published from `createdAt`, used for signing from `activeFrom`: clients have had time to see it at `jwks_uri`. */
-    activeFrom: timestamp("active_from", { withTimezone: true }).notNull(),
+    activeFrom: timestamp("active_from", { withTimezone: true }).notNull().default(sql`now()`),
     retiredAt: timestamp("retired_at", { withTimezone: true }),
     publishUntil: timestamp("publish_until", { withTimezone: true }),
   },
