@@ -38,6 +38,7 @@ describe("signon migrations", () => {
       "sessions",
       "settings",
       "sign_in_failures",
+      "signing_keys",
       "user_application_syncs",
       "user_permissions",
       "users",
