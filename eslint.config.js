@@ -44,4 +44,12 @@ export default tseslint.config(
       },
     },
   },
+  {
+    // Scripts the pages of Sign-on load in the browser.
+    files: ["packages/signon/src/assets/**/*.js"],
+    languageOptions: {
+      sourceType: "script",
+      globals: { window: "readonly", document: "readonly", navigator: "readonly", atob: "readonly", btoa: "readonly", fetch: "readonly" },
+    },
+  },
 );

@@ -58,7 +58,8 @@ describe("migration 0003 (courses count their visible completable blocks)", () =
       "select key, visible_completable_blocks from completion.courses",
     );
 
-    expect(report).toMatchObject({ schema: "completion", applied: 1 });
+    // 0003 and every migration after it.
+    expect(report).toMatchObject({ schema: "completion", applied: journal.entries.length - 3 });
     expect(expected).toEqual({ [COURSE]: 4, [OTHER_COURSE]: 1, [HIDDEN]: 0, [UNKNOWN]: null });
     expect(Object.fromEntries(rows.map((row) => [row.key, row.visible_completable_blocks]))).toEqual(expected);
   });

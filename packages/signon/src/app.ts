@@ -24,7 +24,9 @@ import revokeRoutes from "./routes/oauth/revoke.js";
 import devMailRoutes from "./routes/dev/mail.js";
 import faviconRoutes from "./routes/favicon.js";
 import homeRoutes from "./routes/home.js";
+import assetRoutes from "./routes/assets.js";
 import signInRoutes from "./routes/sign-in.js";
+import passkeySignInRoutes from "./routes/sign-in-passkey.js";
 import twoStepRoutes from "./routes/two-step/index.js";
 import signOutRoutes from "./routes/sign-out.js";
 import tokenRoutes from "./routes/token.js";
@@ -136,6 +138,9 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
       useDefaults: false,
       directives: {
         defaultSrc: ["'none'"],
+        // Our own scripts only (the passkey ceremonies, /assets/passkeys.js), which fetch from this origin.
+        scriptSrc: ["'self'"],
+        connectSrc: ["'self'"],
         styleSrc: ["'self'", "'unsafe-inline'"],
         imgSrc: ["'self'"],
         baseUri: ["'none'"],
@@ -165,12 +170,15 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
 
   await app.register(faviconRoutes);
   await app.register(homeRoutes);
+  await app.register(assetRoutes);
   await app.register(signInRoutes);
+  await app.register(passkeySignInRoutes);
   await app.register(twoStepRoutes);
   await app.register(signOutRoutes);
   await app.register(import("./routes/account/index.js"));
   await app.register(import("./routes/account/email.js"));
   await app.register(import("./routes/account/give-up-access.js"));
+  await app.register(import("./routes/account/passkeys.js"));
   await app.register(import("./routes/invitations/index.js"));
   await app.register(import("./routes/password-reset/index.js"));
   await app.register(import("./routes/unlock/index.js"));

@@ -60,5 +60,5 @@ export async function checkPage(page: Page, name: string): Promise<void> {
 export async function fillSignIn(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel("E-mail address").fill(email);
   await page.getByLabel("Password", { exact: true }).fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }

@@ -25,19 +25,21 @@ export const appName = "Editorial app";
 /**
  * Starts the real Sign-on (its own start-up, push worker included) and the
  * example application registered in it, each listening on 127.0.0.1.
+ * `publicHost` is the host of Sign-on's public URL (127.0.0.1 unless given).
  * `twoStepRequiredRoles` is Sign-on's `SIGNON_TWO_STEP_REQUIRED_ROLES`:
  * `none` unless given, so the administrators of the flows about other things
  * work without setting up 2-step verification; its own flow passes the
  * installation's default.
  */
-export async function startTestSystem(label: string, options: { twoStepRequiredRoles?: string } = {}): Promise<TestSystem> {
+export async function startTestSystem(label: string, options: { twoStepRequiredRoles?: string; publicHost?: string } = {}): Promise<TestSystem> {
   const database = await useTestDatabase({ migrations: [signonMigrations, signonClientMigrations], label });
   const [signonPort, appPort] = [await freePort(), await freePort()];
   const env: Record<string, string> = {
     NODE_ENV: "development",
     DATABASE_URL: database.url,
     SIGNON_PORT: String(signonPort),
-    SIGNON_PUBLIC_URL: `http://127.0.0.1:${signonPort}`,
+    // Pages are visited at this address; passkeys need a host name (`localhost`), as an IP address cannot be an RP ID.
+    SIGNON_PUBLIC_URL: `http://${options.publicHost ?? "127.0.0.1"}:${signonPort}`,
     SIGNON_ARGON2_MEMORY_KIB: "64",
     SIGNON_ARGON2_TIME_COST: "1",
     SIGNON_SECRET_KEY: "7a".repeat(32),

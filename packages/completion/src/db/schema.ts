@@ -4,7 +4,9 @@ import {
   check,
   doublePrecision,
   index,
+  bigint,
   integer,
+  numeric,
   pgSchema,
   primaryKey,
   text,
@@ -75,10 +77,16 @@ export const enrollments = completionSchema.table(
     courseEarned: doublePrecision("course_earned"),
     coursePossible: doublePrecision("course_possible"),
     coursePercent: doublePrecision("course_percent"),
+    // Which statistics group the enrollment counts in: the ids of its course's cohorts the learner belongs to, and
+    // the learner's course roles, both sorted; kept by triggers on course_roles, cohort_memberships and cohorts.
+    statCohorts: integer("stat_cohorts").array().notNull().default(sql`'{}'::integer[]`),
+    statRoles: text("stat_roles").array().notNull().default(sql`'{}'::text[]`),
   },
   (table) => [
     primaryKey({ columns: [table.courseKey, table.learnerId] }),
     index("enrollments_learner_idx").on(table.learnerId),
+    // The all-users pages walk a course's active learners by id from a bucket's first id (index-only).
+    index("enrollments_active_course_learner_idx").on(table.courseKey, table.learnerId).where(sql`${table.isActive}`),
   ],
 );
 
@@ -184,4 +192,43 @@ export const staleCompletions = completionSchema.table(
       .on(table.username, table.courseKey)
       .where(sql`${table.resolved} = false`),
   ],
+);
+
+/**
+ * Per-course sums of active enrollments for statistics and `mean`, by statistics group (cohort ids, roles): the
+ * number of learners, the exact sums of their course earned, possible and percent, and how many have a course
+ * aggregate. Rows are deltas appended by the enrollments' triggers in the writing transaction (no row is ever
+ * updated in place, so writers never wait for each other here); a course's total is the sum of its rows, and
+ * writers fold a course's rows into one per group now and then (`completion.compact_course_sums`).
+ */
+export const courseStatSums = completionSchema.table(
+  "course_stat_sums",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    courseKey: text("course_key").notNull(),
+    cohorts: integer("cohorts").array().notNull(),
+    roles: text("roles").array().notNull(),
+    learners: bigint("learners", { mode: "number" }).notNull(),
+    earned: numeric("earned").notNull(),
+    possible: numeric("possible").notNull(),
+    withPossible: bigint("with_possible", { mode: "number" }).notNull(),
+    percent: numeric("percent").notNull(),
+  },
+  (table) => [index("course_stat_sums_course_idx").on(table.courseKey)],
+);
+
+/**
+ * How many active learners of a course have ids in each range of 1,024 (`bucket` = id >> 10), as deltas like
+ * {@link courseStatSums}: a deep all-users page finds the bucket holding its first row by summing these, then
+ * walks at most one bucket of the index.
+ */
+export const courseLearnerBuckets = completionSchema.table(
+  "course_learner_buckets",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    courseKey: text("course_key").notNull(),
+    bucket: integer("bucket").notNull(),
+    learners: bigint("learners", { mode: "number" }).notNull(),
+  },
+  (table) => [index("course_learner_buckets_course_idx").on(table.courseKey, table.bucket)],
 );

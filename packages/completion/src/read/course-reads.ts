@@ -4,7 +4,8 @@ import type { CourseStructure } from "../domain/course-structures.js";
 import type { TreeNode } from "../domain/course-tree.js";
 import type { PageRequest, PageWindow } from "../http/paging.js";
 import { pageWindow } from "../http/paging.js";
-import { loadAggregates, meanCoursePercent } from "../repositories/aggregates.js";
+import { loadAggregates } from "../repositories/aggregates.js";
+import { countActiveLearnersFromSums, meanCoursePercent } from "../repositories/course-sums.js";
 import { countActiveCourses, countActiveLearners, listActiveCourses } from "../repositories/enrollments.js";
 import { findLearnerInCourse, findLearnerInCourses, pageActiveLearners, type LearnerInCourse } from "../repositories/learner-reads.js";
 import { itemShape, type ItemShape, type RequestedFields } from "./course-items.js";
@@ -19,7 +20,7 @@ export const STALE_STRUCTURE = "stale-structure";
 
 /** C13: the mean course percent, for items that asked for `mean`. */
 export async function courseMean(ctx: CompletionContext, structure: CourseStructure): Promise<number> {
-  return structure.tree ? meanCoursePercent(ctx.db, structure.course.key) : 0;
+  return structure.tree ? meanCoursePercent(ctx.statements, structure.course.key) : 0;
 }
 
 /** What stored aggregates give a shape (see {@link storedKeys}), per aggregator type set, then per shape. */
@@ -102,7 +103,9 @@ export async function readAllLearners(
   const start = (page.page - 1) * page.pageSize;
   const found = await pageActiveLearners(ctx.statements, structure.course.key, userIds, start, page.pageSize, storedKeys(ctx, structure, shape));
   if (found.total !== null && found.courseHash !== structure.course.structureHash) return STALE_STRUCTURE;
-  const count = found.total ?? (await countActiveLearners(ctx.db, structure.course.key, userIds));
+  const count =
+    found.total ??
+    (userIds === null ? await countActiveLearnersFromSums(ctx.statements, structure.course.key) : await countActiveLearners(ctx.db, structure.course.key, userIds));
   const window = pageWindow(page, count);
   if (!window) return null;
   const computed = storedUse(ctx, structure, shape).covers

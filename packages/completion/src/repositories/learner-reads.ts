@@ -112,14 +112,26 @@ export async function findLearnerInCourses(
   return found;
 }
 
-// One row per (learner of the page, stored aggregate). The total is an uncorrelated subquery (run once, on
-// enrollments alone); only the page's rows are joined. $1 course key, $2 offset, $3 limit, then the block keys
-// and the user ids when the variant filters on them.
-function pageActiveLearnersSql(byBlocks: boolean, byUsers: boolean): string {
+// One row per (learner of the page, stored aggregate); only the page's rows are joined. $1 course key, $2 offset,
+// $3 limit, then the block keys and the user ids when the variant filters on them.
+//
+// All learners of a course: the total comes from the course's sums, and the page does not skip $2 rows of the index.
+// The bucket counts (active learners per 1,024 ids, kept with the sums) give the bucket holding the page's first row
+// and how many rows precede it; the index is entered at that bucket's first id and skips fewer than 1,024 rows. The
+// rows are the ones OFFSET $2 would give, read in the same snapshot.
+//
+// Some learners (`user_ids`): the list bounds the work; the total is an uncorrelated subquery over those ids.
+export function pageActiveLearnersSql(byBlocks: boolean, byUsers: boolean): string {
   const blocksParam = 4;
   const usersParam = byBlocks ? 5 : 4;
-  const activeHere = `e.course_key = $1 and e.is_active${byUsers ? ` and e.learner_id = any($${usersParam}::int[])` : ""}`;
-  return `
+  const tail = `
+    inner join completion.learners l on l.id = p.id
+    left join completion.aggregates a
+      on a.course_key = $1 and a.learner_id = p.id${byBlocks ? ` and a.block_key = any($${blocksParam}::text[])` : ""}
+    order by p.id`;
+  if (byUsers) {
+    const activeHere = `e.course_key = $1 and e.is_active and e.learner_id = any($${usersParam}::int[])`;
+    return `
     select p.id, l.username, (select count(*) from completion.enrollments e where ${activeHere}) as total,
            (select c.structure_hash from completion.courses c where c.key = $1) as course_hash,
            a.block_key, a.earned, a.possible
@@ -128,11 +140,24 @@ function pageActiveLearnersSql(byBlocks: boolean, byUsers: boolean): string {
       where ${activeHere}
       order by e.learner_id
       offset $2 limit $3
-    ) p
-    inner join completion.learners l on l.id = p.id
-    left join completion.aggregates a
-      on a.course_key = $1 and a.learner_id = p.id${byBlocks ? ` and a.block_key = any($${blocksParam}::text[])` : ""}
-    order by p.id`;
+    ) p${tail}`;
+  }
+  return `
+    with b as (
+      select k.bucket, sum(k.learners) as n from completion.course_learner_buckets k where k.course_key = $1 group by k.bucket
+    ), f as materialized (
+      select bucket, before from (select bucket, n, sum(n) over (order by bucket) - n as before from b) c
+      where before + n > $2 order by bucket limit 1
+    )
+    select p.id, l.username, (select coalesce(sum(s.learners), 0) from completion.course_stat_sums s where s.course_key = $1) as total,
+           (select c.structure_hash from completion.courses c where c.key = $1) as course_hash,
+           a.block_key, a.earned, a.possible
+    from (
+      select e.learner_id as id from completion.enrollments e
+      where e.course_key = $1 and e.is_active and e.learner_id >= ((select bucket from f) << 10)
+      order by e.learner_id
+      offset (select $2::bigint - before from f) limit $3
+    ) p${tail}`;
 }
 const PAGE_ACTIVE_LEARNERS = [false, true].map((byBlocks) => [false, true].map((byUsers) => pageActiveLearnersSql(byBlocks, byUsers)));
 

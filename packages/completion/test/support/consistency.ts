@@ -21,6 +21,8 @@ export async function storedStateDigest(ctx: CompletionContext): Promise<string>
     "completion.block_completions t",
     "completion.aggregates t",
     "completion.stale_completions t",
+    "(select course_key, cohorts, roles, learners, earned, possible, with_possible, percent from completion.course_stat_sums) t",
+    "(select course_key, bucket, learners from completion.course_learner_buckets) t",
   ];
   const parts = tables.map((table) => `(select coalesce(string_agg(t::text, ',' order by t::text), '') from ${table})`);
   const result = await ctx.db.execute<{ digest: string }>(sql.raw(`select md5(concat_ws('|', ${parts.join(", ")})) as digest`));
@@ -94,5 +96,47 @@ export async function aggregateMismatches(ctx: CompletionContext): Promise<strin
       problems.push(`learner ${row.learner_id} in ${row.course_key}: enrollment figures ${JSON.stringify(stored)}, recomputed ${JSON.stringify(expected)}`);
     }
   }
+  problems.push(...(await courseSumsMismatches(ctx)));
   return problems;
+}
+
+/**
+ * Where the kept per-course sums (and bucket counts) differ from a grouping of the active enrollments, and where an
+ * enrollment's statistics group differs from its learner's roles and cohorts in the course.
+ */
+export async function courseSumsMismatches(ctx: Pick<CompletionContext, "db">): Promise<string[]> {
+  const result = await ctx.db.execute<{ problem: string }>(sql.raw(`
+    with kept as (
+      select course_key, cohorts, roles, sum(learners) as learners, sum(earned) as earned, sum(possible) as possible,
+        sum(with_possible) as with_possible, sum(percent) as percent
+      from completion.course_stat_sums group by course_key, cohorts, roles
+      having sum(learners) <> 0 or sum(earned) <> 0 or sum(possible) <> 0 or sum(with_possible) <> 0 or sum(percent) <> 0
+    ), scanned as (
+      select course_key, stat_cohorts as cohorts, stat_roles as roles, count(*)::numeric as learners,
+        coalesce(sum(completion.exact_numeric(course_earned)), 0) as earned, coalesce(sum(completion.exact_numeric(course_possible)), 0) as possible,
+        count(course_possible)::numeric as with_possible, coalesce(sum(completion.exact_numeric(course_percent)), 0) as percent
+      from completion.enrollments where is_active group by course_key, stat_cohorts, stat_roles
+    ), kept_buckets as (
+      select course_key, bucket, sum(learners) as learners from completion.course_learner_buckets group by 1, 2 having sum(learners) <> 0
+    ), scanned_buckets as (
+      select course_key, learner_id >> 10 as bucket, count(*)::numeric as learners from completion.enrollments where is_active group by 1, 2
+    )
+    select 'sums of ' || coalesce(k.course_key, s.course_key) || ' ' || coalesce(k.cohorts, s.cohorts)::text || ' ' || coalesce(k.roles, s.roles)::text
+      || ': kept ' || coalesce(row(k.learners, k.earned, k.possible, k.with_possible, k.percent)::text, 'none')
+      || ', scanned ' || coalesce(row(s.learners, s.earned, s.possible, s.with_possible, s.percent)::text, 'none') as problem
+    from kept k full join scanned s on s.course_key = k.course_key and s.cohorts = k.cohorts and s.roles = k.roles
+    where row(k.learners, k.earned, k.possible, k.with_possible, k.percent) is distinct from row(s.learners, s.earned, s.possible, s.with_possible, s.percent)
+    union all
+    select 'buckets of ' || coalesce(k.course_key, s.course_key) || ' ' || coalesce(k.bucket, s.bucket) || ': kept ' || coalesce(k.learners::text, 'none') || ', scanned ' || coalesce(s.learners::text, 'none')
+    from kept_buckets k full join scanned_buckets s on s.course_key = k.course_key and s.bucket = k.bucket
+    where k.learners is distinct from s.learners
+    union all
+    select 'group of learner ' || e.learner_id || ' in ' || e.course_key || ': ' || row(e.stat_cohorts, e.stat_roles)::text
+    from completion.enrollments e
+    where e.stat_roles <> coalesce((select array_agg(r.role order by r.role collate "C") from completion.course_roles r
+                                    where r.course_key = e.course_key and r.learner_id = e.learner_id), '{}')
+       or e.stat_cohorts <> coalesce((select array_agg(m.cohort_id order by m.cohort_id) from completion.cohort_memberships m
+                                      inner join completion.cohorts c on c.id = m.cohort_id
+                                      where c.course_key = e.course_key and m.learner_id = e.learner_id), '{}')`));
+  return result.rows.map((row) => row.problem);
 }

@@ -41,6 +41,10 @@ const actionWords: Record<AuditAction, string> = {
   two_step_reset: "2-step verification reset",
   two_step_failed: "Wrong 2-step verification code",
   two_step_verified: "2-step verification code accepted",
+  passkey_registered: "Passkey added",
+  passkey_removed: "Passkey removed",
+  passkey_verified: "Passkey accepted",
+  passkey_failed: "Passkey refused",
   two_step_required: "2-step verification required",
   two_step_requirement_removed: "2-step verification no longer required",
   two_step_exempted: "Exempted from 2-step verification",
@@ -98,6 +102,8 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   if (event.action === "inactivity_reminder_sent" && typeof details.days === "number") text += ` (${details.days} ${details.days === 1 ? "day" : "days"} before)`;
   if (event.action === "unused_invitation_deleted" && typeof details.email === "string") text += ` (${details.email})`;
   if (event.action === "user_unsuspended" && details.new_password_required === true) text += " (a new password is required; a reset link was mailed)";
+  if (event.action.startsWith("passkey_") && typeof details.name === "string") text += ` (“${details.name}”)`;
+  if (event.action === "two_step_reset" && typeof details.passkeys_removed === "number") text += ` (${details.passkeys_removed} ${details.passkeys_removed === 1 ? "passkey" : "passkeys"} removed)`;
   if (event.action === "two_step_exempted" && typeof details.until === "string") text += ` until ${details.until.slice(0, 10)}`;
   if (event.action.startsWith("organisation_two_step_") && typeof details.slug === "string") text += ` (${details.slug})`;
   if (typeof details.cause === "string" && typeof details.tokens === "number") {

@@ -9,20 +9,31 @@ import { randomHex, sha256Hex } from "../security/random.js";
 import { mustSetUpTwoStep } from "./two-step-mandate.js";
 
 /**
+ * How a person proved who they are, as RFC 8176 `amr` values: `pwd` a
+ * password, `otp` a code from an authenticator app, `hwk` a passkey (a key
+ * held in hardware or by the platform, used with the person's presence).
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc8176#section-2
+ */
+export type AuthenticationMethod = "pwd" | "otp" | "hwk";
+
+/**
  * Starts a session after sign-in with a fresh id (no fixation: any session
  * the browser had is deleted). Returns the id for the cookie; only its
- * SHA-256 digest is stored.
+ * SHA-256 digest is stored. `methods` records how the person signed in
+ * (default: a password), in the order used.
  */
 export async function startSession(
   ctx: SignonContext,
   user: User,
   previousSessionId: string | undefined,
   origin: RequestOrigin,
-  options: { awaitingSecondFactor?: boolean; amr?: readonly string[] } = {},
+  options: { awaitingSecondFactor?: boolean; methods?: readonly AuthenticationMethod[] } = {},
 ): Promise<string> {
   const id = randomHex();
   const now = ctx.now();
   const awaitingSecondFactor = options.awaitingSecondFactor ?? false;
+  const methods = [...(options.methods ?? ["pwd"])];
   await ctx.db.transaction(async (tx) => {
     if (previousSessionId) await deleteSession(tx, sha256Hex(previousSessionId));
     await insertSession(tx, {
@@ -34,17 +45,23 @@ export async function startSession(
       ip: origin.ip,
       userAgent: origin.userAgent?.slice(0, 512) ?? null,
       awaitingSecondFactor,
-      amr: [...(options.amr ?? ["pwd"])],
+      authenticationMethods: methods,
     });
-    if (!awaitingSecondFactor) await signInCompleted(tx, user, now, origin);
+    if (!awaitingSecondFactor) await signInCompleted(tx, user, now, origin, methods);
   });
   return id;
 }
 
 /** Records a completed sign-in: the audit event and the user's last sign-in time (read by the inactivity job). */
-export async function signInCompleted(db: SignonContext["db"], user: User, now: Date, origin: RequestOrigin): Promise<void> {
+export async function signInCompleted(
+  db: SignonContext["db"],
+  user: User,
+  now: Date,
+  origin: RequestOrigin,
+  methods: readonly AuthenticationMethod[] = ["pwd"],
+): Promise<void> {
   await recordSignIn(db, user.uid, now);
-  await audit(db, { action: "sign_in", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
+  await audit(db, { action: "sign_in", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { methods: [...methods] } });
 }
 
 /** A live session of the web interface: its user, the digest of its id, and a flash message waiting to be shown. */
@@ -55,6 +72,8 @@ export interface WebSession {
   awaitingSecondFactor: boolean;
   /** 2-step verification is required of the user and not set up: every page but its set-up sends them there. */
   twoStepSetUpRequired: boolean;
+  /** How the person signed in (RFC 8176 `amr` values), in the order used; empty for sessions older than this record. */
+  authenticationMethods: AuthenticationMethod[];
   flash: Session["flash"];
   /** When the person signed in (OpenID Connect `auth_time`), and how (`amr`). */
   authTime: Date;
@@ -82,14 +101,17 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     found.user.role === "super_organisation_admin" && found.user.organisationId !== null
       ? { ...found.user, organisationScope: await listOrganisationSubtreeIds(ctx.db, found.user.organisationId) }
       : found.user;
+  const authenticationMethods = found.session.authenticationMethods.filter(isAuthenticationMethod);
   return {
     user,
     idHash,
     awaitingSecondFactor: found.session.awaitingSecondFactor,
     twoStepSetUpRequired: mustSetUpTwoStep(ctx.config, found.user, found.organisationRequiresTwoStep, now),
+    authenticationMethods,
     flash: found.session.flash,
     authTime: found.session.createdAt,
-    amr: found.session.amr,
+    // A session older than the record of its methods was a password sign-in.
+    amr: authenticationMethods.length > 0 ? authenticationMethods : ["pwd"],
   };
 }
 
@@ -116,4 +138,8 @@ export async function endSession(ctx: SignonContext, sessionId: string | undefin
     await queuePushes(tx, { userUid: found.user.uid, kinds: ["reauth"], targets: "applications-the-user-used", now });
   });
   pushesCommitted(ctx);
+}
+
+function isAuthenticationMethod(value: string): value is AuthenticationMethod {
+  return value === "pwd" || value === "otp" || value === "hwk";
 }

@@ -47,19 +47,28 @@ export function twoStepRequirement(config: Pick<SignonConfig, "twoStepRequiredRo
   return { sources, exemption, required };
 }
 
-/** Whether the person must set up 2-step verification before they may do anything else: it is required of them and not on. */
+/** Whether the person has a second factor: an authenticator app set up, or at least one passkey. */
+export function hasSecondFactor(user: Pick<User, "otpEnabledAt" | "passkeyCount">): boolean {
+  return user.otpEnabledAt !== null || user.passkeyCount > 0;
+}
+
+/**
+ * Whether the person must set up 2-step verification before they may do
+ * anything else: it is required of them and they have no second factor (an
+ * authenticator app or a passkey meets the requirement).
+ */
 export function mustSetUpTwoStep(
   config: Pick<SignonConfig, "twoStepRequiredRoles">,
-  user: RequirementFields & Pick<User, "otpEnabledAt">,
+  user: RequirementFields & Pick<User, "otpEnabledAt" | "passkeyCount">,
   organisationRequires: boolean,
   now: Date,
 ): boolean {
-  return user.otpEnabledAt === null && twoStepRequirement(config, user, organisationRequires, now).required;
+  return !hasSecondFactor(user) && twoStepRequirement(config, user, organisationRequires, now).required;
 }
 
 /** `mustSetUpTwoStep` for a user as stored, reading their organisation's requirement. */
 export async function mustSetUpTwoStepNow(ctx: SignonContext, user: User): Promise<boolean> {
-  if (user.otpEnabledAt !== null || user.isApiUser) return false;
+  if (hasSecondFactor(user) || user.isApiUser) return false;
   return mustSetUpTwoStep(ctx.config, user, await organisationRequiresTwoStep(ctx.db, user.organisationId), ctx.now());
 }
 

@@ -7,14 +7,18 @@ import type { User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 import { resolveWebSession, startSession } from "./sessions.js";
 import { clearSourceFailures, countSignInFailureFor, isLocked, secondsUntilSignInAllowed } from "./sign-in-limits.js";
+import { hasSecondFactor } from "./two-step-mandate.js";
 import { matchingOtpStep, normaliseOtpCode, openOtpSecret } from "./two-step.js";
 
 /** A remembered browser skips the 2-step code for this long. */
 export const rememberBrowserSeconds = 30 * 24 * 3600;
 
-/** Whether a user must enter a 2-step code at sign-in: 2-step verification is on and this browser is not remembered for them. */
+/**
+ * Whether a user must give a second factor at sign-in (a code or a passkey):
+ * they have one and this browser is not remembered for them.
+ */
 export async function needsSecondFactor(ctx: SignonContext, user: User, rememberToken: string | undefined): Promise<boolean> {
-  if (user.otpEnabledAt === null) return false;
+  if (!hasSecondFactor(user)) return false;
   if (rememberToken === undefined || !/^[0-9a-f]{64}$/.test(rememberToken)) return true;
   return !(await isBrowserRemembered(ctx.db, sha256Hex(rememberToken), user.uid, ctx.now()));
 }
@@ -30,6 +34,36 @@ export type SecondFactorResult =
     }
   | { ok: false; reason: "no_session" | "wrong_code" | "reused_code" | "locked" }
   | { ok: false; reason: "refused"; retryAfterSeconds: number };
+
+/**
+ * The end of a right second factor, in the caller's transaction: the
+ * source's wrong second factors for the address are forgotten, the
+ * half-signed-in session is replaced by a fully signed-in one under a new id
+ * (recorded as password then `method`), and with `rememberBrowser` the
+ * browser is remembered for 30 days.
+ */
+export async function finishSecondFactor(
+  ctx: SignonContext,
+  user: User,
+  sessionId: string,
+  input: { method: "otp" | "hwk"; rememberBrowser: boolean },
+  origin: RequestOrigin,
+): Promise<SecondFactorResult & { ok: true }> {
+  const now = ctx.now();
+  await clearSourceFailures(ctx.db, user.email, origin, "two_step_code");
+  const newSessionId = await startSession(ctx, user, sessionId, origin, { methods: ["pwd", input.method] });
+  let rememberToken: string | null = null;
+  if (input.rememberBrowser) {
+    rememberToken = randomHex();
+    await insertRememberedBrowser(ctx.db, {
+      tokenHash: sha256Hex(rememberToken),
+      userUid: user.uid,
+      expiresAt: new Date(now.getTime() + rememberBrowserSeconds * 1000),
+      createdAt: now,
+    });
+  }
+  return { ok: true, user, sessionId: newSessionId, rememberToken };
+}
 
 /**
  * Completes a sign-in that waits for its 2-step code. A right code, not used
@@ -73,19 +107,7 @@ export async function completeSecondFactor(
   const accepted = await ctx.db.transaction(async (tx) => {
     if (step === null || !(await acceptOtpStep(tx, user.uid, step, now))) return null;
     await audit(tx, { action: "two_step_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
-    await clearSourceFailures(tx, user.email, origin, "two_step_code");
-    const newSessionId = await startSession({ ...ctx, db: tx }, user, sessionId, origin, { amr: ["pwd", "otp"] });
-    let rememberToken: string | null = null;
-    if (input.rememberBrowser) {
-      rememberToken = randomHex();
-      await insertRememberedBrowser(tx, {
-        tokenHash: sha256Hex(rememberToken),
-        userUid: user.uid,
-        expiresAt: new Date(now.getTime() + rememberBrowserSeconds * 1000),
-        createdAt: now,
-      });
-    }
-    return { ok: true as const, user, sessionId: newSessionId, rememberToken };
+    return finishSecondFactor({ ...ctx, db: tx }, user, sessionId, { method: "otp", rememberBrowser: input.rememberBrowser }, origin);
   });
   if (accepted) return accepted;
 

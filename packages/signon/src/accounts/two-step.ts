@@ -4,6 +4,7 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import { deleteRememberedBrowsersOfUser } from "../repositories/remembered-browsers.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
+import { deletePasskeysOfUser } from "../repositories/passkeys.js";
 import { clearOtp, enableOtp, storePendingOtpSecret } from "../repositories/two-step-secrets.js";
 import { findUserByUid, type User } from "../repositories/users.js";
 import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
@@ -126,7 +127,7 @@ export async function confirmTwoStepSetup(ctx: SignonContext, userUid: string, r
 /**
  * An administrator resets a user's 2-step verification (a lost phone): the
  * secret, `otpEnabledAt`, the wrong-code count and the last accepted step are
- * cleared, every remembered browser is forgotten and every sign-in of the
+ * cleared, every passkey of the user is removed, every remembered browser is forgotten and every sign-in of the
  * user ends (S18: sessions, every application's tokens, reauth pushed), so
  * their next sign-in sets it up again. The caller checks that `actor` may
  * manage the user (`mayManageUser`).
@@ -137,10 +138,18 @@ export async function resetTwoStep(ctx: SignonContext, targetUid: string, actor:
   if (!uuidPattern.test(targetUid)) throw new AccountError("No such user");
   const now = ctx.now();
   await ctx.db.transaction(async (tx) => {
+    const passkeysRemoved = await deletePasskeysOfUser(tx, targetUid, now);
     const cleared = await clearOtp(tx, targetUid, now);
     if (!cleared) throw new AccountError("No such user");
     await deleteRememberedBrowsersOfUser(tx, targetUid);
-    await audit(tx, { action: "two_step_reset", at: now, actorUid: actor.uid, subjectUid: targetUid, origin });
+    await audit(tx, {
+      action: "two_step_reset",
+      at: now,
+      actorUid: actor.uid,
+      subjectUid: targetUid,
+      origin,
+      ...(passkeysRemoved > 0 ? { details: { passkeys_removed: passkeysRemoved } } : {}),
+    });
     await endSignInsEverywhere(tx, { user: cleared, cause: "two_step_reset", now, actorUid: actor.uid, origin });
   });
   pushesCommitted(ctx);

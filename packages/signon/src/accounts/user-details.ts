@@ -3,7 +3,7 @@ import { listSignInFailures, type SignInFailureRow } from "../repositories/sign-
 import { findUserWithOrganisation, type UserStatus } from "../repositories/user-search.js";
 import type { User } from "../repositories/users.js";
 import { normaliseEmail } from "./sign-in-limits.js";
-import { twoStepRequirement, type TwoStepRequirement } from "./two-step-mandate.js";
+import { hasSecondFactor, twoStepRequirement, type TwoStepRequirement } from "./two-step-mandate.js";
 import { statusTags } from "./user-search.js";
 
 /** What an administrator's page about one user shows. */
@@ -40,7 +40,7 @@ export async function findUserDetails(ctx: SignonContext, uid: string): Promise<
     status,
     locked: status.includes("locked"),
     failures,
-    twoStepOn: user.otpEnabledAt !== null,
+    twoStepOn: hasSecondFactor(user),
     twoStepRequirement: twoStepRequirement(ctx.config, user, found.organisationRequiresTwoStep ?? false, ctx.now()),
   };
 }

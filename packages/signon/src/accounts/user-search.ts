@@ -1,11 +1,17 @@
 import type { SignonContext } from "../context.js";
-import { searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
+import { countUsers, searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
+import { readKeysetPage, type KeysetPage, type PagePosition } from "../repositories/keyset.js";
 import { assignableRoles, managedOrganisationIds, type Actor } from "../web/policy.js";
 import { lockSeconds } from "./sign-in.js";
 import type { Role } from "./manage-users.js";
 
 /** People shown on one page of the users list. */
 export const usersPerPage = 50;
+
+/** Up to this many people the list counts them exactly; beyond, it shows PostgreSQL's estimate ("about N"). */
+export const exactCountLimit = 1000;
+
+const emailPattern = /^[^\s@]+@[^\s@]+$/;
 
 /** The filters of the users list, as the filter form sends them (`""`: no filter). */
 export interface UserFilters {
@@ -64,22 +70,29 @@ function splitOnce(value: string, separator: string): [string, string] | [] {
 }
 
 /**
- * One page (from 1) of the people the actor may manage that match the
- * filters, and whether another page follows.
+ * The search an actor's filters make. A search text that is a whole e-mail
+ * address some matching person has finds that person only, through the
+ * unique index on `lower(email)`; any other text is a fragment of names and
+ * addresses (the `pg_trgm` indexes).
  */
-export async function findManageableUsers(
-  ctx: SignonContext,
-  actor: Actor,
-  filters: UserFilters,
-  page: number,
-): Promise<{ rows: UserListRow[]; hasNextPage: boolean }> {
-  const rows = await searchUsers(ctx.db, searchFor(ctx, actor, filters), { limit: usersPerPage + 1, offset: (page - 1) * usersPerPage });
-  return { rows: rows.slice(0, usersPerPage), hasNextPage: rows.length > usersPerPage };
+export async function resolvedSearch(ctx: SignonContext, actor: Actor, filters: UserFilters): Promise<UserSearch> {
+  const search = searchFor(ctx, actor, filters);
+  if (search.text === undefined || !emailPattern.test(search.text)) return search;
+  const exact: UserSearch = { ...search, text: undefined, exactEmail: search.text };
+  return (await searchUsers(ctx.db, exact, { kind: "first" }, 1)).length > 0 ? exact : search;
 }
 
-/** Every person the actor may manage that matches the filters (for the CSV export). */
-export async function allManageableUsers(ctx: SignonContext, actor: Actor, filters: UserFilters): Promise<UserListRow[]> {
-  return searchUsers(ctx.db, searchFor(ctx, actor, filters));
+/**
+ * One page of the people the actor may manage that match the filters, by
+ * name (keyset: after or before a row's key, or the first or last page).
+ */
+export async function findManageableUsers(ctx: SignonContext, search: UserSearch, position: PagePosition): Promise<KeysetPage<UserListRow>> {
+  return readKeysetPage(position, usersPerPage, (at, limit) => searchUsers(ctx.db, search, at, limit), (row) => ({ text: row.sortName, uid: row.uid }));
+}
+
+/** How many people match: exact up to `exactCountLimit`, an estimate beyond. */
+export async function countManageableUsers(ctx: SignonContext, search: UserSearch): Promise<{ count: number; exact: boolean }> {
+  return countUsers(ctx.db, search, exactCountLimit);
 }
 
 /** The status tags of a person: suspended, locked, invited, or active when none applies. */

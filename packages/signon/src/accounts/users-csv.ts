@@ -1,4 +1,3 @@
-import { stringify } from "csv-stringify/sync";
 import type { UserListRow, UserStatus } from "../repositories/user-search.js";
 
 /** The header of the users CSV export. */
@@ -18,28 +17,49 @@ export function neutraliseFormula(cell: string): string {
 /** Separates the permission names of one application in its column of the users CSV. */
 export const permissionSeparator = ";";
 
+/** People read from the database per round trip of the export's cursor. */
+export const csvBatchSize = 1000;
+
 /**
- * The users list as CSV: one header line, then one line per person; times in
- * ISO 8601 UTC. After the fixed columns, one column per application (headed
- * by its name) holding the person's permission names there, sorted and
- * joined by `;`, empty when they hold none.
+ * The users list as CSV, a batch of lines at a time: one header line, then
+ * one line per person; times in ISO 8601 UTC. After the fixed columns, one
+ * column per application of `columns` (headed by its name) holding the
+ * person's permission names there that `columns` shows, sorted and joined
+ * by `;`, empty when they hold none. `rows` are batches of people with their
+ * permissions as `<application id>:<permission>`.
  */
-export function usersCsv(
-  rows: readonly (UserListRow & { status: readonly UserStatus[] })[],
-  applications: readonly { id: string; name: string }[] = [],
-  permissions: ReadonlyMap<string, ReadonlyMap<string, readonly string[]>> = new Map(),
-): string {
-  const records = rows.map((row) =>
-    [
-      row.name,
-      row.email,
-      row.role,
-      row.organisationName ?? "",
-      row.status.join(" "),
-      row.lastSignedInAt?.toISOString() ?? "",
-      row.createdAt.toISOString(),
-      ...applications.map((application) => (permissions.get(row.uid)?.get(application.id) ?? []).join(permissionSeparator)),
-    ].map(neutraliseFormula),
-  );
-  return stringify([[...usersCsvColumns, ...applications.map((application) => neutraliseFormula(application.name))], ...records]);
+export async function* usersCsv(
+  rows: AsyncIterable<readonly (UserListRow & { status: readonly UserStatus[]; permissions: readonly string[] })[]>,
+  columns: readonly { application: { id: string; name: string }; permissions: readonly string[] }[] = [],
+): AsyncGenerator<string, void, undefined> {
+  yield csvLine([...usersCsvColumns, ...columns.map(({ application }) => neutraliseFormula(application.name))]);
+  for await (const batch of rows) {
+    let lines = "";
+    for (const row of batch) {
+      const held = new Map<string, string[]>();
+      for (const entry of row.permissions) {
+        const at = entry.indexOf(":");
+        const applicationId = entry.slice(0, at);
+        held.set(applicationId, [...(held.get(applicationId) ?? []), entry.slice(at + 1)]);
+      }
+      lines += csvLine(
+        [
+        row.name,
+        row.email,
+        row.role,
+        row.organisationName ?? "",
+        row.status.join(" "),
+        row.lastSignedInAt?.toISOString() ?? "",
+        row.createdAt.toISOString(),
+        ...columns.map(({ application, permissions: shown }) => (held.get(application.id) ?? []).filter((one) => shown.includes(one)).join(permissionSeparator)),
+        ].map(neutraliseFormula),
+      );
+    }
+    yield lines;
+  }
+}
+
+/** One CSV line (RFC 4180, `\n` ended): a cell holding a comma, a quote or a line break is quoted, its quotes doubled. */
+export function csvLine(cells: readonly string[]): string {
+  return `${cells.map((cell) => (/[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell)).join(",")}\n`;
 }

@@ -35,14 +35,14 @@ export async function applicationMonthlyUsers(ctx: SignonContext, applicationId:
     });
 }
 
-/** A page of an application's access log, newest first. */
-export async function applicationSignIns(ctx: SignonContext, applicationId: string, page: { limit: number; offset: number }): Promise<ApplicationSignIn[]> {
+/** A page of an application's access log, newest first: `limit` sign-ins older than the event `before` (keyset), or the newest. */
+export async function applicationSignIns(ctx: SignonContext, applicationId: string, page: { limit: number; before?: number | null | undefined }): Promise<ApplicationSignIn[]> {
   return listSignIns(ctx.db, applicationId, page);
 }
 
 /** The access log as CSV: `signed_in_at` (ISO 8601 UTC), `uid`, `name`, `email`, newest first, formulas neutralised. */
 export async function applicationSignInsCsv(ctx: SignonContext, applicationId: string): Promise<string> {
-  const rows = await listSignIns(ctx.db, applicationId, { limit: maxCsvSignIns, offset: 0 });
+  const rows = await listSignIns(ctx.db, applicationId, { limit: maxCsvSignIns });
   return stringify([
     ["signed_in_at", "uid", "name", "email"],
     ...rows.map((row) => [row.at.toISOString(), row.uid ?? "", row.name ?? "", row.email ?? ""].map(neutraliseFormula)),

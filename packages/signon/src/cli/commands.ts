@@ -299,7 +299,7 @@ export const commands: Record<string, Command> = {
     positionals: ["name"],
     async run(ctx, options) {
       const application = await requireApplication(ctx, required(options, "name"));
-      const [months, recent] = await Promise.all([applicationMonthlyUsers(ctx, application.id), applicationSignIns(ctx, application.id, { limit: 20, offset: 0 })]);
+      const [months, recent] = await Promise.all([applicationMonthlyUsers(ctx, application.id), applicationSignIns(ctx, application.id, { limit: 20 })]);
       return {
         json: {
           name: application.name,

@@ -83,11 +83,26 @@ export const users = signon.table(
     invitationSentAt: timestamp("invitation_sent_at", { withTimezone: true }),
     /** API users only: a token about to expire is replaced by a new one, shown once to an administrator. */
     tokenAutoRenewal: boolean("token_auto_renewal").notNull().default(false),
+    /** How many passkeys the person has registered (kept with `passkeys` in the same transaction): any counts as a second factor. */
+    passkeyCount: integer("passkey_count").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   },
   (table) => [
     uniqueIndex("users_email_lower_key").on(sql`lower(${table.email})`),
+    // The users list (people, not API users) reads in the order lower(name), uid, through one of these for each filter.
+    index("users_list_name_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
+    index("users_list_role_idx").on(table.role, sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
+    index("users_list_organisation_idx").on(table.organisationId, sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
+    index("users_list_suspended_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.suspendedAt} is not null`),
+    index("users_list_invited_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.passwordHash} is null`),
+    index("users_list_two_step_on_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.otpEnabledAt} is not null`),
+    index("users_api_name_idx").on(sql`lower(${table.name})`, table.uid).where(sql`${table.isApiUser}`),
+    index("users_locked_at_idx").on(table.lockedAt).where(sql`${table.lockedAt} is not null`),
+    // Search by a fragment of the name or e-mail address (`ilike '%…%'`): trigram indexes (the pg_trgm extension).
+    index("users_name_trgm_idx").using("gin", table.name.op("gin_trgm_ops")),
+    index("users_email_trgm_idx").using("gin", table.email.op("gin_trgm_ops")),
+    index("users_two_step_exempt_until_idx").on(table.twoStepExemptUntil).where(sql`${table.twoStepExemptUntil} is not null`),
     check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'super_organisation_admin', 'organisation_admin', 'normal')`),
     check("users_suspension_reason_check", sql`(${table.suspendedAt} is null) = (${table.suspensionReason} is null)`),
     check("users_two_step_exemption_check", sql`(${table.twoStepExemptionReason} is null) = (${table.twoStepExemptUntil} is null)`),
@@ -147,7 +162,11 @@ export const userPermissions = signon.table(
     permission: text("permission").notNull(),
     createdAt: createdAt(),
   },
-  (table) => [primaryKey({ columns: [table.userUid, table.applicationId, table.permission] })],
+  (table) => [
+    primaryKey({ columns: [table.userUid, table.applicationId, table.permission] }),
+    // Who holds a permission: the users list's permission filter.
+    index("user_permissions_application_idx").on(table.applicationId, table.permission, table.userUid),
+  ],
 );
 
 /**
@@ -238,10 +257,13 @@ export const sessions = signon.table(
     userAgent: text("user_agent"),
     /** Password checked, 2-step code not yet: the session signs nobody in until the code is entered. */
     awaitingSecondFactor: boolean("awaiting_second_factor").notNull().default(false),
-    /** How the person authenticated (RFC 8176 `amr` values: `pwd`, `otp`, `hwk`). */
-    amr: text("amr").array().notNull().default(sql`'{pwd}'::text[]`),
     /** A message shown once on the next page (flash), then cleared. */
     flash: jsonb("flash").$type<{ kind: "success" | "error"; text: string }>(),
+    /**
+     * How the person signed in, as RFC 8176 `amr` values in the order used:
+     * `pwd` (password), `otp` (authenticator app code), `hwk` (passkey).
+     */
+    authenticationMethods: text("authentication_methods").array().notNull().default(sql`'{}'::text[]`),
   },
   (table) => [index("sessions_user_idx").on(table.userUid)],
 );
@@ -317,6 +339,51 @@ export const rememberedBrowsers = signon.table(
     createdAt: createdAt(),
   },
   (table) => [index("remembered_browsers_user_idx").on(table.userUid)],
+);
+
+/** Passkeys (WebAuthn public key credentials), each belonging to one person. */
+export const passkeys = signon.table(
+  "passkeys",
+  {
+    id: uuid("id").primaryKey(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    /** The credential id as base64url, as the browser reports it. */
+    credentialId: text("credential_id").notNull().unique(),
+    /** The COSE public key, base64url. */
+    publicKey: text("public_key").notNull(),
+    /** The authenticator's signature counter last seen; a response must carry a higher one (0 stays 0 for authenticators without one). */
+    signCount: bigint("sign_count", { mode: "number" }).notNull(),
+    transports: text("transports").array().notNull().default(sql`'{}'::text[]`),
+    name: text("name").notNull(),
+    /** `singleDevice` or `multiDevice` (synced), as the authenticator said at registration. */
+    deviceType: text("device_type").notNull(),
+    backedUp: boolean("backed_up").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+  },
+  (table) => [index("passkeys_user_idx").on(table.userUid)],
+);
+
+/** WebAuthn challenges handed out and not yet used: each is taken (deleted) by the one response that answers it. */
+export const passkeyChallenges = signon.table(
+  "passkey_challenges",
+  {
+    /** The challenge as base64url. */
+    challenge: text("challenge").primaryKey(),
+    /** `registration`, `second_factor` or `passwordless`. */
+    purpose: text("purpose").notNull(),
+    /** The person it was made for (registration and second factor); none for a passwordless sign-in. */
+    userUid: uuid("user_uid").references(() => users.uid, { onDelete: "cascade" }),
+    /** Digest of the session id it was handed to, when there was one. */
+    sessionHash: text("session_hash"),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    index("passkey_challenges_expires_idx").on(table.expiresAt),
+    check("passkey_challenges_purpose_check", sql`${table.purpose} in ('registration', 'second_factor', 'passwordless')`),
+  ],
 );
 
 /** Mails kept by the development mailbox (`/dev/mail`) when no SMTP server is configured. */
@@ -479,6 +546,13 @@ export const pushDeliveries = signon.table(
   (table) => [
     uniqueIndex("push_deliveries_user_application_kind_key").on(table.userUid, table.applicationId, table.kind),
     index("push_deliveries_due_idx").on(table.nextAttemptAt, table.seq).where(sql`${table.status} = 'pending'`),
+    // An application's pushes as its delivery page lists them: failed, pending, delivered; newest first within each (keyset).
+    index("push_deliveries_application_list_idx").on(
+      table.applicationId,
+      sql`(case ${table.status} when 'failed' then 0 when 'pending' then 1 else 2 end)`,
+      table.updatedAt.desc().nullsFirst(),
+      table.id.desc().nullsFirst(),
+    ),
     check("push_deliveries_kind_check", sql`${table.kind} in ('update', 'reauth', 'logout')`),
     check("push_deliveries_status_check", sql`${table.status} in ('pending', 'delivered', 'failed')`),
   ],

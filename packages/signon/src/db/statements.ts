@@ -1,4 +1,5 @@
 import type pg from "pg";
+import Cursor from "pg-cursor";
 
 /** One fixed SQL statement of a hot path: a stable name and constant text with `$n` parameters. */
 export interface FixedStatement {
@@ -9,6 +10,13 @@ export interface FixedStatement {
 /** Runs fixed statements on the pool. */
 export interface StatementRunner {
   run<Row extends object>(statement: FixedStatement, values: readonly unknown[]): Promise<Row[]>;
+  /**
+   * Reads a query's rows through a server-side cursor, `batchSize` at a time,
+   * each row an array of values with `pg`'s usual types: the memory it takes
+   * is one batch, however many rows there are. The connection is held until
+   * the last batch has been read or the iteration stops.
+   */
+  cursor(query: { text: string; values: readonly unknown[] }, batchSize: number): AsyncGenerator<unknown[][], void, undefined>;
 }
 
 /**
@@ -22,6 +30,25 @@ export function statementRunner(pool: pg.Pool, prepare: boolean): StatementRunne
     async run<Row extends object>(statement: FixedStatement, values: readonly unknown[]) {
       const result = await pool.query<Row>({ ...(prepare ? { name: statement.name } : {}), text: statement.text, values: [...values] });
       return result.rows;
+    },
+    async *cursor(query, batchSize) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      const cursor = client.query(new Cursor<unknown[]>(query.text, [...query.values], { rowMode: "array" }));
+      try {
+        for (;;) {
+          const rows = await cursor.read(batchSize);
+          if (rows.length === 0) return;
+          yield rows;
+        }
+      } catch (error) {
+        broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      } finally {
+        if (broken === undefined) await cursor.close().catch((error: unknown) => (broken = error instanceof Error ? error : new Error(String(error))));
+        // A connection whose cursor failed is not given back to the pool as it is.
+        client.release(broken);
+      }
     },
   };
 }

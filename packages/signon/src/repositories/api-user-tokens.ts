@@ -1,11 +1,21 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { grants, users } from "../db/schema.js";
+import { keysetClauses, type PagePosition } from "./keyset.js";
 import type { User } from "./users.js";
 
-/** API users, by name. */
-export async function listApiUsers(db: SignonDatabase): Promise<User[]> {
-  return db.select().from(users).where(eq(users.isApiUser, true)).orderBy(asc(users.name), asc(users.email));
+/** A page of API users, by `lower(name)` then uid (keyset). */
+export async function listApiUsers(db: SignonDatabase, position: PagePosition, limit: number): Promise<(User & { sortName: string })[]> {
+  const sortName = sql<string>`lower(${users.name})`;
+  const { where, orderBy } = keysetClauses(position, sortName, users.uid);
+  // `is_api_user` alone, as the predicate of the partial index users_api_name_idx, which reads them in this order.
+  const rows = await db
+    .select({ user: users, sortName })
+    .from(users)
+    .where(and(sql`${users.isApiUser}`, where))
+    .orderBy(...orderBy)
+    .limit(limit);
+  return rows.map((row) => ({ ...row.user, sortName: row.sortName }));
 }
 
 /** A token issued to a user by an operator, as the API user page lists it (never the token itself). */

@@ -37,15 +37,32 @@ function toPush(row: Row): ApplicationPush {
   };
 }
 
-/** The pushes of an application: failed first, then pending, then delivered; newest first within each. */
-export async function listPushesOfApplication(db: SignonDatabase, applicationId: string, limit = 200): Promise<ApplicationPush[]> {
-  const result = await db.execute<Row>(sql`
-    select d.id, u.email, d.kind, d.status, d.attempts, d.last_error, d.next_attempt_at, d.last_attempt_at, d.delivered_at
-      from signon.push_deliveries d
-      join signon.users u on u.uid = d.user_uid
-     where d.application_id = ${applicationId}::uuid
-     order by case d.status when 'failed' then 0 when 'pending' then 1 else 2 end, d.updated_at desc, d.id desc
-     limit ${limit}`);
+/** The list's order of statuses, as the expression of the index push_deliveries_application_list_idx. */
+const statusRank = (alias: string) => sql.raw(`(case ${alias}.status when 'failed' then 0 when 'pending' then 1 else 2 end)`);
+
+/**
+ * A page of the pushes of an application: failed first, then pending, then
+ * delivered; newest (last change) first within each. Keyset: `after` is the
+ * id of the last push of the page before, and the page goes on from its
+ * place (status, then time and id); through the index
+ * push_deliveries_application_list_idx, two ranges of it at most.
+ */
+export async function listPushesOfApplication(db: SignonDatabase, applicationId: string, limit = 200, after: number | null = null): Promise<ApplicationPush[]> {
+  const columns = sql`d.id, u.email, d.kind, d.status, d.attempts, d.last_error, d.next_attempt_at, d.last_attempt_at, d.delivered_at, d.updated_at, ${statusRank("d")} as rank`;
+  const from = sql`from signon.push_deliveries d join signon.users u on u.uid = d.user_uid where d.application_id = ${applicationId}::uuid`;
+  const result =
+    after === null
+      ? await db.execute<Row>(sql`select ${columns} ${from} order by ${statusRank("d")}, d.updated_at desc, d.id desc limit ${limit}`)
+      : await db.execute<Row>(sql`
+          with place as (select ${statusRank("c")} as rank, c.updated_at, c.id from signon.push_deliveries c where c.id = ${after} and c.application_id = ${applicationId}::uuid)
+          select * from (
+            (select ${columns} ${from} and ${statusRank("d")} = (select rank from place) and (d.updated_at, d.id) < (select updated_at, id from place)
+              order by d.updated_at desc, d.id desc limit ${limit})
+            union all
+            (select ${columns} ${from} and ${statusRank("d")} > (select rank from place)
+              order by ${statusRank("d")}, d.updated_at desc, d.id desc limit ${limit})
+          ) as page
+          order by rank, updated_at desc, id desc limit ${limit}`);
   return result.rows.map(toPush);
 }
 

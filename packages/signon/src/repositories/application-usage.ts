@@ -3,6 +3,8 @@ import type { SignonDatabase } from "../db/database.js";
 
 /** One sign-in to an application: an authorization code issued to a person (`authorization_code_issued`). */
 export interface ApplicationSignIn {
+  /** The audit event's id: the key of the "Older sign-ins" link. */
+  id: number;
   at: Date;
   uid: string | null;
   name: string | null;
@@ -18,15 +20,17 @@ export interface MonthlyUsers {
 }
 
 /** The sign-ins to an application, newest first, from the audit events. */
-export async function listSignIns(db: SignonDatabase, applicationId: string, page: { limit: number; offset: number }): Promise<ApplicationSignIn[]> {
-  const result = await db.execute<{ occurred_at: Date | string; subject_uid: string | null; name: string | null; email: string | null }>(sql`
-    select e.occurred_at, e.subject_uid, u.name, u.email
+export async function listSignIns(db: SignonDatabase, applicationId: string, page: { limit: number; before?: number | null | undefined }): Promise<ApplicationSignIn[]> {
+  // Keyset: older than the event `before` (its time, then its id), through audit_events_sign_in_idx.
+  const older = page.before === undefined || page.before === null ? sql`` : sql`and (e.occurred_at, e.id) < (select b.occurred_at, b.id from signon.audit_events b where b.id = ${page.before})`;
+  const result = await db.execute<{ id: string | number; occurred_at: Date | string; subject_uid: string | null; name: string | null; email: string | null }>(sql`
+    select e.id, e.occurred_at, e.subject_uid, u.name, u.email
       from signon.audit_events e
       left join signon.users u on u.uid = e.subject_uid
-     where e.application_id = ${applicationId}::uuid and e.action = 'authorization_code_issued'
+     where e.application_id = ${applicationId}::uuid and e.action = 'authorization_code_issued' ${older}
      order by e.occurred_at desc, e.id desc
-     limit ${page.limit} offset ${page.offset}`);
-  return result.rows.map((row) => ({ at: new Date(row.occurred_at), uid: row.subject_uid, name: row.name, email: row.email }));
+     limit ${page.limit}`);
+  return result.rows.map((row) => ({ id: Number(row.id), at: new Date(row.occurred_at), uid: row.subject_uid, name: row.name, email: row.email }));
 }
 
 /** Different people and sign-ins per calendar month (UTC) since `since`, newest month first; months without any are left out. */

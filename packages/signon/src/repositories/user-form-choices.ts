@@ -1,4 +1,4 @@
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, type SQL } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { applications, organisations, userPermissions } from "../db/schema.js";
 import type { Application } from "./applications.js";
@@ -25,22 +25,4 @@ export async function listPermissionsOfUser(db: SignonDatabase, userUid: string)
     .select({ applicationId: userPermissions.applicationId, permission: userPermissions.permission })
     .from(userPermissions)
     .where(eq(userPermissions.userUid, userUid));
-}
-
-/** The permissions of these users, by user uid and then application id, each list sorted. */
-export async function permissionsOfUsers(db: SignonDatabase, userUids: readonly string[]): Promise<Map<string, Map<string, string[]>>> {
-  const byUser = new Map<string, Map<string, string[]>>();
-  if (userUids.length === 0) return byUser;
-  const rows = await db
-    .select({ userUid: userPermissions.userUid, applicationId: userPermissions.applicationId, permission: userPermissions.permission })
-    .from(userPermissions)
-    // One array parameter, however many people the export holds.
-    .where(sql`${userPermissions.userUid} = any(${`{${userUids.join(",")}}`}::uuid[])`)
-    .orderBy(asc(userPermissions.permission));
-  for (const row of rows) {
-    const byApplication = byUser.get(row.userUid) ?? new Map<string, string[]>();
-    byApplication.set(row.applicationId, [...(byApplication.get(row.applicationId) ?? []), row.permission]);
-    byUser.set(row.userUid, byApplication);
-  }
-  return byUser;
 }

@@ -1,6 +1,10 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { organisations, userPermissions, users } from "../db/schema.js";
+import { keysetClauses, type PagePosition } from "./keyset.js";
+
+/** Every role the `users_role_check` constraint allows. */
+const everyRole = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
 
 /** The account states a list can be filtered by; `invited` means no password has been set yet. */
 export const userStatuses = ["active", "suspended", "locked", "invited"] as const;
@@ -22,6 +26,8 @@ export interface UserSearch {
   scopeRoles: readonly string[];
   /** Case-insensitive part of the name or e-mail address. */
   text?: string | undefined;
+  /** A whole e-mail address, in any case (through the unique index on `lower(email)`). */
+  exactEmail?: string | undefined;
   role?: string | undefined;
   /** An organisation id, or `null` for people without one. */
   organisationId?: string | null | undefined;
@@ -37,6 +43,8 @@ export interface UserSearch {
 /** One person as the users list and its CSV export show them. */
 export interface UserListRow {
   uid: string;
+  /** `lower(name)`, as PostgreSQL computes it: the list's order, then the uid. */
+  sortName: string;
   name: string;
   email: string;
   role: string;
@@ -54,25 +62,29 @@ export function escapeLikePattern(text: string): string {
 }
 
 function conditions(search: UserSearch): SQL[] {
-  const where: SQL[] = [eq(users.isApiUser, false), inArray(users.role, [...search.scopeRoles])];
+  // Written as the partial indexes' predicate (`not is_api_user`), so that they serve the list.
+  const where: SQL[] = [sql`not ${users.isApiUser}`];
+  // Every role allowed is no condition at all (the check constraint knows no other), which leaves the indexes free.
+  if (!everyRole.every((role) => search.scopeRoles.includes(role))) where.push(inArray(users.role, [...search.scopeRoles]));
   if (search.scopeOrganisationIds !== undefined) where.push(inArray(users.organisationId, [...search.scopeOrganisationIds]));
   if (search.text !== undefined && search.text !== "") {
     const pattern = `%${escapeLikePattern(search.text)}%`;
     where.push(sql`(${users.name} ilike ${pattern} escape '\\' or ${users.email} ilike ${pattern} escape '\\')`);
   }
+  if (search.exactEmail !== undefined) where.push(sql`lower(${users.email}) = lower(${search.exactEmail})`);
   if (search.role !== undefined) where.push(eq(users.role, search.role));
   if (search.organisationId === null) where.push(isNull(users.organisationId));
   else if (search.organisationId !== undefined) where.push(eq(users.organisationId, search.organisationId));
   const locked = and(isNotNull(users.lockedAt), gt(users.lockedAt, search.locksSetAfter)) as SQL;
   switch (search.status) {
     case "suspended":
-      where.push(isNotNull(users.suspendedAt));
+      where.push(sql`${users.suspendedAt} is not null`);
       break;
     case "locked":
       where.push(locked);
       break;
     case "invited":
-      where.push(isNull(users.passwordHash));
+      where.push(sql`${users.passwordHash} is null`);
       break;
     case "active":
       where.push(isNull(users.suspendedAt), isNotNull(users.passwordHash), or(isNull(users.lockedAt), lte(users.lockedAt, search.locksSetAfter)) as SQL);
@@ -100,11 +112,11 @@ function twoStepCondition(filter: TwoStepFilter, rules: SearchRules): SQL {
   const required = sql`(${byRole} or ((${users.twoStepRequired} or coalesce(${organisations.twoStepRequired}, false)) and not ${exempt}))`;
   switch (filter) {
     case "on":
-      return isNotNull(users.otpEnabledAt);
+      return or(isNotNull(users.otpEnabledAt), gt(users.passkeyCount, 0)) as SQL;
     case "off":
-      return isNull(users.otpEnabledAt);
+      return and(isNull(users.otpEnabledAt), eq(users.passkeyCount, 0)) as SQL;
     case "missing":
-      return and(isNull(users.otpEnabledAt), required) as SQL;
+      return and(isNull(users.otpEnabledAt), eq(users.passkeyCount, 0), required) as SQL;
     case "exempt":
       return exempt;
   }
@@ -112,32 +124,124 @@ function twoStepCondition(filter: TwoStepFilter, rules: SearchRules): SQL {
 
 type SearchRules = UserSearch["twoStepRules"];
 
+/** What the list and the export show of a person, in this order. */
+const listFields = {
+  uid: users.uid,
+  sortName: sql<string>`lower(${users.name})`,
+  name: users.name,
+  email: users.email,
+  role: users.role,
+  organisationName: organisations.name,
+  suspendedAt: users.suspendedAt,
+  lockedAt: users.lockedAt,
+  hasPassword: sql<boolean>`(${users.passwordHash} is not null)`,
+  lastSignedInAt: users.lastSignedInAt,
+  createdAt: users.createdAt,
+};
+
+function listQuery(db: SignonDatabase, search: UserSearch, extra: SQL[] = []) {
+  return db
+    .select(listFields)
+    .from(users)
+    .leftJoin(organisations, eq(organisations.id, users.organisationId))
+    .where(and(...conditions(search), ...extra))
+    .$dynamic();
+}
+
 /**
- * People matching a search, by name then uid. `limit`: rows to return
- * (omit for all of them, as the CSV export does); `offset`: rows to skip.
+ * One page of the people matching a search, by `lower(name)` then uid, read
+ * through the indexes of that order: `limit` rows from the start, after or
+ * before a row's key, or at the end (the last two read backwards: the caller
+ * reverses them).
  */
-export async function searchUsers(db: SignonDatabase, search: UserSearch, page: { limit?: number; offset?: number } = {}): Promise<UserListRow[]> {
-  const query = db
+export async function searchUsers(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number): Promise<UserListRow[]> {
+  return userPageQuery(db, search, position, limit);
+}
+
+/** The query of `searchUsers`, for EXPLAIN. */
+export function userPageQuery(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number) {
+  const { where, orderBy } = keysetClauses(position, sql`lower(${users.name})`, users.uid);
+  return listQuery(db, search, where === undefined ? [] : [where])
+    .orderBy(...orderBy)
+    .limit(limit);
+}
+
+/**
+ * Every person matching a search, by `lower(name)` then uid, as one SQL
+ * statement for a server-side cursor; each row is an array in the order of
+ * `UserListRow`'s fields (`toUserListRow`).
+ */
+export function allUsersStatement(db: SignonDatabase, search: UserSearch): { text: string; values: unknown[] } {
+  const { sql: text, params } = db
     .select({
-      uid: users.uid,
-      name: users.name,
-      email: users.email,
-      role: users.role,
-      organisationName: organisations.name,
-      suspendedAt: users.suspendedAt,
-      lockedAt: users.lockedAt,
-      hasPassword: sql<boolean>`(${users.passwordHash} is not null)`,
-      lastSignedInAt: users.lastSignedInAt,
-      createdAt: users.createdAt,
+      ...listFields,
+      // Each person's permissions as `<application id>:<permission>`, sorted by permission (the primary key's index, per person).
+      permissions: sql<string[]>`array(select ${userPermissions.applicationId}::text || ':' || ${userPermissions.permission} from ${userPermissions} where ${userPermissions.userUid} = ${users.uid} order by ${userPermissions.permission})`,
     })
     .from(users)
     .leftJoin(organisations, eq(organisations.id, users.organisationId))
     .where(and(...conditions(search)))
     .orderBy(asc(sql`lower(${users.name})`), asc(users.uid))
-    .$dynamic();
-  if (page.limit !== undefined) query.limit(page.limit);
-  if (page.offset !== undefined) query.offset(page.offset);
-  return query;
+    .toSQL();
+  return { text, values: params };
+}
+
+/** A row of `allUsersStatement`, read in array mode with `pg`'s usual types. */
+export function toUserExportRow(row: unknown[]): UserListRow & { permissions: string[] } {
+  const [uid, sortName, name, email, role, organisationName, suspendedAt, lockedAt, hasPassword, lastSignedInAt, createdAt, permissions] = row;
+  return { uid, sortName, name, email, role, organisationName, suspendedAt, lockedAt, hasPassword, lastSignedInAt, createdAt, permissions } as UserListRow & {
+    permissions: string[];
+  };
+}
+
+/**
+ * How many people match. PostgreSQL's estimate first (EXPLAIN: planning
+ * only, from its statistics); when it is over `exactUpTo`, that is the answer
+ * (never less than `exactUpTo + 1`). Otherwise the people are counted, up to
+ * `exactUpTo + 1`, through the plan of a small result: exact when at most
+ * `exactUpTo`, else the larger of the two.
+ */
+export async function countUsers(db: SignonDatabase, search: UserSearch, exactUpTo: number): Promise<{ count: number; exact: boolean }> {
+  const estimate = await estimateUsers(db, search);
+  if (estimate > exactUpTo) return { count: estimate, exact: false };
+  const counted = await db.execute<{ count: number }>(userCountQuery(db, search, exactUpTo));
+  const count = counted.rows[0]?.count ?? 0;
+  return count <= exactUpTo ? { count, exact: true } : { count: Math.max(estimate, count), exact: false };
+}
+
+/** PostgreSQL's estimate of how many people match (EXPLAIN of the list without its order and limit). */
+export async function estimateUsers(db: SignonDatabase, search: UserSearch): Promise<number> {
+  const everyone = db.select({ one: sql`1` }).from(users).leftJoin(organisations, eq(organisations.id, users.organisationId)).where(and(...conditions(search)));
+  const explained = await db.execute<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(sql`explain (format json) ${everyone}`);
+  return Math.round(explained.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0);
+}
+
+/**
+ * The counting query of `countUsers` (it stops at `exactUpTo + 1`), for
+ * EXPLAIN. With a permission filter it starts from the holders of the
+ * permission (its index) and looks each one up in `users` (a lateral
+ * subquery the planner keeps as it is), rather than scan `users` to hash it.
+ */
+export function userCountQuery(db: SignonDatabase, search: UserSearch, exactUpTo: number): SQL {
+  if (search.permission === undefined) {
+    const limited = db
+      .select({ one: sql`1` })
+      .from(users)
+      .leftJoin(organisations, eq(organisations.id, users.organisationId))
+      .where(and(...conditions(search)))
+      .limit(exactUpTo + 1);
+    return db.select({ count: sql<number>`count(*)::int` }).from(limited.as("limited")).getSQL();
+  }
+  const rest = and(...conditions({ ...search, permission: undefined }));
+  return sql`select count(*)::int as count from (
+    select 1 from ${userPermissions}
+    cross join lateral (
+      select 1 from ${users} left join ${organisations} on ${organisations.id} = ${users.organisationId}
+      where ${users.uid} = ${userPermissions.userUid} and ${rest} offset 0
+    ) as person
+    where ${userPermissions.applicationId} = ${search.permission.applicationId} and ${userPermissions.permission} = ${search.permission.permission}
+    limit ${exactUpTo + 1}
+  ) as limited`;
 }
 
 /** A user with the name of their organisation and whether it requires 2-step verification, or `null` when no user has this uid. */

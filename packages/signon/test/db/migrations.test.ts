@@ -30,6 +30,8 @@ describe("signon migrations", () => {
       "invitation_batches",
       "invitation_permissions",
       "organisations",
+      "passkey_challenges",
+      "passkeys",
       "password_history",
       "push_deliveries",
       "refresh_tokens",

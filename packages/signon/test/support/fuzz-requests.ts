@@ -45,7 +45,8 @@ export type RefName =
   | "refreshToken"
   | "idToken"
   | "victimEmail"
-  | "auditEvent";
+  | "auditEvent"
+  | "passkey";
 
 /** A field's value: text as it is, or a reference resolved when the request is sent. */
 export type FieldValue = string | Ref;
@@ -113,6 +114,7 @@ const PATH_REFS: Record<string, RefName> = {
   "unlock:token": "unlockToken",
   "account:token": "emailChangeToken",
   "account:id": "application",
+  "account:passkeyId": "passkey",
   "users:uid": "user",
   "users:id": "invitationBatch",
   "applications:id": "application",
@@ -225,6 +227,15 @@ const NEW_PASSWORD = "a new and long enough passphrase 42";
 const CODE_VERIFIER = "a".repeat(43);
 const CODE_CHALLENGE = createHash("sha256").update(CODE_VERIFIER).digest("base64url");
 
+/** The key of a row in a keyset-paged list (`<base64url of a text>.<uid>`), now and then broken. */
+function rowKeys(): fc.Arbitrary<FieldValue> {
+  const uid = "3f1c2b9e-0000-4000-8000-000000000001";
+  return mostly(
+    [`${Buffer.from("ada lovelace").toString("base64url")}.${uid}`, `.${uid}`, `${Buffer.from("zoë ünïcode").toString("base64url")}.${uid}`],
+    ["abc", uid, `${"A".repeat(3000)}.${uid}`, `%FF.${uid}`, `${Buffer.from("a\u0000b").toString("base64url")}.${uid}`],
+  );
+}
+
 /** Plausible values of a field by its name; generic text for a name the scenario does not know. */
 function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.Arbitrary<FieldValue> {
   switch (name) {
@@ -262,8 +273,15 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
       return mostly(["ada", "example", ""], ["%", "_", "\\"]);
     case "page":
       return mostly(["1", "2"], ["0", "-1", "abc", "9999999", "1e3"]);
+    case "after":
+      // The pushes page's "next page" carries a push id; the users and API users lists a row key.
+      if (route.url.endsWith("/pushes")) return mostly(["1", "2", "999999"], ["0", "-1", "abc", "99999999999999999999"]);
+      return rowKeys();
+    case "last":
+      return mostly(["yes"], ["no", ""]);
     case "before":
-      // The keyset cursor of the event logs' "older events" links: an event id.
+      // The users list's keyset links carry a row key; the event logs' "older events" links an event id.
+      if (["/users", "/users.csv", "/api-users"].includes(route.url)) return rowKeys();
       return fc.oneof({ arbitrary: ref("auditEvent"), weight: 4 }, { arbitrary: fc.constantFrom("0", "-1", "abc", "999999999999999", "99999999999999999999", "1e3"), weight: 1 });
     case "new_password":
       return mostly(["yes", "no"], ["maybe", ""]);
@@ -330,6 +348,12 @@ function plausible(name: string, route: FuzzRoute, defaultPassword: string): fc.
     case "token":
     case "access_token":
       return fc.oneof({ arbitrary: ref("accessToken"), weight: 3 }, { arbitrary: ref("refreshToken"), weight: 1 }, { arbitrary: fc.constantFrom("nope"), weight: 1 });
+    case "response":
+      // What the pages' script posts: a WebAuthn credential as JSON.
+      return mostly(
+        ["", "{}", JSON.stringify({ id: "AAAA", rawId: "AAAA", type: "public-key", response: { clientDataJSON: "e30", authenticatorData: "AA", signature: "AA", attestationObject: "AA" } })],
+        ["null", "[]", "{\"id\":", JSON.stringify({ id: "a+/=", rawId: "a+/=", type: "public-key", response: { clientDataJSON: "%%" } })],
+      );
     case "confirm":
       // The confirmation pages' hidden field: mostly sent, so that irreversible actions are reached too.
       return mostly(["yes"], ["", "no"]);

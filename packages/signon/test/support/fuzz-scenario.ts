@@ -79,7 +79,11 @@ export class FuzzScenario {
     await createUser(ctx, { role: "normal", organisationId: first.id, permissions: signin });
     await createUser(ctx, { role: "normal", organisationId: second.id, permissions: { [client.application.name]: ["signin", "editor"] } });
     await createUser(ctx, { role: "organisation_admin", organisationId: first.id, permissions: signin });
-    await createUser(ctx, { role: "admin", permissions: signin });
+    const admin = await createUser(ctx, { role: "admin", permissions: signin });
+    // A victim's passkey, for the routes that name one; the callers have none, so their sign-in stays one step.
+    await ctx.db.execute(sql`insert into signon.passkeys (id, user_uid, credential_id, public_key, sign_count, name, device_type, backed_up, created_at)
+      values (gen_random_uuid(), ${admin.uid}, ${randomBytes(16).toString("base64url")}, 'AA', 0, 'Fuzz key', 'singleDevice', false, now())`);
+    await ctx.db.execute(sql`update signon.users set passkey_count = 1 where uid = ${admin.uid}`);
     const robot = await createApiUser(ctx, { name: "Robot", email: `robot-${randomBytes(4).toString("hex")}@example.org` });
     await issueApiUserToken(ctx, { user: robot, applicationId: client.application.id, permissions: ["editor"], expiresInDays: 30 }, keeper.uid);
 
@@ -159,6 +163,8 @@ export class FuzzScenario {
         return query(sql`select id as v from signon.grants where kind = 'issued' order by created_at, id`);
       case "push":
         return query(sql`select id as v from signon.push_deliveries order by id`);
+      case "passkey":
+        return query(sql`select id as v from signon.passkeys order by created_at, id`);
       case "auditEvent":
         return query(sql`select id as v from signon.audit_events order by id desc limit 100`);
       case "invitationBatch":

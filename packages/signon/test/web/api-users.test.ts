@@ -31,6 +31,23 @@ describe("GET /api-users", () => {
     expect(response.body).toMatch(/Reporting service<\/a><\/th>\s*<td>reporting@example.org<\/td>/);
     expect(response.body.match(/<th scope="row">/g)).toHaveLength(1);
   });
+
+  it("pages 50 at a time by name, with keyset links", async () => {
+    for (let i = 0; i < 51; i++) await createApiUser(signon.ctx, { name: `Service ${String(i).padStart(2, "0")}`, email: `service${i}@example.org` });
+    const browser = await browserFor("superadmin");
+    const names = (body: string) => [...body.matchAll(/<a href="\/api-users\/[0-9a-f-]+">([^<]*)<\/a>/g)].map((match) => match[1]);
+    const first = await browser.get("/api-users");
+    expect(names(first.body)).toHaveLength(50);
+    expect(names(first.body)[0]).toBe("Service 00");
+    const next = /<a href="([^"]*)" rel="next">/.exec(first.body)?.[1]?.replaceAll("&amp;", "&");
+    expect(next).toMatch(/^\/api-users\?after=/);
+    const second = await browser.get(next as string);
+    expect(names(second.body)).toEqual(["Service 50"]);
+    const previous = /<a href="([^"]*)" rel="prev">/.exec(second.body)?.[1]?.replaceAll("&amp;", "&");
+    expect(names((await browser.get(previous as string)).body)[0]).toBe("Service 00");
+    expect(names((await browser.get("/api-users?last=yes")).body).at(-1)).toBe("Service 50");
+    for (const query of ["after=abc", "page=2", "last=no", `after=${encodeURIComponent(".x")}`]) expect((await browser.get(`/api-users?${query}`)).statusCode, query).toBe(400);
+  });
 });
 
 describe("POST /api-users/new", () => {

@@ -2,7 +2,7 @@ import { parse } from "csv-parse/sync";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { applicationMonthlyUsers } from "../../src/applications/usage.js";
-import { users } from "../../src/db/schema.js";
+import { auditEvents, users } from "../../src/db/schema.js";
 import { pruneOldEvents } from "../../src/maintenance/event-retention.js";
 import { createApp, createUser } from "../support/factories.js";
 import { obtainCode } from "../support/flow.js";
@@ -60,11 +60,31 @@ describe("GET /applications/:id/usage and /usage.csv", () => {
     const { browser } = await signedInAs(app, ctx, "superadmin");
     const empty = await browser.get(`/applications/${client.application.id}/usage`);
     expect(empty.body).toContain("Nobody has signed in to Publisher yet.");
-    for (const page of ["0", "-1", "abc", "99999", "1e3"]) {
-      expect((await browser.get(`/applications/${client.application.id}/usage?page=${page}`)).statusCode, page).toBe(400);
+    for (const query of ["page=2", "before=0", "before=-1", "before=abc", "before=1e3", "before=99999999999999999999"]) {
+      expect((await browser.get(`/applications/${client.application.id}/usage?${query}`)).statusCode, query).toBe(400);
     }
     expect((await browser.get("/applications/00000000-0000-4000-8000-000000000000/usage")).statusCode).toBe(404);
     expect((await browser.get("/applications/not-an-id/usage.csv")).statusCode).toBe(404);
+  });
+
+  it("pages the log 50 at a time, older pages by keyset (the last sign-in shown), even when sign-ins share a time", async () => {
+    const client = await createApp(ctx, { name: "Busy" });
+    const person = await createUser(ctx, { name: "Frequent", permissions: { Busy: ["signin"] } });
+    const at = clock.now();
+    await ctx.db.insert(auditEvents).values(
+      Array.from({ length: 53 }, (_, i) => ({ occurredAt: new Date(at.getTime() - Math.floor(i / 2) * 1000), action: "authorization_code_issued", subjectUid: person.uid, applicationId: client.application.id })),
+    );
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    const times = (body: string) => [...body.matchAll(/<tr><td><time datetime="([^"]+)">/g)].map((match) => match[1]);
+    const first = await browser.get(`/applications/${client.application.id}/usage`);
+    expect(times(first.body)).toHaveLength(50);
+    const older = /<a href="([^"]*)">Older sign-ins<\/a>/.exec(first.body)?.[1];
+    expect(older).toMatch(/\?before=\d+$/);
+    const second = await browser.get(older as string);
+    expect(times(second.body)).toHaveLength(3);
+    expect([...times(first.body), ...times(second.body)]).toEqual([...times(first.body), ...times(second.body)].sort().reverse());
+    expect(second.body).not.toContain("Older sign-ins");
+    expect(second.body).toContain(`<a href="/applications/${client.application.id}/usage">Newest sign-ins</a>`);
   });
 
   it("is for superadmins only", async () => {

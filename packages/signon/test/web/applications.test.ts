@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
 import { auditEvents, applications, pushDeliveries, userPermissions } from "../../src/db/schema.js";
@@ -310,6 +310,37 @@ describe("GET /applications/:id/pushes and POST …/retry", () => {
     const again = await browser.submit(`/applications/${client.application.id}/pushes`, `/applications/${client.application.id}/pushes/${failed?.id}/retry`);
     expect((await browser.follow(again)).body).toContain("That push has not failed");
     expect(await auditActions("push_retried")).toHaveLength(1);
+  });
+
+  it("pages the pushes 200 at a time by keyset, failed first, then pending, then delivered, newest first within each", async () => {
+    const client = await createApp(signon.ctx, { name: "Crowded" });
+    await db.execute(sql`
+      with people as (
+        insert into signon.users (uid, name, email, created_at, updated_at)
+        select gen_random_uuid(), 'Pushed ' || n, 'pushed' || n || '@example.org', now(), now() from generate_series(1, 205) n
+        returning uid, email)
+      insert into signon.push_deliveries (user_uid, application_id, kind, seq, status, pending_since, next_attempt_at, created_at, updated_at)
+      select uid, ${client.application.id}::uuid, 'update', nextval('signon.push_sequence'),
+             (array['failed', 'pending', 'delivered'])[1 + substring(email from '[0-9]+')::int % 3], now(), now(), now(),
+             now() - (substring(email from '[0-9]+')::int % 7) * interval '1 minute'
+        from people`);
+    const browser = await superadmin();
+    const base = `/applications/${client.application.id}/pushes`;
+    const listed = (body: string) =>
+      [...body.matchAll(/<th scope="row">([^<]+)<\/th>\s*<td>[^<]*<\/td>\s*<td><span class="tag[^"]*">(\w+)<\/span>/g)].map((match) => ({ email: match[1], status: match[2] }));
+    const first = await browser.get(base);
+    expect(listed(first.body)).toHaveLength(200);
+    const next = /<a href="([^"]*)" rel="next">/.exec(first.body)?.[1];
+    expect(next).toMatch(/\?after=\d+$/);
+    const second = await browser.get(next as string);
+    expect(listed(second.body)).toHaveLength(5);
+    expect(second.body).not.toContain('rel="next"');
+    const all = [...listed(first.body), ...listed(second.body)];
+    expect(new Set(all.map((push) => push.email)).size).toBe(205);
+    const rank = { Failed: 0, Pending: 1, Delivered: 2 } as Record<string, number>;
+    const ranks = all.map((push) => rank[push.status as string] as number);
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+    for (const query of ["after=0", "after=abc", "page=2"]) expect((await browser.get(`${base}?${query}`)).statusCode, query).toBe(400);
   });
 
   it("answers 404 for a push of another application or an unknown push", async () => {

@@ -31,6 +31,8 @@ const applicationFormFields = [
 const forms: { path: string; fields: string[] }[] = [
   { path: "/sign-in", fields: ["email", "password", "return_to"] },
   { path: "/sign-in/two-step", fields: ["code", "remember", "return_to"] },
+  { path: "/sign-in/two-step/passkey", fields: ["response", "remember", "return_to"] },
+  { path: "/sign-in/passkey", fields: ["response", "return_to"] },
   { path: "/sign-out", fields: [] },
   { path: "/end-session/confirm", fields: ["confirm", "id_token_hint", "client_id", "post_logout_redirect_uri", "state"] },
   { path: "/account/details", fields: ["name"] },
@@ -39,6 +41,8 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/account/email/{token}", fields: [] },
   { path: "/account/password", fields: ["current", "password", "confirmation"] },
   { path: "/account/two-step", fields: ["code", "return_to"] },
+  { path: "/account/passkeys", fields: ["name", "response"] },
+  { path: "/account/passkeys/{passkey}/remove", fields: ["confirm"] },
   { path: "/account/applications/{application}/give-up", fields: ["confirm"] },
   { path: "/invitations/{token}", fields: ["password", "confirmation"] },
   { path: "/password-reset", fields: ["email"] },
@@ -95,6 +99,8 @@ async function scene() {
     apiUser: apiUser.uid,
     grant: grant.id,
     organisation: organisation.id,
+    // Nobody's passkey: every post to it is refused.
+    passkey: "7d0c4a4e-0b7e-4c55-9a43-2f4f1f0f6c11",
   };
   return { browser, csrf, ids };
 }

@@ -1,4 +1,5 @@
 import { parse } from "csv-parse/sync";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { suspendUser } from "../../src/accounts/manage-users.js";
 import { neutraliseFormula } from "../../src/accounts/users-csv.js";
@@ -96,20 +97,46 @@ describe("GET /users", () => {
     expect(listedNames(await browser.get("/users?status=locked"))).toEqual([]);
   });
 
-  it("pages 50 people at a time with links that keep the filters", async () => {
+  it("pages 50 people at a time by name, with next, previous, first and last links that keep the filters", async () => {
     const { browser } = await signedInAs(app, ctx, "superadmin");
     for (let i = 0; i < 52; i++) await createUser(ctx, { name: `Member ${String(i).padStart(2, "0")}`, password: undefined });
+    const link = (page: { body: string }, label: string) => {
+      const href = new RegExp(`<a href="([^"]*)"[^>]*>${label}</a>`).exec(page.body)?.[1];
+      return href === undefined ? undefined : href.replaceAll("&amp;", "&");
+    };
+    const members = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `Member ${String(from + i).padStart(2, "0")}`);
 
     const first = await browser.get("/users?q=member&status=invited");
-    expect(listedNames(first)).toHaveLength(50);
-    expect(listedNames(first)[0]).toBe("Member 00");
-    expect(first.body).toContain('href="/users?q=member&amp;status=invited&amp;page=2" rel="next"');
+    expect(listedNames(first)).toEqual(members(0, 49));
+    expect(textOf(first)).toContain("52 people match.");
+    expect(textOf(first)).toContain("Download this list as CSV (52 rows)");
     expect(first.body).not.toContain('rel="prev"');
+    expect(link(first, "First page")).toBeUndefined();
+    const next = link(first, "Next page");
+    expect(next).toMatch(/^\/users\?q=member&status=invited&after=[A-Za-z0-9_-]+\.[0-9a-f-]{36}$/);
+    expect(next).not.toContain("page=");
 
-    const second = await browser.get("/users?q=member&status=invited&page=2");
-    expect(listedNames(second)).toEqual(["Member 50", "Member 51"]);
-    expect(second.body).toContain('href="/users?q=member&amp;status=invited" rel="prev"');
+    const second = await browser.get(next as string);
+    expect(listedNames(second)).toEqual(members(50, 51));
     expect(second.body).not.toContain('rel="next"');
+    expect(link(second, "First page")).toBe("/users?q=member&status=invited");
+    const back = await browser.get(link(second, "Previous page") as string);
+    expect(listedNames(back)).toEqual(members(0, 49));
+
+    const last = await browser.get(link(first, "Last page") as string);
+    expect(listedNames(last)).toEqual(members(2, 51));
+    expect(last.body).not.toContain('rel="next"');
+    // The page before the last holds fewer than 50: the first page is shown instead.
+    expect(listedNames(await browser.get(link(last, "Previous page") as string))).toEqual(members(0, 49));
+  });
+
+  it("keeps its place when a person is added before the page being read", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    for (let i = 0; i < 51; i++) await createUser(ctx, { name: `Reader ${String(i).padStart(2, "0")}`, password: undefined });
+    const first = await browser.get("/users?q=reader");
+    const next = /<a href="([^"]*)" rel="next">/.exec(first.body)?.[1]?.replaceAll("&amp;", "&") as string;
+    await createUser(ctx, { name: "Reader 00a", password: undefined });
+    expect(listedNames(await browser.get(next))).toEqual(["Reader 50"]);
   });
 
   it("shows organisation admins only the people of their organisation they may manage", async () => {
@@ -140,11 +167,45 @@ describe("GET /users", () => {
 
   it("answers 400 to filters that are not on the form", async () => {
     const { browser } = await signedInAs(app, ctx, "superadmin");
-    for (const query of ["role=emperor", "status=asleep", "organisation=nope", "permission=x", "page=0", "page=abc", "colour=red", "q=a&q=b"]) {
+    const key = `${Buffer.from("someone").toString("base64url")}.${crypto.randomUUID()}`;
+    for (const query of [
+      "role=emperor",
+      "status=asleep",
+      "organisation=nope",
+      "permission=x",
+      "page=2",
+      "after=abc",
+      `after=${key.replace(".", "")}`,
+      `after=%FF.${crypto.randomUUID()}`,
+      `after=${key}&before=${key}`,
+      `after=${key}&last=yes`,
+      "last=no",
+      "colour=red",
+      "q=a&q=b",
+    ]) {
       const response = await browser.get(`/users?${query}`);
       expect(response.statusCode, query).toBe(400);
       expect(response.headers["content-type"]).toContain("text/html");
     }
+  });
+  it("finds a person by their whole e-mail address in any case, and by a fragment when nobody has it", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    await createUser(ctx, { name: "Exact Person", email: "exact@whole.example" });
+    await createUser(ctx, { name: "Inexact Person", email: "inexact@whole.example" });
+    expect(listedNames(await browser.get("/users?q=EXACT%40Whole.example"))).toEqual(["Exact Person"]);
+    expect(listedNames(await browser.get("/users?q=act%40whole.example"))).toEqual(["Exact Person", "Inexact Person"]);
+    expect(listedNames(await browser.get("/users?q=exact%40whole.example&status=suspended"))).toEqual([]);
+  });
+
+  it("counts up to 1,000 people exactly and says that a larger count is an estimate", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    // Last by name and not under example.org, so the tests above and the CSV tests below do not meet them.
+    await ctx.db.execute(sql`
+      insert into signon.users (uid, name, email, created_at, updated_at)
+      select gen_random_uuid(), 'Zz Many ' || n, 'many' || n || '@many.test', now(), now() from generate_series(1, 1001) n`);
+    const many = await browser.get("/users?q=many.test");
+    expect(textOf(many)).toMatch(/About [\d,]+ people match \(an estimate from the database's statistics: over 1,000 people are not counted one by one\)/);
+    expect(textOf(await browser.get("/users?q=many1000%40many.test"))).toContain("1 person matches.");
   });
 });
 
@@ -181,6 +242,22 @@ describe("GET /users.csv", () => {
 
     const filtered = parse((await browser.get("/users.csv?status=invited")).body) as string[][];
     expect(filtered.slice(1).map((row) => row[1])).toEqual(["plain@example.org"]);
+  });
+
+  it("streams every matching person, more than one cursor batch, in the list's order", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    await ctx.db.execute(sql`
+      insert into signon.users (uid, name, email, created_at, updated_at)
+      select gen_random_uuid(), 'Streamed ' || n, 'streamed' || n || '@stream.test', now(), now() from generate_series(1, 2500) n`);
+    const page = await browser.get("/users?q=stream.test");
+    expect(textOf(page)).toContain("Download this list as CSV (about");
+    const response = await browser.get("/users.csv?q=stream.test");
+    expect(response.statusCode).toBe(200);
+    const rows = parse(response.body) as string[][];
+    expect(rows).toHaveLength(2501);
+    const names = rows.slice(1).map((row) => row[0] as string);
+    expect(names).toEqual([...names].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)));
+    expect(new Set(rows.slice(1).map((row) => row[1])).size).toBe(2500);
   });
 
   it("exports only the people an organisation admin may manage", async () => {

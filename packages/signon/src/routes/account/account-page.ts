@@ -55,6 +55,7 @@ export async function renderAccountPage(
         role: roleLabels[user.role] ?? user.role,
         organisation: organisation?.name ?? null,
         twoStepOn: user.otpEnabledAt !== null,
+        passkeyCount: user.passkeyCount,
       },
       pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt), byAdministrator: pending.requestedByUid !== user.uid } : null,
       values: { name: forms.details?.values.name ?? user.name, email: forms.email?.values.email ?? "" },

@@ -9,6 +9,8 @@ import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageApiUsers } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { guardSection } from "../../web/admin-section.js";
+import { KeysetQuery, keysetLinks, keysetPosition } from "../../web/keyset-links.js";
+import { readKeysetPage } from "../../repositories/keyset.js";
 import apiUserRenewalRoutes from "./renewal.js";
 import revokeApiUserTokenRoutes from "./revoke-token.js";
 import apiUserTokenRoutes from "./tokens.js";
@@ -20,6 +22,8 @@ const NewApiUserBody = Type.Object(
 
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
 
+const apiUsersPerPage = 50;
+
 /**
  * The API users section (superadmins): `GET /api-users`,
  * `GET|POST /api-users/new`, and each API user's tokens (see `tokens.ts` and `revoke-token.ts`).
@@ -27,9 +31,11 @@ const emailPattern = /^[^\s@]+@[^\s@]+$/;
 const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   guardSection(app, mayManageApiUsers);
 
-  app.get("/api-users", { config: { errorFormat: "html" } }, async (request, reply) => {
-    const apiUsers = await listApiUsers(app.signon.db);
-    return renderPage(request, reply, "api-users/list.eta", { title: "API users", apiUsers });
+  app.get("/api-users", { config: { errorFormat: "html" }, schema: { querystring: KeysetQuery } }, async (request, reply) => {
+    const position = keysetPosition(request.query);
+    if (position === null) return renderPage(request, reply, "error.eta", { title: "Bad request", message: "Ask for one page: after an API user, before one, or the last." }, 400);
+    const page = await readKeysetPage(position, apiUsersPerPage, (at, limit) => listApiUsers(app.signon.db, at, limit), (user) => ({ text: user.sortName, uid: user.uid }));
+    return renderPage(request, reply, "api-users/list.eta", { title: "API users", apiUsers: page.rows, ...keysetLinks("/api-users", page) });
   });
 
   app.get("/api-users/new", { config: { errorFormat: "html" } }, async (request, reply) =>

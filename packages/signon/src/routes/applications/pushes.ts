@@ -12,17 +12,30 @@ const CsrfOnlyBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength:
 
 const shownPushes = 200;
 
+/** `after`: the id of the last push of the page before ("Next pushes", keyset). */
+const PushesQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,14}$" })) }, { additionalProperties: false });
+
 /**
  * `GET /applications/:id/pushes`: delivery status of the pushes to an
- * application (S14). `POST /applications/:id/pushes/:pushId/retry` makes a
+ * application (S14), 200 a page (keyset: `after` the last push shown). `POST /applications/:id/pushes/:pushId/retry` makes a
  * failed one due again.
  */
 const applicationPushRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get("/applications/:id/pushes", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
+  app.get("/applications/:id/pushes", { config: { errorFormat: "html" }, schema: { params: Params, querystring: PushesQuery } }, async (request, reply) => {
     const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
     if (!application) return sendNotFound(request, reply, "application");
-    const pushes = await listPushesOfApplication(app.signon.db, application.id, shownPushes);
-    return renderPage(request, reply, "applications/pushes.eta", { title: `Pushes to ${application.name}`, application, pushes, limit: shownPushes });
+    const after = request.query.after === undefined ? null : Number(request.query.after);
+    const read = await listPushesOfApplication(app.signon.db, application.id, shownPushes + 1, after);
+    const pushes = read.slice(0, shownPushes);
+    const base = `/applications/${application.id}/pushes`;
+    return renderPage(request, reply, "applications/pushes.eta", {
+      title: `Pushes to ${application.name}`,
+      application,
+      pushes,
+      limit: shownPushes,
+      firstHref: after !== null ? base : null,
+      nextHref: read.length > shownPushes ? `${base}?after=${pushes.at(-1)?.id ?? ""}` : null,
+    });
   });
 
   app.post(

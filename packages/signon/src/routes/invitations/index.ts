@@ -1,6 +1,7 @@
 import { type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { acceptInvitation } from "../../accounts/invitations.js";
 import { startSession } from "../../accounts/sessions.js";
+import { hasSecondFactor } from "../../accounts/two-step-mandate.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
@@ -35,7 +36,7 @@ const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!result.ok) return sendNewPasswordForm(request, reply, token, "invitation", result.errors);
       const user = result.user;
       const sessionId = await startSession(app.signon, user, readSessionCookie(request, app.signon.config), origin, {
-        awaitingSecondFactor: user.otpEnabledAt !== null,
+        awaitingSecondFactor: hasSecondFactor(user),
       });
       setSessionCookie(reply, app.signon.config, sessionId);
       await setSessionFlash(app.signon.db, sha256Hex(sessionId), { kind: "success", text: "Your password is set. Welcome to Tessera Sign-on." });

@@ -1,11 +1,13 @@
 import type { FastifyPluginAsync } from "fastify";
 import twoStepSetUpRoutes from "./set-up.js";
+import twoStepPasskeyRoutes from "./passkey.js";
 import twoStepSignInRoutes from "./sign-in-code.js";
 
-/** 2-step verification with an authenticator app: setting it up, and the code asked for at sign-in. */
+/** 2-step verification: setting up an authenticator app, and the code or passkey asked for at sign-in. */
 const twoStepRoutes: FastifyPluginAsync = async (app) => {
   await app.register(twoStepSetUpRoutes);
   await app.register(twoStepSignInRoutes);
+  await app.register(twoStepPasskeyRoutes);
 };
 
 export default twoStepRoutes;

@@ -32,13 +32,21 @@ function signInAgain(reply: FastifyReply, returnTo: string): FastifyReply {
   return reply.header("cache-control", "no-store").redirect(`/sign-in?return_to=${encodeURIComponent(returnTo)}`, 303);
 }
 
-function showCodeForm(
+/**
+ * The page that asks a half-signed-in browser for its second factor: the
+ * code form when the person has an authenticator app, the passkey button
+ * when they have a passkey, or both.
+ */
+export async function showCodeForm(
   request: FastifyRequest,
   reply: FastifyReply,
   form: { returnTo: string; error: string | null; remember: boolean },
   status: number,
 ): Promise<FastifyReply> {
-  return renderPage(request, reply, "two-step/code.eta", { title, ...form }, status);
+  const session = await resolveWebSession(request.server.signon, readSessionCookie(request, request.server.signon.config));
+  const user = session?.user;
+  const methods = { code: user === undefined || user.otpEnabledAt !== null, passkey: user !== undefined && user.passkeyCount > 0 };
+  return renderPage(request, reply, "two-step/code.eta", { title: methods.code ? title : "Use your passkey", ...form, methods }, status);
 }
 
 /**

@@ -1,9 +1,11 @@
+import { Readable } from "node:stream";
 import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
-import { allManageableUsers, findManageableUsers, manageableScope, statusTags, usersPerPage, type UserFilters } from "../../accounts/user-search.js";
-import { usersCsv } from "../../accounts/users-csv.js";
+import { countManageableUsers, exactCountLimit, findManageableUsers, manageableScope, resolvedSearch, statusTags, type UserFilters } from "../../accounts/user-search.js";
+import { csvBatchSize, usersCsv } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
-import { twoStepFilters, userStatuses } from "../../repositories/user-search.js";
-import { listLiveApplications, listOrganisationChoices, permissionsOfUsers } from "../../repositories/user-form-choices.js";
+import { allUsersStatement, toUserExportRow, twoStepFilters, userStatuses } from "../../repositories/user-search.js";
+import { KeysetQuery, keysetLinks, keysetPosition } from "../../web/keyset-links.js";
+import { listLiveApplications, listOrganisationChoices } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
 import type { SignonContext } from "../../context.js";
 import type { Application } from "../../repositories/applications.js";
@@ -28,7 +30,8 @@ const UsersQuery = Type.Object(
     ),
     permission: Type.Optional(Type.String({ pattern: `^(|${uuid}:[a-z][a-z0-9_]{0,63})$` })),
     two_step: Type.Optional(Type.Union([Type.Literal(""), ...twoStepFilters.map((filter) => Type.Literal(filter))])),
-    page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,5}$" })),
+    // `after` or `before` a person's key, or `last=yes`.
+    ...KeysetQuery.properties,
   },
   { additionalProperties: false },
 );
@@ -60,8 +63,8 @@ async function offeredFilters(ctx: SignonContext, actor: Actor, query: UsersQuer
 
 const twoStepFilterLabels = { on: "Set up", off: "Not set up", missing: "Required but not set up", exempt: "Exempt" } as const;
 
-/** The list's address for a page, keeping the filters that are set. */
-function pageHref(filters: UserFilters, page: number): string {
+/** The filters that are set, as the list's links carry them. */
+function filterParams(filters: UserFilters): URLSearchParams {
   const params = new URLSearchParams();
   const named: [string, string][] = [
     ["q", filters.text],
@@ -72,19 +75,24 @@ function pageHref(filters: UserFilters, page: number): string {
     ["two_step", filters.twoStep],
   ];
   for (const [name, value] of named) if (value !== "") params.set(name, value);
-  if (page > 1) params.set("page", String(page));
-  const query = params.toString();
-  return query === "" ? "/users" : `/users?${query}`;
+  return params;
 }
 
-/** `GET /users`: the people the signed-in administrator may manage, filtered and paged. `GET /users.csv`: the same list as CSV. */
+/** `GET /users`: the people the signed-in administrator may manage, filtered, by name, a page at a time (keyset). `GET /users.csv`: the same list as CSV. */
 const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
+    const position = keysetPosition(request.query);
+    if (position === null) {
+      return renderPage(request, reply, "error.eta", { title: "Bad request", message: "Ask for one page: after a person, before one, or the last." }, 400);
+    }
     const { filters, applications } = await offeredFilters(app.signon, actor, request.query);
-    const page = Number(request.query.page ?? "1");
-    const { rows, hasNextPage } = await findManageableUsers(app.signon, actor, filters, page);
-    const organisations = await listOrganisationChoices(app.signon.db);
+    const search = await resolvedSearch(app.signon, actor, filters);
+    const [page, total, organisations] = await Promise.all([
+      findManageableUsers(app.signon, search, position),
+      countManageableUsers(app.signon, search),
+      listOrganisationChoices(app.signon.db),
+    ]);
     return renderPage(request, reply, "users/list.eta", {
       title: "Users",
       filters,
@@ -97,33 +105,33 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Only the permissions the actor may grant: the rest are not theirs to look after.
       applications,
       roleLabels,
-      users: rows.map((row) => ({ ...row, status: statusTags(app.signon, row), lastSignIn: formatTime(row.lastSignedInAt) })),
-      page,
-      firstNumber: (page - 1) * usersPerPage + 1,
-      previousHref: page > 1 ? pageHref(filters, page - 1) : null,
-      nextHref: hasNextPage ? pageHref(filters, page + 1) : null,
-      csvHref: pageHref(filters, 1).replace(/^\/users/, "/users.csv"),
+      users: page.rows.map((row) => ({ ...row, status: statusTags(app.signon, row), lastSignIn: formatTime(row.lastSignedInAt) })),
+      total,
+      exactCountLimit,
+      ...keysetLinks("/users", page, filterParams(filters)),
+      csvHref: filterParams(filters).size > 0 ? `/users.csv?${filterParams(filters).toString()}` : "/users.csv",
     });
   });
 
   app.get("/users.csv", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
-    const rows = await allManageableUsers(app.signon, actor, (await offeredFilters(app.signon, actor, request.query)).filters);
-    const [live, held] = await Promise.all([listLiveApplications(app.signon.db), permissionsOfUsers(app.signon.db, rows.map((row) => row.uid))]);
+    const search = await resolvedSearch(app.signon, actor, (await offeredFilters(app.signon, actor, request.query)).filters);
     // A column per application the list may be filtered by, holding only those permissions: the same rule as the filter.
-    const columns = applicationsOffered(actor, live, filterablePermissions);
-    const applications = columns.map(({ application }) => application);
-    const permissions = new Map(
-      [...held].map(([uid, byApplication]) => [
-        uid,
-        new Map(columns.map(({ application, permissions: shown }) => [application.id, (byApplication.get(application.id) ?? []).filter((one) => shown.includes(one))])),
-      ]),
-    );
+    const columns = applicationsOffered(actor, await listLiveApplications(app.signon.db), filterablePermissions);
+    const ctx = app.signon;
+    async function* people() {
+      for await (const batch of ctx.statements.cursor(allUsersStatement(ctx.db, search), csvBatchSize)) {
+        yield batch.map((raw) => {
+          const row = toUserExportRow(raw);
+          return { ...row, status: statusTags(ctx, row) };
+        });
+      }
+    }
     return reply
       .header("content-type", "text/csv; charset=utf-8")
       .header("content-disposition", 'attachment; filename="users.csv"')
       .header("cache-control", "no-store")
-      .send(usersCsv(rows.map((row) => ({ ...row, status: statusTags(app.signon, row) })), applications, permissions));
+      .send(Readable.from(usersCsv(people(), columns)));
   });
 };
 

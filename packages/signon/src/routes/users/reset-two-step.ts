@@ -19,7 +19,7 @@ function resetConfirmation(details: UserDetails, applications: string[]): Confir
   return {
     title: `Reset 2-step verification for ${user.name}`,
     consequences: [
-      `2-step verification of ${user.name} (${user.email}) is turned off: the codes of their authenticator app stop working, and every browser they chose to remember is forgotten.`,
+      `2-step verification of ${user.name} (${user.email}) is turned off: the codes of their authenticator app stop working, their passkeys are removed, and every browser they chose to remember is forgotten.`,
       applications.length > 0
         ? `They are signed out everywhere: their Sign-on sessions end, their tokens are revoked, and these applications are told to sign them out: ${applications.join(", ")}.`
         : "They are signed out everywhere: their Sign-on sessions end and their tokens are revoked.",

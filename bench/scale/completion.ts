@@ -1,0 +1,254 @@
+// Completion at scale: one course of 1k, 100k (and, with BENCH_SCALE_MILLION=1, 1M) active learners generated through
+// SQL (generate_series), then, through the real service over keep-alive HTTP (bench/completion/serve.ts, a fixed staff
+// caller), stats without a filter and with `cohorts` and `exclude_roles`, and the all-users detail page, first and
+// last (page_size=100): p50 / p99, each beside its SQL alone (prepared, from this process). Then EXPLAIN ANALYZE of
+// the slowest read's SQL at the largest size.
+//
+//   npm run bench -- scale
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default; the server, not the database)
+//   BENCH_SCALE_COMPLETION_DATABASE=tessera_bench_scale_completion  (created, then dropped)
+//   BENCH_SCALE_MILLION=1  adds 1M learners; BENCH_SCALE_SIZES=1000,100000 picks the sizes; BENCH_SCALE_READS=500
+import { fork, type ChildProcess } from "node:child_process";
+import { Agent, request as httpRequest } from "node:http";
+import { performance } from "node:perf_hooks";
+import { createDrizzle, createPool, runMigrations } from "@tessera/db";
+import pg from "pg";
+import { COMPLETION_MIGRATIONS, completionSchema, DEFAULT_AGGREGATOR_TYPES, loadBulkData, type BulkBlock } from "@tessera/completion";
+import { CourseStructures } from "../../packages/completion/src/domain/course-structures.js";
+import { courseStatsSql } from "../../packages/completion/src/repositories/course-sums.js";
+import { pageActiveLearnersSql } from "../../packages/completion/src/repositories/learner-reads.js";
+import type { Serving } from "../completion/serve.js";
+
+const SERVER = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const DATABASE = process.env["BENCH_SCALE_COMPLETION_DATABASE"] ?? "tessera_bench_scale_completion";
+const SIZES = (process.env["BENCH_SCALE_SIZES"] ?? (process.env["BENCH_SCALE_MILLION"] === "1" ? "1000,100000,1000000" : "1000,100000"))
+  .split(",")
+  .map(Number)
+  .sort((a, b) => a - b);
+const READS = Number(process.env["BENCH_SCALE_READS"] ?? 500);
+const COURSE = "course-v1:ScaleX+Big101+2026";
+const PAGE_SIZE = 100;
+
+/** 4 chapters × 5 sequentials × 2 verticals × 2 problems: 80 completable blocks. */
+function courseTree(): BulkBlock {
+  return {
+    type: "course",
+    id: "course",
+    children: Array.from({ length: 4 }, (_, c) => ({
+      type: "chapter",
+      id: `ch${c}`,
+      children: Array.from({ length: 5 }, (_, s) => ({
+        type: "sequential",
+        id: `s${c}_${s}`,
+        children: Array.from({ length: 2 }, (_, v) => ({
+          type: "vertical",
+          id: `v${c}_${s}_${v}`,
+          children: Array.from({ length: 2 }, (_, p) => ({ type: "problem", id: `p${c}_${s}_${v}_${p}` })),
+        })),
+      })),
+    })),
+  };
+}
+
+function databaseUrl(name: string): string {
+  const url = new URL(SERVER);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * Learners (from, to]: one in 47 inactive, three in four with a course aggregate (earned a multiple of 1/8 or of
+ * 1/10 of 80), one in 100 holding `staff`, one in 250 `beta_testers`, half of them in one of three cohorts.
+ * Generated with triggers off (`session_replication_role = replica`), each enrollment given its statistics group as
+ * the triggers would, then the course's sums rebuilt from the enrollments by `completion.rebuild_course_sums`, the
+ * function migration 0004 backfills with (the triggers cost about as much again as the plain inserts).
+ */
+async function generate(client: pg.Client, from: number, to: number, courseRoot: string): Promise<void> {
+  for (let low = from; low < to; low += 100_000) {
+    const high = Math.min(to, low + 100_000);
+    await client.query("begin");
+    await client.query("set local session_replication_role = replica");
+    await client.query(
+      `insert into completion.learners (id, username, email) select g, 'learner' || g, 'learner' || g || '@example.com' from generate_series($1::int + 1, $2::int) g`,
+      [low, high],
+    );
+    await client.query(
+      `insert into completion.cohort_memberships (cohort_id, learner_id) select 1 + g % 3, g from generate_series($1::int + 1, $2::int) g where g % 2 = 0`,
+      [low, high],
+    );
+    await client.query(
+      `insert into completion.course_roles (course_key, learner_id, role)
+       select $3, g, 'staff' from generate_series($1::int + 1, $2::int) g where g % 100 = 0
+       union all select $3, g, 'beta_testers' from generate_series($1::int + 1, $2::int) g where g % 250 = 0`,
+      [low, high, COURSE],
+    );
+    await client.query(
+      `insert into completion.enrollments (learner_id, course_key, is_active, course_earned, course_possible, course_percent, stat_cohorts, stat_roles)
+       select g, $3, g % 47 <> 0, x.earned, x.possible, x.earned / x.possible,
+         case when g % 2 = 0 then array[1 + g % 3] else '{}' end,
+         case when g % 500 = 0 then array['beta_testers', 'staff'] when g % 100 = 0 then array['staff'] when g % 250 = 0 then array['beta_testers'] else '{}' end
+       from generate_series($1::int + 1, $2::int) g
+       cross join lateral (select case when g % 4 = 0 then null when g % 2 = 0 then (g % 641) / 8.0 else (g % 801) / 10.0 end::float8 as earned,
+                                  case when g % 4 = 0 then null else 80 end::float8 as possible) x`,
+      [low, high, COURSE],
+    );
+    await client.query(
+      `insert into completion.aggregates (course_key, learner_id, block_key, aggregation_name, earned, possible, percent)
+       select e.course_key, e.learner_id, $4, 'course', e.course_earned, e.course_possible, e.course_percent
+       from completion.enrollments e where e.course_key = $3 and e.learner_id > $1 and e.learner_id <= $2 and e.course_earned is not null`,
+      [low, high, COURSE, courseRoot],
+    );
+    await client.query("commit");
+  }
+  await client.query("select completion.rebuild_course_sums($1)", [COURSE]);
+  await client.query("vacuum analyze completion.enrollments, completion.aggregates, completion.learners, completion.course_stat_sums, completion.course_learner_buckets, completion.course_roles, completion.cohort_memberships");
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, agent, headers: { authorization: "Bearer bench" } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function timeRead(port: number, path: string): Promise<{ p50: number; p99: number; body: string }> {
+  let body = "";
+  for (let i = 0; i < Math.min(100, READS); i += 1) {
+    const response = await get(port, path);
+    if (response.status !== 200) throw new Error(`${path}: ${response.status} ${response.body.slice(0, 300)}`);
+    body = response.body;
+  }
+  const samples: number[] = [];
+  for (let i = 0; i < READS; i += 1) {
+    const start = performance.now();
+    const response = await get(port, path);
+    samples.push(performance.now() - start);
+    if (response.status !== 200) throw new Error(`${path}: ${response.status}`);
+  }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), body };
+}
+
+/** The read's SQL alone, prepared as the service prepares it, from this process: what the database takes. */
+async function timeSql(client: pg.Client, name: string, text: string, values: unknown[]): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < Math.min(100, READS); i += 1) await client.query({ name, text, values, rowMode: "array" });
+  const samples: number[] = [];
+  for (let i = 0; i < READS; i += 1) {
+    const start = performance.now();
+    await client.query({ name, text, values, rowMode: "array" });
+    samples.push(performance.now() - start);
+  }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+function startService(url: string, learners: number): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(new URL("../completion/serve.ts", import.meta.url).pathname, [url, COURSE, String(learners)], { execArgv: ["--import", "tsx"] });
+  return new Promise((resolve, reject) => {
+    child.once("message", (message: Serving) => resolve({ child, port: message.port }));
+    child.once("exit", (code) => reject(new Error(`the service exited (${code})`)));
+  });
+}
+
+async function stopService(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.send("stop");
+  await exited;
+}
+
+/** Runs the Completion scale benchmark and prints its table. */
+export async function run(): Promise<void> {
+  const admin = new pg.Client({ connectionString: SERVER });
+  await admin.connect();
+  await admin.query(`drop database if exists ${DATABASE}`);
+  await admin.query(`create database ${DATABASE}`);
+  const url = databaseUrl(DATABASE);
+  const pool = createPool({ url, max: 2 });
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await runMigrations(pool, [COMPLETION_MIGRATIONS]);
+    const db = createDrizzle(pool, completionSchema);
+    await loadBulkData(db, new CourseStructures(), new Set(DEFAULT_AGGREGATOR_TYPES), { courses: [{ course_key: COURSE, structure: courseTree() }] }, new Date());
+    await client.connect();
+    await client.query(`insert into completion.cohorts (id, course_key, name) values (1, $1, 'A'), (2, $1, 'B'), (3, $1, 'C')`, [COURSE]);
+    const courseRoot = "block-v1:ScaleX+Big101+2026+type@course+block@course";
+    const table: string[][] = [];
+    const plans: { size: number; name: string; ms: number; explain: () => Promise<string> }[] = [];
+    let generated = 0;
+    for (const size of SIZES) {
+      const started = performance.now();
+      await generate(client, generated, size, courseRoot);
+      generated = size;
+      const generatedIn = (performance.now() - started) / 1000;
+      const sums = await client.query<{ rows: string; buckets: string }>(
+        `select (select count(*) from completion.course_stat_sums) as rows, (select count(*) from completion.course_learner_buckets) as buckets`,
+      );
+      const { child, port } = await startService(url, size);
+      try {
+        const stats = `/api/completion/v1/stats/${COURSE}/`;
+        const filtered = `${stats}?cohorts=1&exclude_roles=staff,beta_testers`;
+        const detail = `/api/completion/v1/course/${COURSE}/?page_size=${PAGE_SIZE}`;
+        const count = (JSON.parse((await get(port, detail)).body) as { count: number }).count;
+        const lastPage = Math.max(1, Math.ceil(count / PAGE_SIZE));
+        const reads: [string, string][] = [
+          ["stats, no filter", stats],
+          ["stats, cohorts=1&exclude_roles=staff,beta_testers", filtered],
+          [`all-users detail, page 1 (page_size=${PAGE_SIZE})`, detail],
+          [`all-users detail, last page (${lastPage})`, `${detail}&page=${lastPage}`],
+        ];
+        const row = [`${size.toLocaleString("en")} learners (generated in ${generatedIn.toFixed(1)} s; ${sums.rows[0]!.rows} sums rows, ${sums.rows[0]!.buckets} buckets)`];
+        for (const [name, path] of reads) {
+          const figures = await timeRead(port, path);
+          const offset = (lastPage - 1) * PAGE_SIZE;
+          const sql = name.startsWith("stats, no") ? courseStatsSql(false, false) : name.startsWith("stats") ? courseStatsSql(true, true) : pageActiveLearnersSql(false, false);
+          const values = name.startsWith("stats, no")
+            ? [COURSE]
+            : name.startsWith("stats")
+              ? [COURSE, 1, ["staff", "beta_testers"]]
+              : [COURSE, name.includes("last") ? offset : 0, PAGE_SIZE];
+          const bare = await timeSql(client, `scale_${plans.length}`, sql, values);
+          row.push(`${name}: ${figures.p50.toFixed(2)} / ${figures.p99.toFixed(2)} ms (its SQL alone: ${bare.p50.toFixed(2)} / ${bare.p99.toFixed(2)} ms)`);
+          plans.push({
+            size,
+            name,
+            ms: figures.p99,
+            explain: async () => {
+              const result = await client.query<{ "QUERY PLAN": string }>(`explain (analyze, buffers) ${sql}`, values);
+              return result.rows.map((line) => line["QUERY PLAN"]).join("\n");
+            },
+          });
+        }
+        table.push(row);
+        console.log(row.join("\n  "));
+      } finally {
+        await stopService(child);
+      }
+    }
+    const largest = SIZES[SIZES.length - 1];
+    const slowest = plans.filter((plan) => plan.size === largest).sort((a, b) => b.ms - a.ms)[0];
+    if (slowest) {
+      console.log(`\nSlowest read at ${largest?.toLocaleString("en")} learners: ${slowest.name} (p99 ${slowest.ms.toFixed(2)} ms). Its SQL, EXPLAIN (ANALYZE, BUFFERS):`);
+      console.log(await slowest.explain());
+    }
+    console.log("\nGoals at the largest size: stats under 10 ms p99, detail pages under 50 ms p99.");
+  } finally {
+    agent.destroy();
+    await client.end().catch(() => undefined);
+    await pool.end();
+    await admin.query(`drop database if exists ${DATABASE}`);
+    await admin.end();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -1,0 +1,256 @@
+import { generateAuthenticationOptions, verifyAuthenticationResponse, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
+import { audit } from "../../audit.js";
+import type { RequestOrigin, SignonContext } from "../../context.js";
+import {
+  findPasskeyByCredentialId,
+  insertPasskeyChallenge,
+  listPasskeysOfUser,
+  recordPasskeyUse,
+  takePasskeyChallenge,
+  type Passkey,
+  type PasskeyChallenge,
+  type PasskeyChallengePurpose,
+} from "../../repositories/passkeys.js";
+import { deleteSession } from "../../repositories/sessions.js";
+import { findUserByUid, type User } from "../../repositories/users.js";
+import { recordFailure, secondsUntilAllowed, signInPerIpLimit, type FailureLimit } from "../../security/failure-limit.js";
+import { resolveWebSession, startSession } from "../sessions.js";
+import { clearSourceFailures, countSignInFailureFor, isLocked, secondsUntilSignInAllowed } from "../sign-in-limits.js";
+import { finishSecondFactor, type SecondFactorResult } from "../two-step-sign-in.js";
+import { parseAuthenticationResponse } from "./browser-response.js";
+import { uidOfUserHandle } from "./registration.js";
+import { ceremonySeconds, relyingParty } from "./relying-party.js";
+
+/** Passwordless challenges handed out per source address: past this, the source waits (a challenge is a row stored). */
+export const passwordlessChallengesPerIp: FailureLimit = { name: "passkey-challenge-ip", maxFailures: 60, windowSeconds: 600 };
+
+/** Why a passkey's response was refused, as audited. */
+export type PasskeyRefusal = "malformed" | "unknown_challenge" | "unknown_passkey" | "other_users_passkey" | "not_verified" | "counter_went_back";
+
+async function storeChallenge(
+  ctx: SignonContext,
+  options: PublicKeyCredentialRequestOptionsJSON,
+  purpose: PasskeyChallengePurpose,
+  owner: { userUid: string; sessionHash: string } | null,
+): Promise<void> {
+  const now = ctx.now();
+  await insertPasskeyChallenge(
+    ctx.db,
+    {
+      challenge: options.challenge,
+      purpose,
+      userUid: owner?.userUid ?? null,
+      sessionHash: owner?.sessionHash ?? null,
+      expiresAt: new Date(now.getTime() + ceremonySeconds * 1000),
+    },
+    now,
+  );
+}
+
+/**
+ * Options for `navigator.credentials.get()` as the second factor of a
+ * half-signed-in session: the person's passkeys allowed, user verification
+ * preferred (the password was the first factor), and a challenge bound to
+ * the person and the session. `null` when the session does not wait for a
+ * second factor or the person has no passkey.
+ */
+export async function beginPasskeySecondFactor(ctx: SignonContext, sessionId: string | undefined): Promise<PublicKeyCredentialRequestOptionsJSON | null> {
+  const session = await resolveWebSession(ctx, sessionId);
+  if (!session || !session.awaitingSecondFactor) return null;
+  const passkeys = await listPasskeysOfUser(ctx.db, session.user.uid);
+  if (passkeys.length === 0) return null;
+  const options = await generateAuthenticationOptions({
+    rpID: relyingParty(ctx.config).id,
+    allowCredentials: passkeys.map((passkey) => ({ id: passkey.credentialId, transports: passkey.transports })),
+    userVerification: "preferred",
+    timeout: ceremonySeconds * 1000,
+  });
+  await storeChallenge(ctx, options, "second_factor", { userUid: session.user.uid, sessionHash: session.idHash });
+  return options;
+}
+
+/**
+ * Options for a sign-in with a passkey alone: no credentials listed (the
+ * authenticator offers its discoverable ones), user verification required,
+ * since the passkey stands for both factors. A source address gets at most
+ * `passwordlessChallengesPerIp` challenges in its window (`retryAfterSeconds`).
+ */
+export async function beginPasswordlessSignIn(
+  ctx: SignonContext,
+  origin: RequestOrigin,
+): Promise<{ ok: true; options: PublicKeyCredentialRequestOptionsJSON } | { ok: false; retryAfterSeconds: number }> {
+  const now = ctx.now();
+  const ipKeys = [origin.ip ?? "unknown"];
+  const wait = (await secondsUntilAllowed(ctx.db, signInPerIpLimit, ipKeys, now)) ?? (await recordFailure(ctx.db, passwordlessChallengesPerIp, ipKeys, now));
+  if (wait !== null) return { ok: false, retryAfterSeconds: wait };
+  const options = await generateAuthenticationOptions({ rpID: relyingParty(ctx.config).id, userVerification: "required", timeout: ceremonySeconds * 1000 });
+  await storeChallenge(ctx, options, "passwordless", null);
+  return { ok: true, options };
+}
+
+/**
+ * Verifies an assertion from `passkey` answering `challenge`: origin, RP ID,
+ * type, user presence (and verification when `requireUserVerification`),
+ * signature, and a counter that went up. The new counter is stored in the
+ * same statement that checks it, so of two identical responses only one
+ * passes.
+ *
+ * @see https://www.w3.org/TR/webauthn-3/#sctn-verifying-assertion
+ */
+async function verifyAssertion(
+  ctx: SignonContext,
+  passkey: Passkey,
+  response: Parameters<typeof verifyAuthenticationResponse>[0]["response"],
+  challenge: PasskeyChallenge,
+  requireUserVerification: boolean,
+): Promise<PasskeyRefusal | null> {
+  const rp = relyingParty(ctx.config);
+  let newCounter: number;
+  try {
+    const verified = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      credential: { id: passkey.credentialId, publicKey: new Uint8Array(Buffer.from(passkey.publicKey, "base64url")), counter: passkey.signCount, transports: passkey.transports },
+      requireUserVerification,
+    });
+    if (!verified.verified) return "not_verified";
+    newCounter = verified.authenticationInfo.newCounter;
+  } catch (error) {
+    // The library throws for every failed check; a counter that did not go up says the authenticator may have been cloned.
+    return error instanceof Error && /counter value/i.test(error.message) ? "counter_went_back" : "not_verified";
+  }
+  return (await recordPasskeyUse(ctx.db, passkey.id, newCounter, ctx.now())) ? null : "counter_went_back";
+}
+
+/**
+ * Completes a sign-in that waits for its second factor with a passkey
+ * instead of a code. The challenge must be the one handed to this session;
+ * the passkey must be the person's own. A refusal counts as a wrong 2-step
+ * code (S15: the same limits, the same lock) and is audited as
+ * `passkey_failed` with its reason; success as `passkey_verified`, and the
+ * session is recorded as signed in with a password and a passkey.
+ */
+export async function completeSecondFactorWithPasskey(
+  ctx: SignonContext,
+  sessionId: string | undefined,
+  input: { response: string; rememberBrowser: boolean },
+  origin: RequestOrigin,
+  onMailFailure: (error: unknown) => void = () => undefined,
+): Promise<SecondFactorResult | { ok: false; reason: "malformed" | "refused_passkey" }> {
+  const session = await resolveWebSession(ctx, sessionId);
+  if (!session || !session.awaitingSecondFactor || sessionId === undefined) return { ok: false, reason: "no_session" };
+  const { user } = session;
+  const now = ctx.now();
+  const refusedFor = await secondsUntilSignInAllowed(ctx, user.email, origin, now);
+  if (refusedFor !== null) {
+    await deleteSession(ctx.db, session.idHash);
+    return { ok: false, reason: "refused", retryAfterSeconds: refusedFor };
+  }
+  if (isLocked(user, now)) {
+    await deleteSession(ctx.db, session.idHash);
+    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "locked" } });
+    return { ok: false, reason: "locked" };
+  }
+  const parsed = parseAuthenticationResponse(input.response);
+  let refusal: PasskeyRefusal | null = null;
+  let passkey: Passkey | null = null;
+  if (parsed === null) refusal = "malformed";
+  else {
+    const challenge = await takePasskeyChallenge(ctx.db, parsed.challenge, "second_factor", now);
+    passkey = await findPasskeyByCredentialId(ctx.db, parsed.response.id);
+    if (challenge === null || challenge.userUid !== user.uid || challenge.sessionHash !== session.idHash) refusal = "unknown_challenge";
+    else if (passkey === null) refusal = "unknown_passkey";
+    else if (passkey.userUid !== user.uid) refusal = "other_users_passkey";
+    else refusal = await verifyAssertion(ctx, passkey, parsed.response, challenge, false);
+  }
+  if (refusal === null && passkey !== null) {
+    const used = passkey;
+    return ctx.db.transaction(async (tx) => {
+      await audit(tx, { action: "passkey_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { name: used.name, passkey_id: used.id } });
+      return finishSecondFactor({ ...ctx, db: tx }, user, sessionId, { method: "hwk", rememberBrowser: input.rememberBrowser }, origin);
+    });
+  }
+  const counted = await countSignInFailureFor(ctx, { email: user.email, kind: "two_step_code", origin, now }, onMailFailure);
+  const ownPasskey = passkey !== null && passkey.userUid === user.uid ? { name: passkey.name, passkey_id: passkey.id } : {};
+  await audit(ctx.db, { action: "passkey_failed", at: now, subjectUid: user.uid, origin, details: { reason: refusal, failures: counted.failures, ...ownPasskey } });
+  if (counted.retryAfterSeconds !== null) {
+    await deleteSession(ctx.db, session.idHash);
+    return { ok: false, reason: "refused", retryAfterSeconds: counted.retryAfterSeconds };
+  }
+  return { ok: false, reason: refusal === "malformed" ? "malformed" : "refused_passkey" };
+}
+
+export type PasswordlessResult =
+  | { ok: true; user: User; sessionId: string }
+  | { ok: false; reason: "malformed" | "invalid" | "suspended" | "new_password_required" }
+  | { ok: false; reason: "refused" | "rate_limited"; retryAfterSeconds: number };
+
+/**
+ * Signs a person in with a passkey alone (user verification required): the
+ * passkey names the person (its user handle must match its owner). Every
+ * refusal counts under the source address (the per-IP sign-in limit) and,
+ * once the person is known, as a failed sign-in for their address (S15, the
+ * limits of wrong passwords and the lock); a source refused for the address,
+ * or a locked account, gets the same answer as a wrong passkey. A suspended
+ * account, or one that must choose a new password, is refused. Success
+ * starts a fully signed-in session recorded as signed in with a passkey
+ * (`hwk`), audited as `passkey_verified` and `sign_in`.
+ */
+export async function signInWithPasskey(
+  ctx: SignonContext,
+  input: { response: string },
+  previousSessionId: string | undefined,
+  origin: RequestOrigin,
+  onMailFailure: (error: unknown) => void = () => undefined,
+): Promise<PasswordlessResult> {
+  const now = ctx.now();
+  const ipKeys = origin.ip ? [origin.ip] : [];
+  const wait = await secondsUntilAllowed(ctx.db, signInPerIpLimit, ipKeys, now);
+  if (wait !== null) return { ok: false, reason: "rate_limited", retryAfterSeconds: wait };
+  const parsed = parseAuthenticationResponse(input.response);
+  if (parsed === null) {
+    await recordFailure(ctx.db, signInPerIpLimit, ipKeys, now);
+    return { ok: false, reason: "malformed" };
+  }
+  const challenge = await takePasskeyChallenge(ctx.db, parsed.challenge, "passwordless", now);
+  const passkey = await findPasskeyByCredentialId(ctx.db, parsed.response.id);
+  const user = passkey === null ? null : await findUserByUid(ctx.db, passkey.userUid);
+  let refusal: PasskeyRefusal | "locked" | null = null;
+  if (challenge === null) refusal = "unknown_challenge";
+  else if (passkey === null || user === null || user.isApiUser) refusal = "unknown_passkey";
+  else if (uidOfUserHandle(parsed.response.response.userHandle) !== user.uid) refusal = "other_users_passkey";
+  else {
+    const refusedFor = await secondsUntilSignInAllowed(ctx, user.email, origin, now);
+    if (refusedFor !== null) return { ok: false, reason: "refused", retryAfterSeconds: refusedFor };
+    refusal = isLocked(user, now) ? "locked" : await verifyAssertion(ctx, passkey, parsed.response, challenge, true);
+  }
+
+  if (refusal !== null || user === null || passkey === null) {
+    await recordFailure(ctx.db, signInPerIpLimit, ipKeys, now);
+    await audit(ctx.db, {
+      action: refusal === "locked" ? "sign_in_refused" : "sign_in_failed",
+      at: now,
+      subjectUid: user?.uid ?? null,
+      origin,
+      details: { reason: refusal, method: "passkey" },
+    });
+    if (user !== null) await countSignInFailureFor(ctx, { email: user.email, kind: "password", origin, now }, onMailFailure);
+    return { ok: false, reason: "invalid" };
+  }
+  if (user.suspendedAt !== null) {
+    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "suspended", method: "passkey" } });
+    return { ok: false, reason: "suspended" };
+  }
+  if (user.newPasswordRequired) {
+    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "new_password_required", method: "passkey" } });
+    return { ok: false, reason: "new_password_required" };
+  }
+  const sessionId = await ctx.db.transaction(async (tx) => {
+    await clearSourceFailures(tx, user.email, origin, "password");
+    await audit(tx, { action: "passkey_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { name: passkey.name, passkey_id: passkey.id } });
+    return startSession({ ...ctx, db: tx }, user, previousSessionId, origin, { methods: ["hwk"] });
+  });
+  return { ok: true, user, sessionId };
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from "node:crypto";
+import { sql, type SQLWrapper } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exactCountLimit, resolvedSearch, usersPerPage, type UserFilters } from "../../src/accounts/user-search.js";
+import { estimateUsers, userCountQuery, userPageQuery } from "../../src/repositories/user-search.js";
+import type { PagePosition } from "../../src/repositories/keyset.js";
+import type { Actor } from "../../src/web/policy.js";
+import { generatePeople, type GeneratedPeople } from "../support/generated-people.js";
+import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
+
+/**
+ * The users list's queries on a generated table of 200,000 people: each
+ * reads through an index and never sorts a sequential scan of `users`, so its
+ * cost does not grow with the table (the timings are in bench/scale).
+ */
+const people = 200_000;
+const database = await openTestDatabase();
+let signon: TestSignon;
+let generated: GeneratedPeople;
+
+beforeAll(async () => {
+  signon = await buildTestSignon(database);
+  generated = await generatePeople(database.db, people);
+}, 300_000);
+afterAll(async () => {
+  await signon.app.close();
+  await database.close();
+});
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Plan Rows": number;
+  Plans?: PlanNode[];
+}
+
+async function planOf(query: SQLWrapper): Promise<PlanNode> {
+  const result = await database.db.execute<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(sql`explain (format json) ${query}`);
+  return (result.rows[0] as { "QUERY PLAN": [{ Plan: PlanNode }] })["QUERY PLAN"][0].Plan;
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+function describePlan(plan: PlanNode, depth = 0): string {
+  const own = `${"  ".repeat(depth)}${plan["Node Type"]}${plan["Index Name"] ? ` using ${plan["Index Name"]}` : ""}${plan["Relation Name"] ? ` on ${plan["Relation Name"]}` : ""} (rows ${plan["Plan Rows"]})`;
+  return [own, ...(plan.Plans ?? []).map((child) => describePlan(child, depth + 1))].join("\n");
+}
+
+/** A node and the nodes it sits under, outermost first. */
+function withParents(plan: PlanNode, parents: PlanNode[] = []): { node: PlanNode; parents: PlanNode[] }[] {
+  return [{ node: plan, parents }, ...(plan.Plans ?? []).flatMap((child) => withParents(child, [...parents, plan]))];
+}
+
+/**
+ * No sequential scan of users (so no sort over one), and an index of users
+ * read. With `stopsEarly` (the count, which stops after 1,001 rows), a scan
+ * right under a Limit is allowed: the planner expects it to stop after a few
+ * pages of the table.
+ */
+function expectIndexedPlan(plan: PlanNode, stopsEarly = false): void {
+  const all = withParents(plan);
+  const shown = describePlan(plan);
+  const scans = all.filter(({ node }) => node["Node Type"] === "Seq Scan" && node["Relation Name"] === "users");
+  for (const { node, parents } of scans) {
+    expect(stopsEarly && parents.at(-1)?.["Node Type"] === "Limit", shown).toBe(true);
+    expect(node["Plan Rows"], shown).toBeGreaterThan(exactCountLimit);
+  }
+  if (scans.length === 0) {
+    expect(
+      all.some(({ node }) => ["Index Scan", "Index Only Scan", "Bitmap Index Scan"].includes(node["Node Type"]) && (node["Index Name"] ?? "").startsWith("users_")),
+      shown,
+    ).toBe(true);
+  }
+  // A sort, if any, sorts what an index found, never the table.
+  for (const { node } of all.filter(({ node: one }) => one["Node Type"] === "Sort" || one["Node Type"] === "Incremental Sort")) {
+    expect(node["Plan Rows"], shown).toBeLessThan(people / 10);
+  }
+}
+
+const superadmin: Actor = { uid: randomUUID(), role: "superadmin", organisationId: null };
+const none: UserFilters = { text: "", role: "", organisation: "", status: "", permission: "", twoStep: "" };
+
+function filterCases(): [string, Actor, Partial<UserFilters>][] {
+  const organisation = generated.organisationIds[7] as string;
+  return [
+    ["no filter", superadmin, {}],
+    ["an admin's list (no superadmins)", { ...superadmin, role: "admin" }, {}],
+    ["an organisation admin's list", { uid: randomUUID(), role: "organisation_admin", organisationId: organisation }, {}],
+    ["name search smith", superadmin, { text: "smith" }],
+    ["e-mail fragment", superadmin, { text: "person1234" }],
+    ["exact e-mail", superadmin, { text: generated.someEmail.toUpperCase() }],
+    ["role admin", superadmin, { role: "admin" }],
+    ["role normal", superadmin, { role: "normal" }],
+    ["organisation", superadmin, { organisation }],
+    ["no organisation", superadmin, { organisation: "none" }],
+    ["status active", superadmin, { status: "active" }],
+    ["status suspended", superadmin, { status: "suspended" }],
+    ["status locked", superadmin, { status: "locked" }],
+    ["status invited", superadmin, { status: "invited" }],
+    ["permission signin", superadmin, { permission: `${generated.applicationId}:signin` }],
+    ["permission editor", superadmin, { permission: `${generated.applicationId}:editor` }],
+    ["2-step on", superadmin, { twoStep: "on" }],
+    ["2-step off", superadmin, { twoStep: "off" }],
+    ["2-step missing", superadmin, { twoStep: "missing" }],
+    ["2-step exempt", superadmin, { twoStep: "exempt" }],
+    ["role and organisation", superadmin, { role: "organisation_admin", organisation }],
+    ["search and status", superadmin, { text: "smith", status: "suspended" }],
+  ];
+}
+
+describe("the users list on 200,000 people", () => {
+  it("reads every filter's first page, a deep page and the last page through indexes, never sorting a scan of users", async () => {
+    const deep: PagePosition = { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } };
+    for (const [name, actor, filters] of filterCases()) {
+      const search = await resolvedSearch(signon.ctx, actor, { ...none, ...filters });
+      for (const position of [{ kind: "first" }, { kind: "last" }, deep] as PagePosition[]) {
+        const plan = await planOf(userPageQuery(database.db, search, position, usersPerPage + 1));
+        expect(() => expectIndexedPlan(plan), `${name}, ${position.kind}`).not.toThrow();
+      }
+    }
+  });
+
+  it("counts through indexes the people of filters estimated at 1,000 or fewer; larger ones are shown as the estimate", async () => {
+    let counted = 0;
+    for (const [name, actor, filters] of filterCases()) {
+      const search = await resolvedSearch(signon.ctx, actor, { ...none, ...filters });
+      if ((await estimateUsers(database.db, search)) > exactCountLimit) continue;
+      counted++;
+      const plan = await planOf(userCountQuery(database.db, search, exactCountLimit));
+      expect(() => expectIndexedPlan(plan, true), name).not.toThrow();
+    }
+    expect(counted).toBeGreaterThan(3);
+  });
+
+  it("finds a whole e-mail address through the unique index on lower(email)", async () => {
+    const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text: generated.someEmail.toUpperCase() });
+    expect(search.exactEmail).toBe(generated.someEmail.toUpperCase());
+    const plan = await planOf(userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1));
+    expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_email_lower_key");
+  });
+
+  it("searches fragments through the trigram indexes of name and e-mail when the fragment is rare", async () => {
+    const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "person12345@" });
+    const plan = await planOf(userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1));
+    const indexes = nodes(plan).map((node) => node["Index Name"]);
+    expect(indexes, describePlan(plan)).toEqual(expect.arrayContaining(["users_name_trgm_idx", "users_email_trgm_idx"]));
+  });
+});
