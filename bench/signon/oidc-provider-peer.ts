@@ -42,6 +42,8 @@ export async function startOidcProvider(): Promise<PeerServer> {
     features: { devInteractions: { enabled: false } },
     findAccount: (_ctx, sub) => Promise.resolve({ accountId: sub, claims: () => ({ sub, email: "bench@example.org", name: "Bench" }) }),
     cookies: { keys: ["bench-cookie-key-bench-cookie-key"] },
+    // Codes live an hour, as the bench's own (prepared in bulk before the measurement, minutes before use).
+    ttl: { AuthorizationCode: 3600 },
   });
   const handle = provider.callback();
   server.on("request", (request, response) => {

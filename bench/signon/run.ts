@@ -1,6 +1,7 @@
 // Sign-on against node-oidc-provider, side by side: requests per second and
-// p99 latency of POST /token (authorization_code with fresh codes, and
-// refresh_token with fresh refresh tokens) and of GET /user.json (the peer's
+// p99 latency of POST /token (authorization_code with fresh codes; the same
+// for OpenID Connect codes, whose exchange signs an ID token: ES256 ours,
+// the peer's default; and refresh_token with fresh refresh tokens) and of GET /user.json (the peer's
 // userinfo endpoint), 10 connections for 10 seconds each.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench -- signon
@@ -68,8 +69,8 @@ async function measure(
 }
 
 const form = { "content-type": "application/x-www-form-urlencoded" };
-const codeGrant = (side: Prepared) => {
-  const code = takeFrom(side.codes);
+const codeGrant = (side: Prepared, codes: string[] = side.codes) => {
+  const code = takeFrom(codes);
   return () =>
     new URLSearchParams({ grant_type: "authorization_code", code: code(), redirect_uri: side.redirectUri, client_id: side.clientId, client_secret: side.clientSecret }).toString();
 };
@@ -98,6 +99,7 @@ try {
     rows.push({ name, ours: median(oursRounds), peer: median(peerRounds) });
   };
   await bench("POST /token authorization_code", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side) }), (side) => side.tokenPath);
+  await bench("POST /token code + ID token", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side, side.openIdCodes) }), (side) => side.tokenPath);
   await bench("POST /token refresh_token", (side) => ({ method: "POST", headers: form, nextBody: refreshGrant(side) }), (side) => side.tokenPath);
   await bench("GET /user.json (peer: /me)", (side) => ({ method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }), (side) => side.userPath);
 } finally {

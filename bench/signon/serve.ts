@@ -13,6 +13,8 @@ export interface Prepared {
   clientSecret: string;
   redirectUri: string;
   codes: string[];
+  /** Codes whose exchange signs an ID token (scope openid). */
+  openIdCodes: string[];
   refreshTokens: string[];
   accessToken: string;
 }
@@ -33,6 +35,7 @@ if (side === "signon") {
     clientSecret: signon.clientSecret,
     redirectUri: signon.redirectUri,
     codes: await signon.issueCodes(count),
+    openIdCodes: await signon.issueOpenIdCodes(count),
     refreshTokens: await signon.issueRefreshTokens(count),
     accessToken: await signon.issueAccessToken(),
   };
@@ -48,6 +51,8 @@ if (side === "signon") {
     clientSecret: peerClient.client_secret,
     redirectUri: peerClient.redirect_uri,
     codes: await Promise.all(Array.from({ length: count }, () => peer.issueCode())),
+    // Its codes are all of OpenID Connect requests (scope openid): each exchange signs an ID token.
+    openIdCodes: await Promise.all(Array.from({ length: count }, () => peer.issueCode())),
     refreshTokens: await Promise.all(Array.from({ length: count }, () => peer.issueRefreshToken())),
     accessToken: await peer.issueAccessToken(),
   };

@@ -8,6 +8,7 @@ import Fastify from "fastify";
 import { createUser } from "../../packages/signon/src/accounts/manage-users.js";
 import { grantPermissions } from "../../packages/signon/src/applications/permissions.js";
 import { registerApplication } from "../../packages/signon/src/applications/register-application.js";
+import { openIdSettingsOf, setOpenIdSettings } from "../../packages/signon/src/oidc/client-settings.js";
 import * as schema from "../../packages/signon/src/db/schema.js";
 import { statementRunner } from "../../packages/signon/src/db/statements.js";
 import { randomHex, sha256Hex } from "../../packages/signon/src/security/random.js";
@@ -19,6 +20,8 @@ export interface SignonBenchServer {
   redirectUri: string;
   /** Fresh authorization codes, created in bulk. */
   issueCodes(count: number): Promise<string[]>;
+  /** Fresh authorization codes of OpenID Connect requests (scope `openid`, a nonce): their exchange signs an ID token. */
+  issueOpenIdCodes(count: number): Promise<string[]>;
   /** Fresh refresh tokens, each of its own grant, created in bulk. */
   issueRefreshTokens(count: number): Promise<string[]>;
   issueAccessToken(): Promise<string>;
@@ -37,7 +40,10 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
   const config = loadConfig({ DATABASE_URL: url, SIGNON_PORT: "0", SIGNON_ARGON2_MEMORY_KIB: "64", SIGNON_ARGON2_TIME_COST: "1" });
   const ctx = { db, statements: statementRunner(pool, config.preparedStatements), config, now: () => new Date() };
 
-  const { application, clientSecret } = await registerApplication(ctx, { name: "Bench", redirectUris: ["https://client.example/callback"] });
+  const registered = await registerApplication(ctx, { name: "Bench", redirectUris: ["https://client.example/callback"] });
+  const { clientSecret } = registered;
+  // Also an OpenID Connect client (ID tokens ES256, the default), for the codes of requests with scope openid.
+  const application = await setOpenIdSettings(ctx, registered.application, { ...openIdSettingsOf(registered.application), scopes: ["openid", "profile", "email"] }, { uid: null, origin: null });
   const user = await createUser(ctx, { email: "bench@example.org", name: "Bench", password: "bench password 123" });
   await grantPermissions(ctx, { email: user.email, application: "Bench", permissions: ["signin"] });
 
@@ -46,7 +52,7 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address() as AddressInfo;
 
-  const insertGrants = async (count: number, withCode: boolean) => {
+  const insertGrants = async (count: number, withCode: boolean, openid = false) => {
     const secrets: string[] = [];
     const now = new Date();
     for (let start = 0; start < count; start += 1000) {
@@ -63,6 +69,7 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
           codeExpiresAt: withCode ? new Date(now.getTime() + 3_600_000) : null,
           codeUsedAt: withCode ? null : now,
           createdAt: now,
+          ...(openid ? { scope: "openid profile email", nonce: "bench-nonce", authTime: now, amr: ["pwd"] } : {}),
         };
       });
       await db.insert(schema.grants).values(rows);
@@ -81,6 +88,7 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
     clientSecret,
     redirectUri: application.redirectUris[0] as string,
     issueCodes: (count) => insertGrants(count, true),
+    issueOpenIdCodes: (count) => insertGrants(count, true, true),
     issueRefreshTokens: (count) => insertGrants(count, false),
     async issueAccessToken() {
       const [refreshToken] = await insertGrants(1, false);

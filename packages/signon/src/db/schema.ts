@@ -628,9 +628,10 @@ export const invitationBatchRows = signon.table(
 
 /**
  * OpenID Connect signing keys. The private key is sealed under the secret key
- * (`security/secret-box.ts`); the public one is published at `jwks_uri` until
- * `publishUntil` (set when the key is retired: every token it signed has
- * expired by then). One live key (`retiredAt` null) per algorithm.
+ * (`security/secret-box.ts`); the public one is published at `jwks_uri` from
+ * its creation until `publishUntil` (set when the key is retired: every token
+ * it signed has expired by then). One live key (`retiredAt` null) per
+ * algorithm; a new key signs from `activeFrom`, the one it replaces until then.
  */
 export const signingKeys = signon.table(
   "signing_keys",
@@ -640,6 +641,8 @@ export const signingKeys = signon.table(
     publicJwk: jsonb("public_jwk").$type<Record<string, unknown>>().notNull(),
     sealedPrivateJwk: text("sealed_private_jwk").notNull(),
     createdAt: createdAt(),
+    /** Published from `createdAt`, used for signing from `activeFrom`: clients have had time to see it at `jwks_uri`. */
+    activeFrom: timestamp("active_from", { withTimezone: true }).notNull().default(sql`now()`),
     retiredAt: timestamp("retired_at", { withTimezone: true }),
     publishUntil: timestamp("publish_until", { withTimezone: true }),
   },

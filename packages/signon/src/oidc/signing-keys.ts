@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lt, or } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
@@ -13,10 +13,17 @@ export type SigningAlgorithm = (typeof signingAlgorithms)[number];
 export const idTokenLifetimeSeconds = 3600;
 
 /**
- * How long a retired key stays published: past the life of the last ID token
- * it signed, with a margin for clocks.
+ * How long a new key is published before it signs: a client that fetched the
+ * JWKS just before a rotation fetches it again when it meets the new key id
+ * (openid-client and oauth4webapi do once their copy is a minute old).
  */
-export const retiredKeyPublishedSeconds = idTokenLifetimeSeconds + 300;
+export const keyActivationSeconds = 60;
+
+/**
+ * How long a retired key stays published: until it stops signing, then past
+ * the life of the last ID token it signed, with a margin for clocks.
+ */
+export const retiredKeyPublishedSeconds = keyActivationSeconds + idTokenLifetimeSeconds + 300;
 
 /** How long a process keeps using the live keys it read before it looks again (another process may have rotated them). */
 const liveKeysCacheMs = 60_000;
@@ -30,7 +37,8 @@ export interface SigningKey {
 
 interface CachedKeys {
   keys: Map<SigningAlgorithm, SigningKey>;
-  readAt: number;
+  /** Read again after this (ms since the epoch, on the context's clock): a minute on, or when a published key starts to sign. */
+  until: number;
 }
 
 // Per database (one per server, one per test app): the live keys, so signing costs no query.
@@ -42,7 +50,7 @@ function sealingKey(ctx: SignonContext): Promise<Buffer> {
 }
 
 /** A new key pair of `alg`, as the row to store: the private JWK sealed under the secret key. */
-async function newKeyRow(ctx: SignonContext, alg: SigningAlgorithm, now: Date): Promise<typeof signingKeys.$inferInsert> {
+async function newKeyRow(ctx: SignonContext, alg: SigningAlgorithm, now: Date, activeFrom: Date = now): Promise<typeof signingKeys.$inferInsert> {
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === "RS256" ? { modulusLength: 2048 } : {}) });
   const publicJwk = await exportJWK(publicKey);
   // The thumbprint and the creation time: a new key never takes the id of an earlier one.
@@ -54,6 +62,7 @@ async function newKeyRow(ctx: SignonContext, alg: SigningAlgorithm, now: Date): 
     publicJwk: { ...publicJwk, kid, alg, use: "sig" },
     sealedPrivateJwk: sealSecret(await sealingKey(ctx), JSON.stringify(privateJwk)),
     createdAt: now,
+    activeFrom,
   };
 }
 
@@ -80,19 +89,25 @@ export function forgetCachedSigningKeys(ctx: Pick<SignonContext, "db">): void {
 }
 
 /**
- * Replaces the live key of each algorithm by a new one. The old keys stay
- * published at `jwks_uri` for `retiredKeyPublishedSeconds` (every token they
- * signed has expired by then); keys past that are deleted. Returns the new
- * keys' ids.
+ * Replaces the live key of each algorithm by a new one, published at once and
+ * signing `activationSeconds` later (`keyActivationSeconds`; the old key signs
+ * until then). The old keys stay published for `retiredKeyPublishedSeconds`
+ * (every token they signed has expired by then); keys past that are deleted.
+ * Returns the new keys' ids.
  */
-export async function rotateSigningKeys(ctx: SignonContext, reason: "command" | "schedule"): Promise<{ kid: string; alg: string }[]> {
+export async function rotateSigningKeys(
+  ctx: SignonContext,
+  reason: "command" | "schedule",
+  activationSeconds: number = keyActivationSeconds,
+): Promise<{ kid: string; alg: string }[]> {
   const now = ctx.now();
-  const rows = await Promise.all(signingAlgorithms.map((alg) => newKeyRow(ctx, alg, now)));
+  const activeFrom = new Date(now.getTime() + activationSeconds * 1000);
+  const rows = await Promise.all(signingAlgorithms.map((alg) => newKeyRow(ctx, alg, now, activeFrom)));
   await ctx.db.transaction(async (tx) => {
     await tx.delete(signingKeys).where(lt(signingKeys.publishUntil, now));
     await tx
       .update(signingKeys)
-      .set({ retiredAt: now, publishUntil: new Date(now.getTime() + retiredKeyPublishedSeconds * 1000) })
+      .set({ retiredAt: now, publishUntil: new Date(activeFrom.getTime() + (retiredKeyPublishedSeconds - keyActivationSeconds) * 1000) })
       .where(isNull(signingKeys.retiredAt));
     await tx.insert(signingKeys).values(rows);
     await audit(tx, { action: "signing_keys_rotated", at: now, origin: { ip: null, userAgent: null }, details: { reason, kids: rows.map((row) => row.kid) } });
@@ -131,28 +146,44 @@ export async function publishedKeys(ctx: SignonContext): Promise<JWK[]> {
   return rows.map((row) => row.publicJwk as JWK);
 }
 
+/**
+ * The key each algorithm signs with now: the newest published key already
+ * active (a retired one keeps signing until its successor is active), and
+ * when the next key becomes active.
+ */
 async function readLiveKeys(ctx: SignonContext): Promise<CachedKeys> {
-  let rows = await ctx.db.select().from(signingKeys).where(isNull(signingKeys.retiredAt));
-  if (rows.length < signingAlgorithms.length) {
+  const now = ctx.now();
+  const read = () =>
+    ctx.db
+      .select()
+      .from(signingKeys)
+      .where(or(isNull(signingKeys.retiredAt), gt(signingKeys.publishUntil, now)))
+      .orderBy(desc(signingKeys.activeFrom));
+  let rows = await read();
+  if (signingAlgorithms.some((alg) => !rows.some((row) => row.alg === alg && row.retiredAt === null))) {
     await ensureSigningKeys(ctx);
-    rows = await ctx.db.select().from(signingKeys).where(isNull(signingKeys.retiredAt));
+    rows = await read();
   }
   const secret = await sealingKey(ctx);
   const keys = new Map<SigningAlgorithm, SigningKey>();
-  for (const row of rows) {
-    const alg = row.alg as SigningAlgorithm;
+  let until = now.getTime() + liveKeysCacheMs;
+  for (const alg of signingAlgorithms) {
+    const ofAlg = rows.filter((row) => row.alg === alg);
+    const row = ofAlg.find((candidate) => candidate.activeFrom <= now) ?? ofAlg.at(-1);
+    if (!row) continue;
+    for (const pending of ofAlg) if (pending.activeFrom > now) until = Math.min(until, pending.activeFrom.getTime());
     const privateKey = (await importJWK(JSON.parse(openSecret(secret, row.sealedPrivateJwk)) as JWK, alg)) as CryptoKey;
     keys.set(alg, { kid: row.kid, alg, privateKey });
   }
-  return { keys, readAt: Date.now() };
+  return { keys, until };
 }
 
-/** The live key of `alg`, read from the database at most once a minute per process. */
+/** The key `alg` signs with now, read from the database at most once a minute per process (and when a new key becomes active). */
 export async function liveSigningKey(ctx: SignonContext, alg: SigningAlgorithm): Promise<SigningKey> {
   let cached = caches.get(ctx.db);
   if (cached) {
     const held = await cached.catch(() => null);
-    if (!held || Date.now() - held.readAt > liveKeysCacheMs) cached = undefined;
+    if (!held || ctx.now().getTime() >= held.until) cached = undefined;
   }
   if (!cached) {
     cached = readLiveKeys(ctx);
@@ -160,7 +191,7 @@ export async function liveSigningKey(ctx: SignonContext, alg: SigningAlgorithm):
     cached.catch(() => caches.delete(ctx.db));
   }
   const key = (await cached).keys.get(alg);
-  if (!key) throw new Error(`no live ${alg} signing key`);
+  if (!key) throw new Error(`no ${alg} signing key`);
   return key;
 }
 

@@ -52,7 +52,7 @@ describe("signon keys rotate", () => {
     const retired = await database.db.select().from(signingKeys);
     for (const key of first.keys) {
       const row = retired.find((candidate) => candidate.kid === key.kid);
-      expect(row?.publishUntil?.getTime()).toBe((row?.retiredAt?.getTime() ?? 0) + 3900 * 1000);
+      expect(row?.publishUntil?.getTime()).toBe((row?.retiredAt?.getTime() ?? 0) + 3960 * 1000);
       expect(row?.sealedPrivateJwk).toMatch(/^v1\./);
     }
   });

@@ -165,7 +165,8 @@ describe("openid-client (strict OpenID Connect) against a listening Sign-on", ()
     const oldKid = decodeProtectedHeader(before.id_token as string).kid;
     const saved = oidc.getJwksCache(config);
     expect(saved?.jwks?.keys?.map((key) => key.kid)).toContain(oldKid);
-    const [newKey] = await rotateSigningKeys(server.ctx, "command");
+    // Active at once (a rotation's new key normally signs only a minute after it is published).
+    const [newKey] = await rotateSigningKeys(server.ctx, "command", 0);
     // A client process started again with the JWKS it kept from a minute ago (getJwksCache / setJwksCache):
     // on a key id new to it, it fetches the JWKS again.
     const restarted = await oidc.discovery(new URL(server.issuer), client.clientId, undefined, oidc.ClientSecretBasic(client.clientSecret), {

@@ -1,7 +1,7 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
 import { openIdSettingsOf, setOpenIdSettings } from "../../src/oidc/client-settings.js";
-import { ensureSigningKeys, forgetCachedSigningKeys, rotateSigningKeysIfDue } from "../../src/oidc/signing-keys.js";
+import { ensureSigningKeys, forgetCachedSigningKeys, rotateSigningKeys, rotateSigningKeysIfDue } from "../../src/oidc/signing-keys.js";
 import { signedInAs } from "../web/users-support.js";
 import { createApp, createUser } from "../support/factories.js";
 import { authorizeUrl, exchangeCode, obtainCode, postForm, refresh } from "../support/flow.js";
@@ -243,7 +243,28 @@ describe("GET /end-session", () => {
   });
 });
 
-describe("signing key rotation on a schedule", () => {
+describe("signing key rotation", () => {
+  it("publishes the new keys at once and signs with them a minute later; the old ones stay published", async () => {
+    const { client, user, tokens } = await idTokenFor();
+    const oldKid = decodeProtectedHeader(tokens.id_token).kid;
+    const [newKey] = await rotateSigningKeys(signon.ctx, "command");
+    const published = () => signon.app.inject({ method: "GET", url: "/.well-known/jwks.json" }).then((response) => response.json<{ keys: { kid: string }[] }>().keys.map((key) => key.kid));
+    expect(await published()).toEqual(expect.arrayContaining([oldKid, newKey?.kid]));
+    const kidNow = async () => {
+      const { code } = await obtainCode(signon.app, client, user.email, { scope: "openid" });
+      return decodeProtectedHeader((await exchangeCode(signon.app, client, code)).json<{ id_token: string }>().id_token).kid;
+    };
+    expect(await kidNow()).toBe(oldKid);
+    signon.clock.advance(61);
+    expect(await kidNow()).toBe(newKey?.kid);
+    // Its last ID token (signed just before the new key took over) expires an hour on; the key is published five minutes more.
+    signon.clock.advance(3600 + 200);
+    expect(await published()).toContain(oldKid);
+    signon.clock.advance(200);
+    expect(await published()).not.toContain(oldKid);
+  });
+
+
   it("replaces keys older than SIGNON_SIGNING_KEY_ROTATION_DAYS (90 by default), and only those", async () => {
     await ensureSigningKeys(signon.ctx);
     signon.clock.advance(89 * 86_400);

@@ -1,0 +1,1 @@
+ALTER TABLE "signon"."signing_keys" ADD COLUMN "active_from" timestamp with time zone DEFAULT now() NOT NULL;
