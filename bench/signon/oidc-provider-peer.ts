@@ -22,9 +22,16 @@ export const peerClient = {
   redirect_uri: "https://client.example/callback",
 };
 
-export async function startOidcProvider(): Promise<PeerServer> {
+/**
+ * Lifetimes the same as Sign-on's bench data (codes an hour, access tokens two
+ * hours), so every prepared code is still valid when the load uses it; the
+ * provider's default 60 s code lifetime runs out during a run.
+ */
+export const peerTtl = { AuthorizationCode: 3600, AccessToken: 7200, RefreshToken: 14 * 24 * 3600, Grant: 14 * 24 * 3600 };
+
+export async function startOidcProvider(port = 0): Promise<PeerServer> {
   const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(url, {
     clients: [
@@ -38,12 +45,11 @@ export async function startOidcProvider(): Promise<PeerServer> {
       },
     ],
     adapter: MapAdapter,
+    ttl: peerTtl,
     pkce: { required: () => false },
     features: { devInteractions: { enabled: false } },
     findAccount: (_ctx, sub) => Promise.resolve({ accountId: sub, claims: () => ({ sub, email: "bench@example.org", name: "Bench" }) }),
     cookies: { keys: ["bench-cookie-key-bench-cookie-key"] },
-    // Codes live an hour, as the bench's own (prepared in bulk before the measurement, minutes before use).
-    ttl: { AuthorizationCode: 3600 },
   });
   const handle = provider.callback();
   server.on("request", (request, response) => {

@@ -22,11 +22,14 @@ export interface Prepared {
 const side = process.argv[2];
 const count = Number(process.argv[3] ?? 60_000);
 const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+const database = process.env.BENCH_SIGNON_DATABASE || "tessera_bench_signon";
+const signonPort = Number(process.env.BENCH_SIGNON_PORT || 0);
+const peerPort = Number(process.env.BENCH_PEER_PORT || 0);
 
 let prepared: Prepared;
 let close: () => Promise<void>;
 if (side === "signon") {
-  const signon = await startSignonOnPostgres(serverUrl);
+  const signon = await startSignonOnPostgres(serverUrl, database, signonPort);
   prepared = {
     url: signon.url,
     tokenPath: "/token",
@@ -42,7 +45,7 @@ if (side === "signon") {
   await signon.settle();
   close = () => signon.close();
 } else if (side === "oidc-provider") {
-  const peer = await startOidcProvider();
+  const peer = await startOidcProvider(peerPort);
   prepared = {
     url: peer.url,
     tokenPath: "/token",

@@ -30,9 +30,7 @@ export interface SignonBenchServer {
   close(): Promise<void>;
 }
 
-const benchDatabase = "tessera_bench_signon";
-
-export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBenchServer> {
+export async function startSignonOnPostgres(serverUrl: string, benchDatabase = "tessera_bench_signon", port = 0): Promise<SignonBenchServer> {
   const url = await recreateDatabase(serverUrl, benchDatabase);
   const pool = createPool({ url, max: 10 });
   await runMigrations(pool, [signonMigrations]);
@@ -49,7 +47,7 @@ export async function startSignonOnPostgres(serverUrl: string): Promise<SignonBe
 
   const app = Fastify(signonServerOptions(config, false));
   await app.register(signonApp, { config, db, pool });
-  await app.listen({ host: "127.0.0.1", port: 0 });
+  await app.listen({ host: "127.0.0.1", port });
   const address = app.server.address() as AddressInfo;
 
   const insertGrants = async (count: number, withCode: boolean, openid = false) => {
