@@ -21,8 +21,11 @@ export interface CodeExchange {
 /**
  * Exchanges an authorization code for tokens (S6). The code is used at most
  * once; presenting it again fails with `invalid_grant` and revokes every token
- * issued from it. A valid exchange is one atomic statement; when that finds
- * nothing to exchange, a transaction works out why (and handles a replay).
+ * issued from it. The client is authenticated (as `authenticateClient`) in
+ * the same statement: a valid exchange is one atomic statement, one round
+ * trip; when that finds nothing to exchange for an authenticated client, a
+ * transaction works out why (and handles a replay). Returns the client's
+ * application with the tokens.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.5

@@ -12,7 +12,9 @@ import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type Issued
 /**
  * The `refresh_token` grant with rotation (S10): a new access token and a new
  * refresh token; the presented refresh token dies. Presenting a dead refresh
- * token again revokes every token of its grant.
+ * token again revokes every token of its grant. The client is authenticated
+ * (as `authenticateClient`) in the same statement as the rotation. Returns
+ * the client's application with the tokens.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
  * @see https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2
