@@ -105,8 +105,13 @@ export function createPool(options: PoolOptions): pg.Pool {
   };
   // A checkout that waits calls back from another request's release or a new connection's events:
   // run the callback (pool.query's among them) in the caller's context, so withStatementTimeout holds.
+  // (A resource and runInAsyncScope rather than AsyncResource.bind, whose bound function costs far more to build.)
   const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;
-  (pool as unknown as { connect: typeof connect }).connect = (callback) => (callback === undefined ? connect() : connect(AsyncResource.bind(callback)));
+  (pool as unknown as { connect: typeof connect }).connect = (callback) => {
+    if (callback === undefined) return connect();
+    const caller = new AsyncResource("tessera.pool.connect");
+    return connect((...args: unknown[]) => caller.runInAsyncScope(callback, undefined, ...args));
+  };
   pool.on("error", connectionFailed);
   pool.on("connect", (client) => {
     client.on("error", connectionFailed);
