@@ -1,43 +1,17 @@
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
-import { createDrizzle, createPool } from "@tessera/db";
-import { FaultProxy } from "@tessera/db/testing";
-import Fastify, { type FastifyInstance, type LightMyRequestResponse } from "fastify";
+import type { LightMyRequestResponse } from "fastify";
 import { decodeJwt } from "jose";
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import signonApp, { signonServerOptions } from "../../src/app.js";
-import * as schema from "../../src/db/schema.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openIdSettingsOf, setOpenIdSettings } from "../../src/oidc/client-settings.js";
 import { InjectBrowser, signedInBrowser } from "../support/browser.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { exchangeCode, obtainCode, type TestClient } from "../support/flow.js";
-import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
+import { signonBehindFaultProxy, unavailable } from "../support/signon-behind-proxy.js";
 import { SoftAuthenticator } from "../support/soft-authenticator.js";
 
 // The OpenID Connect and passkey routes on a pool that reaches its database through a proxy, which refuses
 // connections (the database is down) or cuts them in the middle of a request (the network fails, a server restarts).
-const database = await openTestDatabase();
-const direct = await buildTestSignon(database);
-const proxy = await FaultProxy.start(database.url);
-let pool: pg.Pool;
-let app: FastifyInstance;
-
-const unavailable = { error: "temporarily_unavailable", error_description: "Sign-on cannot reach its database; try again shortly" };
-
-beforeAll(async () => {
-  pool = createPool({ url: proxy.urlFor(database.url), max: 4, connectionTimeoutMs: 2000 });
-  const config = { ...testConfig(), preparedStatements: true };
-  app = Fastify(signonServerOptions(config, false));
-  await app.register(signonApp, { config, db: createDrizzle(pool, schema), pool, now: direct.clock.now });
-  await app.ready();
-});
-afterAll(async () => {
-  await app?.close();
-  await pool?.end();
-  await proxy.close();
-  await direct.app.close();
-  await database.close();
-});
+const { app, direct, proxy } = await signonBehindFaultProxy({ sharedClock: true });
 
 function csrfOf(html: string): string {
   const token = /name="_csrf" value="([^"]*)"/.exec(html)?.[1];

@@ -1,37 +1,10 @@
-import { createDrizzle, createPool } from "@tessera/db";
-import { FaultProxy } from "@tessera/db/testing";
-import Fastify, { type FastifyInstance } from "fastify";
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import signonApp, { signonServerOptions } from "../../src/app.js";
-import * as schema from "../../src/db/schema.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createApp, createUser } from "../support/factories.js";
 import { authorizeUrl, exchangeCode, getUserJson, obtainCode, postForm } from "../support/flow.js";
-import { openTestDatabase, testConfig, buildTestSignon } from "../support/signon.js";
+import { signonBehindFaultProxy, unavailable } from "../support/signon-behind-proxy.js";
 
 // Sign-on on a pool that reaches its database through a proxy, which refuses connections as while PostgreSQL restarts.
-const database = await openTestDatabase();
-const direct = await buildTestSignon(database);
-const proxy = await FaultProxy.start(database.url);
-let pool: pg.Pool;
-let app: FastifyInstance;
-
-const unavailable = { error: "temporarily_unavailable", error_description: "Sign-on cannot reach its database; try again shortly" };
-
-beforeAll(async () => {
-  pool = createPool({ url: proxy.urlFor(database.url), max: 4, connectionTimeoutMs: 2000 });
-  const config = { ...testConfig(), preparedStatements: true };
-  app = Fastify(signonServerOptions(config, false));
-  await app.register(signonApp, { config, db: createDrizzle(pool, schema), pool });
-  await app.ready();
-});
-afterAll(async () => {
-  await app.close();
-  await pool.end();
-  await proxy.close();
-  await direct.app.close();
-  await database.close();
-});
+const { app, direct, proxy } = await signonBehindFaultProxy();
 
 describe("Sign-on while its database refuses connections", () => {
   let client: Awaited<ReturnType<typeof createApp>>;
