@@ -26,15 +26,9 @@ const lastNames = [
  * exempt; `signin` on one application for half of them and `editor` for 1 in
  * 200, each attribute drawn independently (a hash of the person's number).
  * Names are a first name, a middle initial, a last name (1 in 40 is a
- * Smith) and a number; addresses `personN@…`. The indexes of users and permissions are built after the rows are in (the same
- * definitions). Then ANALYZE, so the planner knows the sizes.
+ * Smith) and a number; addresses `personN@…`. Then ANALYZE, so the planner knows the sizes.
  */
-export function generatePeople(db: SignonDatabase, count: number, slice = 20_000): Promise<GeneratedPeople> {
-  // One transaction: a failure half-way leaves neither rows nor dropped indexes behind in the database.
-  return db.transaction((tx) => fillPeople(tx, count, slice));
-}
-
-async function fillPeople(db: Pick<SignonDatabase, "execute">, count: number, slice: number): Promise<GeneratedPeople> {
+export async function generatePeople(db: SignonDatabase, count: number, slice = 20_000): Promise<GeneratedPeople> {
   const organisations = await db.execute<{ id: string }>(sql`
     insert into signon.organisations (id, slug, name, content_id, two_step_required, created_at)
     select gen_random_uuid(), 'generated-' || o, 'Generated organisation ' || o, gen_random_uuid(), o % 10 = 0, now()
@@ -51,17 +45,7 @@ async function fillPeople(db: Pick<SignonDatabase, "execute">, count: number, sl
   const firsts = sql.raw(`array[${firstNames.map((name) => `'${name}'`).join(",")}]`);
   const lasts = sql.raw(`array[${lastNames.map((name) => `'${name}'`).join(",")}]`);
   const organisationArray = `{${organisationIds.join(",")}}`;
-  // The secondary indexes of users and user_permissions are dropped while the rows go in and built again after, as the migrations made
-  // them (pg_get_indexdef): one build over all rows is several times quicker than keeping them up to date row by row.
-  // Indexes behind a constraint (the primary key, and what foreign keys point at) stay.
-  const secondary = await db.execute<{ name: string; definition: string }>(sql`
-    select format('%I.%I', n.nspname, c.relname) as name, pg_get_indexdef(i.indexrelid) as definition
-    from pg_index i join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
-    where i.indrelid in ('signon.users'::regclass, 'signon.user_permissions'::regclass)
-      and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
-    order by c.relname`);
-  for (const index of secondary.rows) await db.execute(sql.raw(`drop index ${index.name}`));
-  // In slices, so that no one statement runs into the pool's read time-out on a busy machine.
+  // In slices, so that no one statement runs into the pool's read time-out while the indexes take the rows.
   for (let from = 1; from <= count; from += slice) {
     const to = Math.min(count, from + slice - 1);
     await db.execute(sql`
@@ -90,7 +74,6 @@ async function fillPeople(db: Pick<SignonDatabase, "execute">, count: number, sl
       insert into signon.user_permissions (user_uid, application_id, permission, created_at)
       select uid, ${applicationId}::uuid, ${permission}, now() from signon.users where hashtext(uid::text) % ${share} = ${share === 2 ? 0 : 5}`);
   }
-  for (const index of secondary.rows) await db.execute(sql.raw(index.definition));
   await db.execute(sql`analyze signon.users`);
   await db.execute(sql`analyze signon.user_permissions`);
   await db.execute(sql`analyze signon.organisations`);
