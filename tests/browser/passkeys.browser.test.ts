@@ -126,6 +126,27 @@ describe("passkeys in the browser", () => {
     await signOut(page);
   });
 
+  it("shows an administrator the person's passkeys on their user page", async () => {
+    const adminEmail = "ada-admin@example.org";
+    await system.createUser({ email: adminEmail, name: "Ada Admin", role: "admin" });
+    const context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
+    try {
+      const admin = await context.newPage();
+      await admin.goto(`${signonUrl}/sign-in`);
+      await fillSignIn(admin, adminEmail, password);
+      await admin.waitForURL(`${signonUrl}/`);
+      await admin.goto(`${signonUrl}/users?q=${encodeURIComponent(email)}`);
+      await admin.getByRole("link", { name: "Pia Passkey" }).click();
+      await expect.poll(() => admin.getByRole("heading", { level: 1 }).textContent()).toBe("Pia Passkey");
+      await expect.poll(() => admin.locator("#passkey-count").innerText()).toMatch(/^1\b/);
+      // Used to sign in by now: a time in both columns.
+      await expect.poll(() => admin.locator("#passkey-list tbody tr").first().innerText()).toMatch(/This laptop\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+      await checkPage(admin, "user-passkeys");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("refuses a cloned authenticator: the same key with a counter that went back", async () => {
     const used = (await credentialsOf(cdp, authenticatorId))[0];
     if (!used) throw new Error("the virtual authenticator lost its credential");

@@ -93,7 +93,7 @@ interface OutageProbes {
 }
 
 /** Asks every service for readiness, liveness, and requests that need the database (JSON APIs and HTML pages). */
-async function probe(system: FaultSystem, tally: Tally, signInForm: { client: HttpClient; csrf: string }): Promise<OutageProbes> {
+async function probe(system: FaultSystem, tally: Tally, signInForm: { client: HttpClient; csrf: string }, openIdToken: string): Promise<OutageProbes> {
   const client = new HttpClient(tally);
   const health = async (path: string) =>
     new Map(await Promise.all(system.services.map(async (service) => [service.name, await client.send(`probe ${path}`, `${service.url}${path}`)] as const)));
@@ -104,6 +104,7 @@ async function probe(system: FaultSystem, tally: Tally, signInForm: { client: Ht
       new Map<string, Answer>(
         await Promise.all([
           (async () => ["Sign-on GET /user.json", await client.send("probe GET /user.json", `${system.signon.url}/user.json`, { headers: { authorization: `Bearer ${system.accessToken}` } })] as const)(),
+          (async () => ["Sign-on GET /userinfo", await client.send("probe GET /userinfo", `${system.signon.url}/userinfo`, { headers: { authorization: `Bearer ${openIdToken}` } })] as const)(),
           (async () =>
             [
               "Sign-on POST /sign-in (page)",
@@ -125,6 +126,13 @@ async function probe(system: FaultSystem, tally: Tally, signInForm: { client: Ht
       ))(),
   ]);
   return { ready, live, needingDatabase };
+}
+
+/** The last access token the load's OpenID Connect flow was issued. */
+function latestToken(record: LoadRecord): string {
+  const token = record.issuedTokens.at(-1);
+  if (token === undefined) throw new Error("the load was issued no access token before the outage");
+  return token;
 }
 
 /** A signed-out browser holding Sign-on's sign-in form (its CSRF token), to post it during an outage. */
@@ -195,7 +203,7 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
     system.proxy.cutAll();
     await system.proxy.refuse();
     const refusedAt = Date.now();
-    refused = await probe(system, tally, form);
+    refused = await probe(system, tally, form, latestToken(record));
     await eventually("every background work meets the refusal", 60_000, async () =>
       work.every(({ service, name }) => outageLines(service, name).started > (before.get(name) ?? 0)),
     );
@@ -219,7 +227,7 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
     system.proxy.stall();
     const stalledAt = Date.now();
     try {
-      stalled = await probe(system, tally, stallForm);
+      stalled = await probe(system, tally, stallForm, latestToken(record));
     } finally {
       system.proxy.resume();
       stalledForMs = Date.now() - stalledAt;
@@ -280,10 +288,13 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
     for (const ms of [...readyAfterCutMs, ...readyAfterTerminationMs]) expect(ms).toBeLessThan(readyBoundMs);
   });
 
-  it("keeps every access token it issued", async () => {
+  it("keeps every access token it issued, each with an ID token, for /user.json and /userinfo", async () => {
     expect(record.issuedTokens.length).toBeGreaterThan(0);
+    expect(record.missingIdTokens).toBe(0);
     const statuses = await Promise.all(
-      record.issuedTokens.map(async (token) => (await fetch(`${system.signon.url}/user.json`, { headers: { authorization: `Bearer ${token}` } })).status),
+      record.issuedTokens.flatMap((token) =>
+        ["/user.json", "/userinfo"].map(async (path) => (await fetch(`${system.signon.url}${path}`, { headers: { authorization: `Bearer ${token}` } })).status),
+      ),
     );
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
   });

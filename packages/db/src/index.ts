@@ -2,7 +2,7 @@ export { startDatabase, DEFAULT_DATA_DIR, START_RETRY_MAX_MS } from "./start-dat
 export { DatabaseStartError, databaseAddress } from "./database-start-error.js";
 export type { DatabaseAddress } from "./database-start-error.js";
 export type { StartDatabaseOptions, StartedDatabase } from "./start-database.js";
-export { createPool, idleTimeoutFor, DEFAULT_CONNECTION_TIMEOUT_MS, KEEPALIVE_INITIAL_DELAY_MS } from "./pool.js";
+export { createPool, idleConnectionsFor, DEFAULT_CONNECTION_TIMEOUT_MS, KEEPALIVE_INITIAL_DELAY_MS } from "./pool.js";
 export { withStatementTimeout, DEFAULT_STATEMENT_TIMEOUT_MS } from "./statement-timeout.js";
 export { isDatabaseUnavailable, describeDatabaseError } from "./faults.js";
 export { OutageTracker } from "./outage-tracker.js";

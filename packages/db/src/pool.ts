@@ -29,20 +29,23 @@ export interface PoolOptions {
   statementTimeoutMs?: number | null;
   /**
    * An idle connection is closed after this long (default
-   * {@link idleTimeoutFor}: 1 s over a Unix socket, 10 s over TCP).
+   * {@link idleConnectionsFor}: 250 ms over a Unix socket, 10 s over TCP).
    */
   idleTimeoutMs?: number;
 }
 
 /**
- * How long an idle connection to `url` stays open by default. Over a Unix
- * socket (a server on this machine, such as the embedded one): 1 s, since
- * opening one again costs about a millisecond while each idle one holds a
- * server process of 10 to 20 MB of this machine's memory. Over TCP, where a
- * new connection costs round trips (and TLS): 10 s.
+ * How long an idle connection to `url` stays open by default, and how many
+ * stay open however long they are idle. Over a Unix socket (a server on this
+ * machine, such as the embedded one): one connection stays, for the steady
+ * trickle of requests and background polls, and every further one closes
+ * after 250 ms idle, since opening one again costs about a millisecond while
+ * each idle one holds a server process of 10 to 20 MB of this machine's
+ * memory; under load, connections are reused long before that. Over TCP,
+ * where a new connection costs round trips (and TLS): all close after 10 s.
  */
-export function idleTimeoutFor(url: string): number {
-  return overUnixSocket(url) ? 1000 : 10_000;
+export function idleConnectionsFor(url: string): { idleTimeoutMs: number; kept: number } {
+  return overUnixSocket(url) ? { idleTimeoutMs: 250, kept: 1 } : { idleTimeoutMs: 10_000, kept: 0 };
 }
 
 /** Whether `url` reaches its server through a Unix socket (a `host` that is a folder, as libpq has it). */
@@ -85,11 +88,13 @@ export const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
  */
 export function createPool(options: PoolOptions): pg.Pool {
   const outage = new OutageTracker("database pool", options.log ?? silentLogger, { minRetryMs: 0, maxRetryMs: 0 });
+  const idle = idleConnectionsFor(options.url);
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
-    idleTimeoutMillis: options.idleTimeoutMs ?? idleTimeoutFor(options.url),
+    idleTimeoutMillis: options.idleTimeoutMs ?? idle.idleTimeoutMs,
+    min: options.idleTimeoutMs === undefined ? idle.kept : 0,
     // A connection cut without a FIN or RST (a failed-over host, a dropped route) is noticed instead of waited on forever.
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
@@ -100,8 +105,13 @@ export function createPool(options: PoolOptions): pg.Pool {
   };
   // A checkout that waits calls back from another request's release or a new connection's events:
   // run the callback (pool.query's among them) in the caller's context, so withStatementTimeout holds.
+  // (A resource and runInAsyncScope rather than AsyncResource.bind, whose bound function costs far more to build.)
   const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;
-  (pool as unknown as { connect: typeof connect }).connect = (callback) => (callback === undefined ? connect() : connect(AsyncResource.bind(callback)));
+  (pool as unknown as { connect: typeof connect }).connect = (callback) => {
+    if (callback === undefined) return connect();
+    const caller = new AsyncResource("tessera.pool.connect");
+    return connect((...args: unknown[]) => caller.runInAsyncScope(callback, undefined, ...args));
+  };
   pool.on("error", connectionFailed);
   pool.on("connect", (client) => {
     client.on("error", connectionFailed);

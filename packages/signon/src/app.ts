@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import cookie from "@fastify/cookie";
 import csrf from "@fastify/csrf-protection";
-import helmet from "@fastify/helmet";
 import view from "@fastify/view";
 import { answeringDatabaseOutages, HEALTH_CHECK_PATHS, lazySchemaCompilers, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
 import { Eta } from "eta";
@@ -14,6 +13,7 @@ import type { SignonDatabase } from "./db/database.js";
 import { statementRunner } from "./db/statements.js";
 import { handleError } from "./http/error-handler.js";
 import { answerFrameworkError } from "./http/framework-errors.js";
+import { registerSecurityHeaders } from "./http/security-headers.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
 import { InvalidRequestError } from "./oauth/errors.js";
 import { registerOperations } from "./operations.js";
@@ -133,25 +133,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     });
   }
 
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        // Our own scripts only (the passkey ceremonies, /assets/passkeys.js), which fetch from this origin.
-        scriptSrc: ["'self'"],
-        connectSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'"],
-        baseUri: ["'none'"],
-        frameAncestors: ["'none'"],
-        // No form-action: after sign-in the browser is redirected on to a client's redirect URI.
-      },
-    },
-    strictTransportSecurity: production ? { maxAge: 31_536_000, includeSubDomains: true } : false,
-    referrerPolicy: { policy: "no-referrer" },
-    crossOriginResourcePolicy: { policy: "same-origin" },
-  });
+  registerSecurityHeaders(app, production);
   await app.register(cookie);
   await app.register(csrf, {
     cookieKey: production ? "__Host-signon_csrf" : "signon_csrf",

@@ -125,6 +125,8 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
     const redirectUri = `${sink.url}/auth/gds/callback`;
     const client = await signonCli(cliEnv, "apps", "create", "--name", "Fault client", "--redirect-uri", redirectUri, "--push-base", sink.url);
     await signonCli(cliEnv, "permissions", "grant", "--email", userEmail, "--app", "Fault client", "--permissions", "signin");
+    // An OpenID Connect client too: the load's code exchanges sign ID tokens, and /userinfo is read under the faults.
+    await signonCli(cliEnv, "apps", "oidc", "--app", "Fault client", "--oidc-scopes", "openid,profile,email");
     const oauthClient = { clientId: String(client["client_id"]), clientSecret: String(client["client_secret"]), redirectUri };
     const editorialUrl = `http://127.0.0.1:${editorialPort}`;
     const editorialApp = await signonCli(

@@ -10,8 +10,10 @@ export interface Attempt<T> {
 
 /** What the load did, for the checks afterwards. */
 export interface LoadRecord {
-  /** Access tokens issued by `POST /token` (each an acknowledged write). */
+  /** Access tokens issued by `POST /token` with scope openid (each an acknowledged write). */
   issuedTokens: string[];
+  /** Code exchanges answered 200 without an ID token (none should be). */
+  missingIdTokens: number;
   /** The grid posts in order: whether `admin` was ticked. */
   gridPosts: Attempt<boolean>[];
   /** Per learner, per block, the completion values sent, in order. */
@@ -56,13 +58,14 @@ export async function signIn(system: FaultSystem, client: HttpClient, email: str
 export async function startLoad(system: FaultSystem, tally: Tally): Promise<{ record: LoadRecord; stop(): Promise<void> }> {
   let stopped = false;
   const isStopped = () => stopped;
-  const record: LoadRecord = { issuedTokens: [], gridPosts: [], batches: new Map() };
+  const record: LoadRecord = { issuedTokens: [], missingIdTokens: 0, gridPosts: [], batches: new Map() };
 
-  // The OAuth code flow of a signed-in browser: authorize (a code is written), then exchange it for tokens.
+  // The OpenID Connect code flow of a signed-in browser: authorize (a code is written), exchange it for tokens
+  // and an ID token (signed with a key read from the database), then read /userinfo with the access token.
   const browser = new HttpClient(tally);
   await signIn(system, browser, system.userEmail);
   const { clientId, clientSecret, redirectUri } = system.oauthClient;
-  const authorizeUrl = `${system.signon.url}/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "faults" })}`;
+  const authorizeUrl = `${system.signon.url}/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "faults", scope: "openid profile email", nonce: "faults" })}`;
   const oauth = loop(isStopped, async () => {
     const authorized = await browser.send("GET /oauth/authorize", authorizeUrl, { headers: { accept: "text/html" } });
     const code = authorized.status === 302 && authorized.location !== null ? new URL(authorized.location).searchParams.get("code") : null;
@@ -71,7 +74,11 @@ export async function startLoad(system: FaultSystem, tally: Tally): Promise<{ re
       method: "POST",
       form: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, client_id: clientId, client_secret: clientSecret }),
     });
-    if (exchanged.status === 200) record.issuedTokens.push((JSON.parse(exchanged.body) as { access_token: string }).access_token);
+    if (exchanged.status !== 200) return;
+    const tokens = JSON.parse(exchanged.body) as { access_token: string; id_token?: string };
+    record.issuedTokens.push(tokens.access_token);
+    if (tokens.id_token === undefined) record.missingIdTokens += 1;
+    await browser.send("GET /userinfo", `${system.signon.url}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   });
 
   // Two callers of /user.json.

@@ -5,7 +5,7 @@ import { deleteSession } from "../repositories/sessions.js";
 import { acceptOtpStep } from "../repositories/two-step-secrets.js";
 import type { User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
-import { resolveWebSession, startSession } from "./sessions.js";
+import { resolveWebSession, startSession, type WebSession } from "./sessions.js";
 import { clearSourceFailures, countSignInFailureFor, isLocked, secondsUntilSignInAllowed } from "./sign-in-limits.js";
 import { hasSecondFactor } from "./two-step-mandate.js";
 import { matchingOtpStep, normaliseOtpCode, openOtpSecret } from "./two-step.js";
@@ -34,6 +34,34 @@ export type SecondFactorResult =
     }
   | { ok: false; reason: "no_session" | "wrong_code" | "reused_code" | "locked" }
   | { ok: false; reason: "refused"; retryAfterSeconds: number };
+
+/**
+ * The start of every second factor, a code or a passkey: the browser's
+ * session must wait for one; a source refused for the person's address
+ * (`refused`) or a locked account (`locked`, audited as `sign_in_refused`)
+ * ends the half-signed-in session before anything is checked.
+ */
+export async function openSecondFactorStep(
+  ctx: SignonContext,
+  sessionId: string | undefined,
+  origin: RequestOrigin,
+): Promise<{ ok: true; session: WebSession; sessionId: string; now: Date } | Exclude<SecondFactorResult, { ok: true }>> {
+  const session = await resolveWebSession(ctx, sessionId);
+  if (!session || !session.awaitingSecondFactor || sessionId === undefined) return { ok: false, reason: "no_session" };
+  const { user } = session;
+  const now = ctx.now();
+  const refusedFor = await secondsUntilSignInAllowed(ctx, user.email, origin, now);
+  if (refusedFor !== null) {
+    await deleteSession(ctx.db, session.idHash);
+    return { ok: false, reason: "refused", retryAfterSeconds: refusedFor };
+  }
+  if (isLocked(user, now)) {
+    await deleteSession(ctx.db, session.idHash);
+    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "locked" } });
+    return { ok: false, reason: "locked" };
+  }
+  return { ok: true, session, sessionId, now };
+}
 
 /**
  * The end of a right second factor, in the caller's transaction: the
@@ -85,20 +113,10 @@ export async function completeSecondFactor(
   origin: RequestOrigin,
   onMailFailure: (error: unknown) => void = () => undefined,
 ): Promise<SecondFactorResult> {
-  const session = await resolveWebSession(ctx, sessionId);
-  if (!session || !session.awaitingSecondFactor || sessionId === undefined) return { ok: false, reason: "no_session" };
+  const opened = await openSecondFactorStep(ctx, sessionId, origin);
+  if (!opened.ok) return opened;
+  const { session, now } = opened;
   const { user } = session;
-  const now = ctx.now();
-  const refusedFor = await secondsUntilSignInAllowed(ctx, user.email, origin, now);
-  if (refusedFor !== null) {
-    await deleteSession(ctx.db, session.idHash);
-    return { ok: false, reason: "refused", retryAfterSeconds: refusedFor };
-  }
-  if (isLocked(user, now)) {
-    await deleteSession(ctx.db, session.idHash);
-    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "locked" } });
-    return { ok: false, reason: "locked" };
-  }
   const secret = user.otpEnabledAt === null ? null : openOtpSecret(ctx, user);
   if (secret === null) return { ok: false, reason: "no_session" };
   const code = normaliseOtpCode(input.code);
@@ -107,7 +125,7 @@ export async function completeSecondFactor(
   const accepted = await ctx.db.transaction(async (tx) => {
     if (step === null || !(await acceptOtpStep(tx, user.uid, step, now))) return null;
     await audit(tx, { action: "two_step_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
-    return finishSecondFactor({ ...ctx, db: tx }, user, sessionId, { method: "otp", rememberBrowser: input.rememberBrowser }, origin);
+    return finishSecondFactor({ ...ctx, db: tx }, user, opened.sessionId, { method: "otp", rememberBrowser: input.rememberBrowser }, origin);
   });
   if (accepted) return accepted;
 

@@ -1,5 +1,5 @@
 import type { SignonContext } from "../context.js";
-import { countUsers, searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
+import { countUsers, estimatePermissionHolders, fewHoldersLimit, searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
 import { readKeysetPage, type KeysetPage, type PagePosition } from "../repositories/keyset.js";
 import { assignableRoles, managedOrganisationIds, type Actor } from "../web/policy.js";
 import { lockSeconds } from "./sign-in.js";
@@ -73,10 +73,14 @@ function splitOnce(value: string, separator: string): [string, string] | [] {
  * The search an actor's filters make. A search text that is a whole e-mail
  * address some matching person has finds that person only, through the
  * unique index on `lower(email)`; any other text is a fragment of names and
- * addresses (the `pg_trgm` indexes).
+ * addresses (the `pg_trgm` indexes). A permission filter says whether few
+ * people hold the permission (`fewHoldersLimit`).
  */
 export async function resolvedSearch(ctx: SignonContext, actor: Actor, filters: UserFilters): Promise<UserSearch> {
   const search = searchFor(ctx, actor, filters);
+  if (search.permission !== undefined) {
+    search.permission = { ...search.permission, fewHolders: (await estimatePermissionHolders(ctx.db, search.permission)) <= fewHoldersLimit };
+  }
   if (search.text === undefined || !emailPattern.test(search.text)) return search;
   const exact: UserSearch = { ...search, text: undefined, exactEmail: search.text };
   return (await searchUsers(ctx.db, exact, { kind: "first" }, 1)).length > 0 ? exact : search;

@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { UserListRow, UserStatus } from "../repositories/user-search.js";
 
 /** The header of the users CSV export. */
@@ -19,6 +20,17 @@ export const permissionSeparator = ";";
 
 /** People read from the database per round trip of the export's cursor. */
 export const csvBatchSize = 1000;
+
+/**
+ * The users CSV as a stream for a response. `Readable.from` reads one batch
+ * ahead (its `highWaterMark` is 1 line-batch) and `pipe` waits for the
+ * response's `drain`, so a batch is read from `rows` only when the response
+ * has taken the ones before: about one batch waits in memory, however slowly
+ * the client reads and however many people there are.
+ */
+export function usersCsvStream(...args: Parameters<typeof usersCsv>): Readable {
+  return Readable.from(usersCsv(...args));
+}
 
 /**
  * The users list as CSV, a batch of lines at a time: one header line, then

@@ -376,7 +376,12 @@ export const passkeyChallenges = signon.table(
     purpose: text("purpose").notNull(),
     /** The person it was made for (registration and second factor); none for a passwordless sign-in. */
     userUid: uuid("user_uid").references(() => users.uid, { onDelete: "cascade" }),
-    /** Digest of the session id it was handed to, when there was one. */
+    /**
+     * Digest of what binds it to the one browser it was handed to: the
+     * session id (registration, second factor), or the value of the
+     * passwordless sign-in cookie (passwordless). A response is only taken
+     * with the same value.
+     */
     sessionHash: text("session_hash"),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   },

@@ -1,7 +1,8 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
-import { findClientForAuthentication } from "../repositories/client-authentication.js";
+import type { PresentedClient } from "../repositories/token-exchange.js";
+import { findClientForAuthentication, type FoundClient } from "../repositories/client-authentication.js";
 import { constantTimeEqual } from "../security/constant-time.js";
 import { clientAuthenticationFlood, clientAuthenticationLimit, recordFailure, recordFailureCrossingLimit } from "../security/failure-limit.js";
 import { sha256Hex } from "../security/random.js";
@@ -43,16 +44,48 @@ export async function authenticateClient(
   onFlood?: (flood: ClientAuthenticationFlood) => void,
 ): Promise<Application> {
   const now = ctx.now();
-  const keys = limitKeys(credentials.clientId, origin);
-  const { application, blockedUntil } = await findClientForAuthentication(
-    ctx.statements,
-    credentials.clientId,
-    keys.map((key) => `${clientAuthenticationLimit.name}:${key}`),
-    clientAuthenticationLimit.maxFailures,
-    now,
-  );
+  const client = presentedClient(credentials, origin);
+  const found = await findClientForAuthentication(ctx.statements, client.clientId, client.keys, client.maxFailures, now);
+  return concludeClientAuthentication(ctx, credentials, origin, now, found, onFlood);
+}
+
+/**
+ * The presented client as a statement that authenticates it before acting
+ * for it needs it (see `clientLookup`): its id, its failure counters' keys
+ * and their limit, and the digest of the presented secret.
+ */
+export function presentedClient(credentials: ClientCredentials, origin: RequestOrigin): PresentedClient {
+  return {
+    clientId: credentials.clientId,
+    keys: limitKeys(credentials.clientId, origin).map((key) => `${clientAuthenticationLimit.name}:${key}`),
+    maxFailures: clientAuthenticationLimit.maxFailures,
+    secretHash: sha256Hex(credentials.clientSecret),
+  };
+}
+
+/** A client to authenticate within a grant: its credentials, and whom to tell of a flood of failures. */
+export interface ClientToAuthenticate {
+  credentials: ClientCredentials;
+  onFlood?: (flood: ClientAuthenticationFlood) => void;
+}
+
+/**
+ * The rest of {@link authenticateClient} once the client was looked up
+ * (alone, or in the statement that acts for it): the application if the
+ * secret matches, it is not retired and the source is not blocked; otherwise
+ * the failure is counted and audited, and the error thrown.
+ */
+export async function concludeClientAuthentication(
+  ctx: SignonContext,
+  credentials: ClientCredentials,
+  origin: RequestOrigin,
+  now: Date,
+  { application, blockedUntil }: FoundClient,
+  onFlood?: (flood: ClientAuthenticationFlood) => void,
+): Promise<Application> {
   if (blockedUntil !== null) throw new TooManyAttemptsError((blockedUntil.getTime() - now.getTime()) / 1000);
 
+  const keys = limitKeys(credentials.clientId, origin);
   const presented = sha256Hex(credentials.clientSecret);
   const secretMatches = constantTimeEqual(presented, application?.clientSecretHash ?? sha256Hex(""));
   if (application && secretMatches && !application.retired) return application;

@@ -3,6 +3,7 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
 import { findGrantByCodeHash, revokeGrant, useCode } from "../repositories/grants.js";
 import type { UsedGrant } from "../repositories/tokens.js";
+import { authenticateClient, concludeClientAuthentication, presentedClient, type ClientToAuthenticate } from "./authenticate-client.js";
 import { exchangeCodeInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
@@ -20,8 +21,11 @@ export interface CodeExchange {
 /**
  * Exchanges an authorization code for tokens (S6). The code is used at most
  * once; presenting it again fails with `invalid_grant` and revokes every token
- * issued from it. A valid exchange is one atomic statement; when that finds
- * nothing to exchange, a transaction works out why (and handles a replay).
+ * issued from it. The client is authenticated (as `authenticateClient`) in
+ * the same statement: a valid exchange is one atomic statement, one round
+ * trip; when that finds nothing to exchange for an authenticated client, a
+ * transaction works out why (and handles a replay). Returns the client's
+ * application with the tokens.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-10.5
@@ -29,27 +33,34 @@ export interface CodeExchange {
  */
 export async function exchangeAuthorizationCode(
   ctx: SignonContext,
-  application: Application,
+  client: ClientToAuthenticate,
   request: CodeExchange,
   origin: RequestOrigin,
-): Promise<IssuedTokens> {
-  if (!request.code) throw new InvalidRequestError("code is required");
+): Promise<{ application: Application; issued: IssuedTokens }> {
+  if (!request.code) {
+    await authenticateClient(ctx, client.credentials, origin, client.onFlood);
+    throw new InvalidRequestError("code is required");
+  }
   const codeHash = sha256Hex(request.code);
   const now = ctx.now();
 
   const fresh = newTokenValues(now);
-  const issued = await exchangeCodeInOneStatement(
+  const exchanged = await exchangeCodeInOneStatement(
     ctx.statements,
+    presentedClient(client.credentials, origin),
     {
       codeHash,
-      applicationId: application.id,
       redirectUris: redirectUriCandidates(request.redirectUri),
       verifierChallenge: request.codeVerifier === undefined ? null : s256ChallengeOf(request.codeVerifier),
       verifierSent: request.codeVerifier !== undefined,
     },
     newTokenRecord(fresh, now, origin),
   );
-  if (issued) return { response: tokenResponse(fresh.accessToken, fresh.refreshToken, now), userUid: issued.userUid, openid: issued.openid };
+  const application = await concludeClientAuthentication(ctx, client.credentials, origin, now, exchanged.client, client.onFlood);
+  const { issued } = exchanged;
+  if (issued) {
+    return { application, issued: { response: tokenResponse(fresh.accessToken, fresh.refreshToken, now), userUid: issued.userUid, openid: issued.openid } };
+  }
 
   const outcome = await ctx.db.transaction(async (tx): Promise<IssuedTokens | OAuthError> => {
     const used = await useCode(tx, codeHash, application.id, now);
@@ -67,7 +78,7 @@ export async function exchangeAuthorizationCode(
     return issueTokens(tx, used.grant, now, { action: "tokens_issued", origin });
   });
   if (outcome instanceof Error) throw outcome;
-  return outcome;
+  return { application, issued: outcome };
 }
 
 /** The stored `redirect_uri` values the one-statement exchange accepts; the fallback applies the whole of `redirectUriBinds`. */

@@ -5,34 +5,40 @@ import { revokeGrant } from "../repositories/grants.js";
 import { findRefreshToken, rotateRefreshTokenOfApplication } from "../repositories/tokens.js";
 import { rotateRefreshTokenInOneStatement } from "../repositories/token-exchange.js";
 import { sha256Hex } from "../security/random.js";
+import { authenticateClient, concludeClientAuthentication, presentedClient, type ClientToAuthenticate } from "./authenticate-client.js";
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from "./errors.js";
 import { issueTokens, newTokenRecord, newTokenValues, tokenResponse, type IssuedTokens } from "./issue-tokens.js";
 
 /**
  * The `refresh_token` grant with rotation (S10): a new access token and a new
  * refresh token; the presented refresh token dies. Presenting a dead refresh
- * token again revokes every token of its grant.
+ * token again revokes every token of its grant. The client is authenticated
+ * (as `authenticateClient`) in the same statement as the rotation. Returns
+ * the client's application with the tokens.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
  * @see https://www.rfc-editor.org/rfc/rfc9700#section-4.14.2
  */
 export async function refreshAccessToken(
   ctx: SignonContext,
-  application: Application,
+  client: ClientToAuthenticate,
   refreshToken: string | undefined,
   origin: RequestOrigin,
-): Promise<IssuedTokens> {
-  if (!refreshToken) throw new InvalidRequestError("refresh_token is required");
+): Promise<{ application: Application; issued: IssuedTokens }> {
+  if (!refreshToken) {
+    await authenticateClient(ctx, client.credentials, origin, client.onFlood);
+    throw new InvalidRequestError("refresh_token is required");
+  }
   const tokenHash = sha256Hex(refreshToken);
   const now = ctx.now();
 
   const fresh = newTokenValues(now);
-  const issued = await rotateRefreshTokenInOneStatement(
-    ctx.statements,
-    { tokenHash, applicationId: application.id },
-    newTokenRecord(fresh, now, origin),
-  );
-  if (issued) return { response: tokenResponse(fresh.accessToken, fresh.refreshToken, now), userUid: issued.userUid, openid: issued.openid };
+  const exchanged = await rotateRefreshTokenInOneStatement(ctx.statements, presentedClient(client.credentials, origin), { tokenHash }, newTokenRecord(fresh, now, origin));
+  const application = await concludeClientAuthentication(ctx, client.credentials, origin, now, exchanged.client, client.onFlood);
+  const { issued } = exchanged;
+  if (issued) {
+    return { application, issued: { response: tokenResponse(fresh.accessToken, fresh.refreshToken, now), userUid: issued.userUid, openid: issued.openid } };
+  }
 
   // Nothing live to rotate: work out why, in a transaction, and detect reuse.
   const outcome = await ctx.db.transaction(async (tx): Promise<IssuedTokens | OAuthError> => {
@@ -50,5 +56,5 @@ export async function refreshAccessToken(
     return issueTokens(tx, rotated.grant, now, { action: "tokens_refreshed", origin });
   });
   if (outcome instanceof Error) throw outcome;
-  return outcome;
+  return { application, issued: outcome };
 }

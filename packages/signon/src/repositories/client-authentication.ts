@@ -1,7 +1,8 @@
 import type { StatementRunner } from "../db/statements.js";
 import type { Application } from "./applications.js";
 
-interface Row {
+/** The columns of {@link clientLookup}: the application's (all `null` for an unknown client id) and `blocked_until`. */
+export interface ClientRow {
   id: string | null;
   name: string;
   client_id: string;
@@ -25,33 +26,45 @@ interface Row {
   blocked_until: Date | null;
 }
 
-const clientForAuthenticationStatement = {
-  name: "signon_client_for_authentication",
-  text: `
+/** The parameters (`$n`) a {@link clientLookup} takes its values from. */
+export interface ClientLookupParameters {
+  clientId: string;
+  /** The failure counters' keys (`text[]`). */
+  keys: string;
+  now: string;
+  maxFailures: string;
+}
+
+/**
+ * SQL for exactly one row: the application with a client id (or nulls), and
+ * until when failed attempts block authentication under the keys (the latest
+ * end among windows holding at least the most failures allowed), read together.
+ */
+export function clientLookup(p: ClientLookupParameters): string {
+  return `
     select a.id, a.name, a.client_id, a.client_secret_hash, a.redirect_uris, a.home_uri, a.push_base_url,
            a.supported_permissions, a.delegatable_permissions, a.require_pkce, a.retired, a.created_at,
            a.api_only, a.push_enabled, a.default_permissions, a.permissions_not_grantable_in_ui,
            a.oidc_scopes, a.id_token_signed_response_alg, a.post_logout_redirect_uris, a.backchannel_logout_uri,
            (select max(c.window_ends_at) from signon.failure_counters c
-             where c.key = any($2::text[]) and c.window_ends_at > $3::timestamptz and c.failures >= $4) as blocked_until
+             where c.key = any(${p.keys}::text[]) and c.window_ends_at > ${p.now}::timestamptz and c.failures >= ${p.maxFailures}) as blocked_until
       from (select 1) as one
-      left join signon.applications a on a.client_id = $1`,
+      left join signon.applications a on a.client_id = ${p.clientId}`;
+}
+
+const clientForAuthenticationStatement = {
+  name: "signon_client_for_authentication",
+  text: clientLookup({ clientId: "$1", keys: "$2", now: "$3", maxFailures: "$4" }),
 };
 
-/**
- * The application with a client id, and until when failed attempts block
- * authentication under `keys` (the latest end among windows holding at least
- * `maxFailures`), read together: one prepared statement for every
- * client-authenticated request. `application` is `null` for an unknown client id.
- */
-export async function findClientForAuthentication(
-  statements: StatementRunner,
-  clientId: string,
-  keys: readonly string[],
-  maxFailures: number,
-  now: Date,
-): Promise<{ application: Application | null; blockedUntil: Date | null }> {
-  const [row] = await statements.run<Row>(clientForAuthenticationStatement, [clientId, keys, now.toISOString(), maxFailures]);
+/** What a client authentication found: the application (`null` for an unknown client id) and until when it is blocked. */
+export interface FoundClient {
+  application: Application | null;
+  blockedUntil: Date | null;
+}
+
+/** The application and block of a {@link clientLookup} row. */
+export function foundClient(row: ClientRow | undefined): FoundClient {
   if (!row) return { application: null, blockedUntil: null };
   const application: Application | null =
     row.id === null
@@ -79,4 +92,20 @@ export async function findClientForAuthentication(
           createdAt: row.created_at,
         };
   return { application, blockedUntil: row.blocked_until };
+}
+
+/**
+ * The application with a client id, and until when failed attempts block
+ * authentication under `keys`: one prepared statement for every
+ * client-authenticated request. `application` is `null` for an unknown client id.
+ */
+export async function findClientForAuthentication(
+  statements: StatementRunner,
+  clientId: string,
+  keys: readonly string[],
+  maxFailures: number,
+  now: Date,
+): Promise<FoundClient> {
+  const [row] = await statements.run<ClientRow>(clientForAuthenticationStatement, [clientId, keys, now.toISOString(), maxFailures]);
+  return foundClient(row);
 }

@@ -87,18 +87,34 @@ export async function insertPasskeyChallenge(db: SignonDatabase, row: PasskeyCha
 }
 
 /**
- * Takes a challenge: deletes and returns it when it exists for this purpose
- * and has not expired, so that it answers one response only.
+ * Takes a challenge: deletes and returns it when it exists for this purpose,
+ * was handed to the browser that `bindingHash` stands for (the digest of its
+ * session id, or of its passwordless sign-in cookie) and has not expired, so
+ * that it answers one response only, from that browser. A challenge handed
+ * to another browser is left alone: nobody else can use it up.
  */
 export async function takePasskeyChallenge(
   db: SignonDatabase,
   challenge: string,
   purpose: PasskeyChallengePurpose,
+  bindingHash: string,
   now: Date,
 ): Promise<PasskeyChallenge | null> {
   const [row] = await db
     .delete(passkeyChallenges)
-    .where(and(eq(passkeyChallenges.challenge, challenge), eq(passkeyChallenges.purpose, purpose), gt(passkeyChallenges.expiresAt, now)))
+    .where(
+      and(
+        eq(passkeyChallenges.challenge, challenge),
+        eq(passkeyChallenges.purpose, purpose),
+        eq(passkeyChallenges.sessionHash, bindingHash),
+        gt(passkeyChallenges.expiresAt, now),
+      ),
+    )
     .returning();
   return row ?? null;
+}
+
+/** Removes every challenge still bound to `bindingHash` (the browser signed in: its other challenges are spent). */
+export async function deletePasskeyChallengesOfBinding(db: SignonDatabase, bindingHash: string): Promise<void> {
+  await db.delete(passkeyChallenges).where(eq(passkeyChallenges.sessionHash, bindingHash));
 }

@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { beginPasswordlessSignIn, signInWithPasskey } from "../accounts/passkeys/sign-in.js";
 import { requireFormBody } from "../http/form-content-type.js";
+import { clearPasskeySignInCookie, readPasskeySignInCookie, setPasskeySignInCookie } from "../http/passkey-sign-in-cookie.js";
 import { requestOrigin } from "../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
@@ -29,19 +30,22 @@ const failureStatus = { malformed: 400, invalid: 401, refused: 429, suspended: 4
 /**
  * Sign-in with a passkey alone: `POST /sign-in/passkey/options` hands the
  * sign-in page's script the options (JSON; a challenge without a list of
- * credentials, user verification required); `POST /sign-in/passkey` checks
- * the browser's answer and starts a fully signed-in session, then goes on to
- * `return_to`. A refusal shows the sign-in page again with a message.
+ * credentials, user verification required) and binds the challenge to the
+ * browser with an HttpOnly, SameSite=Strict cookie; `POST /sign-in/passkey`
+ * checks the browser's answer (to a challenge bound to that cookie, used
+ * once) and starts a fully signed-in session, then goes on to `return_to`.
+ * A refusal shows the sign-in page again with a message.
  */
 const passkeySignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post("/sign-in/passkey/options", { schema: { body: OptionsBody }, preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await beginPasswordlessSignIn(app.signon, requestOrigin(request));
+    const result = await beginPasswordlessSignIn(app.signon, requestOrigin(request), readPasskeySignInCookie(request, app.signon.config));
     if (!result.ok) {
       return reply
         .code(429)
         .header("retry-after", String(Math.ceil(result.retryAfterSeconds)))
         .send({ error: "slow_down", error_description: "Too many sign-in attempts from this address; try again later" });
     }
+    setPasskeySignInCookie(reply, app.signon.config, result.browserBinding);
     return reply.header("cache-control", "no-store").send(result.options);
   });
 
@@ -52,7 +56,7 @@ const passkeySignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const returnTo = safeReturnPath(request.body.return_to);
       const result = await signInWithPasskey(
         app.signon,
-        { response: request.body.response },
+        { response: request.body.response, browserBinding: readPasskeySignInCookie(request, app.signon.config) },
         readSessionCookie(request, app.signon.config),
         requestOrigin(request),
         (error) => request.log.error({ mailError: mailErrorForLog(error) }, "account locked mail could not be sent"),
@@ -66,6 +70,7 @@ const passkeySignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
           .view("sign-in.eta", { title: "Sign in", message, email: "", returnTo, csrfToken: reply.generateCsrf() });
       }
       setSessionCookie(reply, app.signon.config, result.sessionId);
+      clearPasskeySignInCookie(reply, app.signon.config);
       return reply.header("cache-control", "no-store").redirect(returnTo, 303);
     },
   );

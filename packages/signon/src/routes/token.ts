@@ -2,7 +2,6 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { requireFormBody } from "../http/form-content-type.js";
 import { requestOrigin } from "../http/request-origin.js";
-import { authenticateClient } from "../oauth/authenticate-client.js";
 import { logClientAuthenticationFlood } from "./oauth/flood-log.js";
 import { readClientCredentials } from "../oauth/client-credentials.js";
 import { InvalidRequestError, UnsupportedGrantTypeError } from "../oauth/errors.js";
@@ -59,16 +58,17 @@ const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const credentials = readClientCredentials({ authorization: request.headers.authorization, body });
     const grantType = checkGrantType(body.grant_type);
     const origin = requestOrigin(request);
-    const application = await authenticateClient(app.signon, credentials, origin, logClientAuthenticationFlood(request.log));
-    const issued =
+    // The client is authenticated in the same statement as the grant's exchange.
+    const client = { credentials, onFlood: logClientAuthenticationFlood(request.log) };
+    const { application, issued } =
       grantType === "authorization_code"
         ? await exchangeAuthorizationCode(
             app.signon,
-            application,
+            client,
             { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier },
             origin,
           )
-        : await refreshAccessToken(app.signon, application, body.refresh_token, origin);
+        : await refreshAccessToken(app.signon, client, body.refresh_token, origin);
     if (issued.openid === null) return reply.code(200).send(issued.response);
     // OpenID Connect: an ID token beside the tokens (Core §3.1.3.3), on refresh too (§12.2).
     const idToken = await signIdToken(app.signon, {

@@ -148,4 +148,29 @@ describe("the users list on 200,000 people", () => {
     const indexes = nodes(plan).map((node) => node["Index Name"]);
     expect(indexes, describePlan(plan)).toEqual(expect.arrayContaining(["users_name_trgm_idx", "users_email_trgm_idx"]));
   });
+
+  it("reads a page of a permission few people hold from the permission's holders, each looked up by primary key, and walks the names for a common one", async () => {
+    const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:editor` });
+    const common = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:signin` });
+    expect(rare.permission?.fewHolders).toBe(true);
+    expect(common.permission?.fewHolders).toBe(false);
+    for (const position of [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }] as PagePosition[]) {
+      const plan = await planOf(userPageQuery(database.db, rare, position, usersPerPage + 1));
+      const indexes = nodes(plan).map((node) => node["Index Name"]);
+      expect(indexes, describePlan(plan)).toEqual(expect.arrayContaining(["user_permissions_application_idx", "users_pkey"]));
+      expect(indexes, describePlan(plan)).not.toContain("users_list_name_idx");
+    }
+    const plan = await planOf(userPageQuery(database.db, common, { kind: "first" }, usersPerPage + 1));
+    expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_list_name_idx");
+  });
+
+  it("lists the same people either way a permission filter is read", async () => {
+    const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:editor`, status: "active" });
+    const walked = { ...rare, permission: rare.permission && { ...rare.permission, fewHolders: false } };
+    for (const position of [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }] as PagePosition[]) {
+      const fromHolders = await userPageQuery(database.db, rare, position, usersPerPage + 1);
+      expect(fromHolders).toHaveLength(usersPerPage + 1);
+      expect(fromHolders, position.kind).toEqual(await userPageQuery(database.db, walked, position, usersPerPage + 1));
+    }
+  });
 });

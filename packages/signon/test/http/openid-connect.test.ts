@@ -170,6 +170,13 @@ describe("GET and POST /userinfo", () => {
     expect(viaPost.json()).toEqual(viaGet.json());
   });
 
+  it("answers a POST with the token in the Authorization header and no body (Core §5.3.1)", async () => {
+    const { user, tokens } = await idTokenFor();
+    const response = await signon.app.inject({ method: "POST", url: "/userinfo", headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ sub: user.uid, email: user.email, email_verified: true, permissions: ["signin"] });
+  });
+
   it("refuses a token issued without openid (insufficient_scope) and an unknown one (invalid_token)", async () => {
     const { client, user } = await oidcClient();
     const { code } = await obtainCode(signon.app, client, user.email);

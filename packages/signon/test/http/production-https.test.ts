@@ -54,6 +54,22 @@ describe("production mode over HTTPS (S16)", () => {
   });
 });
 
+describe("POST /sign-in/passkey/options in production", () => {
+  it("binds the challenge with a Secure, HttpOnly, SameSite=Strict cookie bound to the host", async () => {
+    const page = await signon.app.inject({ method: "GET", url: "/sign-in", headers: overHttps });
+    const csrfCookie = page.cookies.find((c) => c.name === "__Host-signon_csrf");
+    const options = await signon.app.inject({
+      method: "POST",
+      url: "/sign-in/passkey/options",
+      headers: { ...overHttps, "content-type": "application/json", cookie: `__Host-signon_csrf=${String(csrfCookie?.value)}` },
+      payload: JSON.stringify({ _csrf: parseSignInForm(page.body).csrfToken }),
+    });
+    expect(options.statusCode).toBe(200);
+    expect(options.json()).toMatchObject({ rpId: "signon.example", userVerification: "required" });
+    expect(options.cookies.find((c) => c.name === "__Host-signon_passkey")).toMatchObject({ secure: true, httpOnly: true, sameSite: "Strict", path: "/", maxAge: 300 });
+  });
+});
+
 describe("behind the trusted proxy", () => {
   it("treats a forwarded address that is not an IP as unknown, never as a server error", async () => {
     const response = await signon.app.inject({

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { retireApplication } from "../../src/applications/retire-application.js";
+import { rotateClientSecret } from "../../src/applications/rotate-secret.js";
 import { createApp, createUser } from "../support/factories.js";
 import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm, refresh, type TestClient } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
@@ -200,6 +202,27 @@ describe("POST /token client authentication", () => {
     const byBasic = await postForm(signon.app, "/token", { grant_type: "refresh_token", refresh_token: "x" }, { authorization: basicAuth(client.clientId, "wrong") });
     expect(byBasic.statusCode).toBe(401);
     expect(byBasic.headers["www-authenticate"]).toBe('Basic realm="signon", charset="UTF-8"');
+  });
+
+  it("uses up no code or refresh token when the client fails: a wrong secret, a rotated one, a retired application", async () => {
+    const { client, user } = await setup();
+    const { code } = await obtainCode(signon.app, client, user.email);
+    const wrong = { ...client, clientSecret: "wrong" };
+    expect((await exchangeCode(signon.app, wrong, code)).json()).toEqual({ error: "invalid_client", error_description: "Client authentication failed" });
+    const tokens = (await exchangeCode(signon.app, client, code)).json<{ refresh_token: string }>();
+    expect((await refresh(signon.app, wrong, tokens.refresh_token)).statusCode).toBe(401);
+
+    // A rotated secret is refused at once, on every instance (nothing is cached); the new one works.
+    const rotated = await rotateClientSecret(signon.ctx, client.application.id, { uid: user.uid, origin: { ip: null, userAgent: null } });
+    expect((await refresh(signon.app, client, tokens.refresh_token)).statusCode).toBe(401);
+    const renewed = { ...client, clientSecret: rotated?.clientSecret as string };
+    const next = await refresh(signon.app, renewed, tokens.refresh_token);
+    expect(next.statusCode).toBe(200);
+
+    const { code: another } = await obtainCode(signon.app, renewed, user.email);
+    await retireApplication(signon.ctx, client.application.id, { uid: user.uid, origin: { ip: null, userAgent: null } });
+    expect((await exchangeCode(signon.app, renewed, another)).statusCode).toBe(401);
+    expect((await refresh(signon.app, renewed, next.json<{ refresh_token: string }>().refresh_token)).statusCode).toBe(401);
   });
 
   it("answers 429 with Retry-After after 10 failures for a client id from one address, whatever the secret, until the window ends (S15)", async () => {

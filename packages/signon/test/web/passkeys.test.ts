@@ -371,6 +371,101 @@ describe("POST /sign-in/passkey", () => {
   });
 });
 
+describe("a challenge belongs to the browser it was handed to", () => {
+  it("sets the passwordless binding cookie HttpOnly and SameSite=Strict for the life of a ceremony, and clears it on sign-in", async () => {
+    const { authenticator } = await userWithPasskey();
+    const browser = new InjectBrowser(signon.app);
+    const page = await browser.get("/sign-in");
+    const options = await browser.postJson("/sign-in/passkey/options", { _csrf: csrfOf(page.body) });
+    const cookie = options.cookies.find((each) => each.name === "signon_passkey");
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/", maxAge: 300 });
+    expect(cookie?.value).toMatch(/^[0-9a-f]{64}$/);
+    // A second request of the same browser (another tab) keeps its binding, so both tabs' challenges stay usable.
+    const again = await browser.postJson("/sign-in/passkey/options", { _csrf: csrfOf(page.body) });
+    expect(again.cookies.find((each) => each.name === "signon_passkey")?.value).toBe(cookie?.value);
+    const signedIn = await postPasswordless(browser, JSON.stringify(authenticator.authenticate(options.json<PublicKeyCredentialRequestOptionsJSON>())));
+    expect(signedIn.statusCode).toBe(303);
+    expect(signedIn.cookies.find((each) => each.name === "signon_passkey")?.maxAge).toBe(0);
+    // The other tab's challenge was spent by the sign-in.
+    const otherTab = new InjectBrowser(signon.app);
+    otherTab.setCookie("signon_passkey", cookie?.value ?? "");
+    expect((await postPasswordless(otherTab, JSON.stringify(authenticator.authenticate(again.json<PublicKeyCredentialRequestOptionsJSON>())))).statusCode).toBe(401);
+  });
+
+  it("refuses a passwordless challenge answered from another browser with 401, and leaves it to the browser that asked", async () => {
+    const { user, authenticator } = await userWithPasskey();
+    const asking = new InjectBrowser(signon.app);
+    const options = await passwordlessOptions(asking);
+    const answer = JSON.stringify(authenticator.authenticate(options));
+    const other = new InjectBrowser(signon.app);
+    await passwordlessOptions(other);
+    const refused = await postPasswordless(other, answer);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.body).toContain("That passkey could not sign you in");
+    expect(other.cookie("signon_session")).toBeUndefined();
+    // Without any binding cookie at all, the same.
+    expect((await postPasswordless(new InjectBrowser(signon.app), answer)).statusCode).toBe(401);
+    const [failed] = await signon.ctx.db.select({ details: auditEvents.details }).from(auditEvents).where(eq(auditEvents.action, "sign_in_failed")).orderBy(asc(auditEvents.id));
+    expect(failed?.details).toMatchObject({ reason: "unknown_challenge", method: "passkey" });
+    // The browser that asked still signs in with a fresh answer to its own challenge.
+    const own = await postPasswordless(asking, JSON.stringify(authenticator.authenticate(options)));
+    expect(own.statusCode).toBe(303);
+    expect((await asking.get("/account")).body).toContain(user.name);
+  });
+
+  it("refuses a passwordless response replayed from the same browser with 401", async () => {
+    const { authenticator } = await userWithPasskey();
+    const browser = new InjectBrowser(signon.app);
+    const options = await passwordlessOptions(browser);
+    const binding = browser.cookie("signon_passkey") ?? "";
+    const answer = JSON.stringify(authenticator.authenticate(options));
+    expect((await postPasswordless(browser, answer)).statusCode).toBe(303);
+    await browser.submit("/", "/sign-out");
+    // The binding cookie as it was (the sign-in cleared it): the challenge is spent all the same.
+    browser.setCookie("signon_passkey", binding);
+    expect((await postPasswordless(browser, answer)).statusCode).toBe(401);
+    expect((await postPasswordless(browser, JSON.stringify(authenticator.authenticate(options)))).statusCode).toBe(401);
+    expect(browser.cookie("signon_session")).toBeUndefined();
+  });
+
+  it("refuses a passwordless challenge past its five minutes with 401", async () => {
+    const { authenticator } = await userWithPasskey();
+    const browser = new InjectBrowser(signon.app);
+    const options = await passwordlessOptions(browser);
+    signon.clock.advance(301);
+    expect((await postPasswordless(browser, JSON.stringify(authenticator.authenticate(options)))).statusCode).toBe(401);
+  });
+
+  it("refuses a second-factor challenge answered from another half-signed-in browser of the same person with 401", async () => {
+    const { user, authenticator } = await userWithPasskey();
+    const asking = await passwordStep(user);
+    const options = await secondFactorOptions(asking);
+    const other = await passwordStep(user);
+    const refused = await postSecondFactor(other, JSON.stringify(authenticator.authenticate(options)));
+    expect(refused.statusCode).toBe(401);
+    expect(await sessionMethods(other)).toEqual(["pwd"]);
+    const [failed] = await signon.ctx.db.select({ details: auditEvents.details }).from(auditEvents).where(eq(auditEvents.action, "passkey_failed")).orderBy(asc(auditEvents.id));
+    expect(failed?.details).toMatchObject({ reason: "unknown_challenge" });
+    // Not spent by the other browser: the one that asked finishes with it.
+    expect((await postSecondFactor(asking, JSON.stringify(authenticator.authenticate(options)))).statusCode).toBe(303);
+    expect(await sessionMethods(asking)).toEqual(["pwd", "hwk"]);
+  });
+
+  it("refuses a registration challenge answered from another session of the same person with 400, and leaves it to the one that asked", async () => {
+    const user = await createUser(signon.ctx);
+    const asking = await signedInBrowser(signon.app, user.email, defaultPassword);
+    const other = await signedInBrowser(signon.app, user.email, defaultPassword);
+    const authenticator = new SoftAuthenticator();
+    const answer = JSON.stringify(authenticator.register(await registrationOptions(asking)));
+    const refused = await postRegistration(other, { name: "Elsewhere", response: answer });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain("That took too long or was already used");
+    expect(await passkeysOf(user)).toHaveLength(0);
+    expect((await postRegistration(asking, { name: "Here", response: answer })).statusCode).toBe(303);
+    expect((await passkeysOf(user)).map((passkey) => passkey.name)).toEqual(["Here"]);
+  });
+});
+
 describe("how a session signed in", () => {
   it("records a password alone as pwd", async () => {
     const user = await createUser(signon.ctx);

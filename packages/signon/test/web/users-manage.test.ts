@@ -1,7 +1,9 @@
+import { randomBytes, randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createApiUser } from "../../src/accounts/manage-users.js";
-import { auditEvents, pushDeliveries, sessions, users } from "../../src/db/schema.js";
+import { auditEvents, passkeys, pushDeliveries, sessions, users } from "../../src/db/schema.js";
+import { insertPasskey } from "../../src/repositories/passkeys.js";
 import { findUserByUid } from "../../src/repositories/users.js";
 import { createApp, createUser, defaultPassword, lockUser } from "../support/factories.js";
 import { signedInBrowser } from "../support/browser.js";
@@ -21,6 +23,27 @@ const editFields = (user: { name: string; email: string; role: string; organisat
 
 async function eventsOf(uid: string, action: string) {
   return ctx.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUid, uid), eq(auditEvents.action, action)));
+}
+
+/** Stores a passkey for `uid` as a registration would (the key itself is never checked by these pages). */
+async function addPasskey(uid: string, fields: { name: string; createdAt: Date; lastUsedAt: Date | null; deviceType?: string }): Promise<void> {
+  await insertPasskey(
+    ctx.db,
+    {
+      id: randomUUID(),
+      userUid: uid,
+      credentialId: randomBytes(16).toString("base64url"),
+      publicKey: randomBytes(32).toString("base64url"),
+      signCount: 0,
+      transports: ["internal"],
+      name: fields.name,
+      deviceType: fields.deviceType ?? "singleDevice",
+      backedUp: false,
+      createdAt: fields.createdAt,
+      lastUsedAt: fields.lastUsedAt,
+    },
+    ctx.now(),
+  );
 }
 
 describe("GET /users/:uid", () => {
@@ -282,7 +305,63 @@ describe("POST /users/:uid/unlock", () => {
   });
 });
 
+describe("a person's passkeys on GET /users/:uid", () => {
+  it("lists each passkey with its name, when it was added and last used, and counts them", async () => {
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const target = await createUser(ctx, { name: "Pat Keys" });
+    await addPasskey(target.uid, { name: "Work laptop", createdAt: new Date("2026-01-02T10:30:00Z"), lastUsedAt: new Date("2026-01-10T08:15:00Z") });
+    await addPasskey(target.uid, { name: "Blue <key>", createdAt: new Date("2026-01-05T12:00:00Z"), lastUsedAt: null, deviceType: "multiDevice" });
+    const page = await browser.get(`/users/${target.uid}`);
+    expect(page.statusCode).toBe(200);
+    const text = textOf(page);
+    expect(text).toContain("2-step verification On");
+    expect(text).toContain("Authenticator app None");
+    expect(text).toMatch(/Passkeys 2 \( ?listed below ?\)/);
+    expect(text).toContain("2 passkeys sign in to this account");
+    expect(text).toContain("Work laptop 2026-01-02 10:30 UTC 2026-01-10 08:15 UTC");
+    expect(text).toContain("Blue <key> Synced 2026-01-05 12:00 UTC Never");
+    // Names are the person's own text: escaped.
+    expect(page.body).toContain("Blue &lt;key&gt;");
+    expect(page.body).toContain(`action="/users/${target.uid}/reset-two-step"`);
+  });
+
+  it("says when the person has none", async () => {
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const target = await createUser(ctx);
+    const text = textOf(await browser.get(`/users/${target.uid}`));
+    expect(text).toContain("Passkeys None");
+    expect(text).toContain(`${target.name} has no passkeys.`);
+  });
+
+  it("shows an organisation admin the passkeys of a person of their organisation", async () => {
+    const mine = await createTestOrganisation(ctx);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", mine.id);
+    const target = await createUser(ctx, { organisationId: mine.id });
+    await addPasskey(target.uid, { name: "Phone", createdAt: ctx.now(), lastUsedAt: null });
+    expect(textOf(await browser.get(`/users/${target.uid}`))).toMatch(/Passkeys 1 \( ?listed below ?\)/);
+  });
+});
+
 describe("POST /users/:uid/reset-two-step", () => {
+  it("names the passkeys it removes, removes them and audits how many", async () => {
+    const { browser, uid: adminUid } = await signedInAs(app, ctx, "admin");
+    const target = await createUser(ctx, { name: "Key Lost" });
+    await addPasskey(target.uid, { name: "Laptop", createdAt: new Date("2026-01-02T00:00:00Z"), lastUsedAt: null });
+    await addPasskey(target.uid, { name: "Phone", createdAt: new Date("2026-01-03T00:00:00Z"), lastUsedAt: null });
+    const confirmation = await browser.get(`/users/${target.uid}/reset-two-step`);
+    expect(confirmation.statusCode).toBe(200);
+    expect(textOf(confirmation)).toContain("their 2 passkeys are removed (“Laptop”, “Phone”)");
+    const response = await browser.submit(`/users/${target.uid}/reset-two-step`, `/users/${target.uid}/reset-two-step`, { confirm: "yes" });
+    expect(response.statusCode).toBe(303);
+    expect(await findUserByUid(ctx.db, target.uid)).toMatchObject({ passkeyCount: 0 });
+    expect(await ctx.db.select().from(passkeys).where(eq(passkeys.userUid, target.uid))).toEqual([]);
+    const [event] = await eventsOf(target.uid, "two_step_reset");
+    expect(event).toMatchObject({ actorUid: adminUid, details: { passkeys_removed: 2 } });
+    expect(textOf(await browser.get(`/users/${target.uid}`))).toContain("Passkeys None");
+    expect(textOf(await browser.get(`/users/${target.uid}/events`))).toContain("2 passkeys removed");
+  });
+
+
   it("turns 2-step verification off and ends the user's sessions", async () => {
     const { browser } = await signedInAs(app, ctx, "admin");
     const target = await createUser(ctx, { name: "Phone Lost" });

@@ -80,8 +80,8 @@ export async function finishPasskeyRegistration(
   const parsed = parseRegistrationResponse(input.response);
   if (parsed === null) return { ok: false, reason: "malformed" };
   const now = ctx.now();
-  const challenge = await takePasskeyChallenge(ctx.db, parsed.challenge, "registration", now);
-  if (challenge === null || challenge.userUid !== user.uid || challenge.sessionHash !== sessionHash) return { ok: false, reason: "unknown_challenge" };
+  const challenge = await takePasskeyChallenge(ctx.db, parsed.challenge, "registration", sessionHash, now);
+  if (challenge === null || challenge.userUid !== user.uid) return { ok: false, reason: "unknown_challenge" };
   if (user.passkeyCount >= maxPasskeysPerUser) return { ok: false, reason: "too_many" };
   const rp = relyingParty(ctx.config);
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;

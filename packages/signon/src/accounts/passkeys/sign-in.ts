@@ -2,6 +2,7 @@ import { generateAuthenticationOptions, verifyAuthenticationResponse, type Publi
 import { audit } from "../../audit.js";
 import type { RequestOrigin, SignonContext } from "../../context.js";
 import {
+  deletePasskeyChallengesOfBinding,
   findPasskeyByCredentialId,
   insertPasskeyChallenge,
   listPasskeysOfUser,
@@ -13,10 +14,11 @@ import {
 } from "../../repositories/passkeys.js";
 import { deleteSession } from "../../repositories/sessions.js";
 import { findUserByUid, type User } from "../../repositories/users.js";
+import { randomHex, sha256Hex } from "../../security/random.js";
 import { recordFailure, secondsUntilAllowed, signInPerIpLimit, type FailureLimit } from "../../security/failure-limit.js";
 import { resolveWebSession, startSession } from "../sessions.js";
 import { clearSourceFailures, countSignInFailureFor, isLocked, secondsUntilSignInAllowed } from "../sign-in-limits.js";
-import { finishSecondFactor, type SecondFactorResult } from "../two-step-sign-in.js";
+import { finishSecondFactor, openSecondFactorStep, type SecondFactorResult } from "../two-step-sign-in.js";
 import { parseAuthenticationResponse } from "./browser-response.js";
 import { uidOfUserHandle } from "./registration.js";
 import { ceremonySeconds, relyingParty } from "./relying-party.js";
@@ -31,7 +33,7 @@ async function storeChallenge(
   ctx: SignonContext,
   options: PublicKeyCredentialRequestOptionsJSON,
   purpose: PasskeyChallengePurpose,
-  owner: { userUid: string; sessionHash: string } | null,
+  owner: { userUid: string | null; bindingHash: string },
 ): Promise<void> {
   const now = ctx.now();
   await insertPasskeyChallenge(
@@ -39,12 +41,24 @@ async function storeChallenge(
     {
       challenge: options.challenge,
       purpose,
-      userUid: owner?.userUid ?? null,
-      sessionHash: owner?.sessionHash ?? null,
+      userUid: owner.userUid,
+      sessionHash: owner.bindingHash,
       expiresAt: new Date(now.getTime() + ceremonySeconds * 1000),
     },
     now,
   );
+}
+
+const browserBindingPattern = /^[0-9a-f]{64}$/;
+
+/** Whether a cookie value has the shape of a binding we hand out (so that nothing else is looked up). */
+function isBrowserBinding(value: string | undefined): value is string {
+  return value !== undefined && browserBindingPattern.test(value);
+}
+
+/** The digest a passwordless challenge is stored under (apart from session digests, which share the column). */
+function passwordlessBindingHash(browserBinding: string): string {
+  return sha256Hex(`passwordless:${browserBinding}`);
 }
 
 /**
@@ -65,27 +79,33 @@ export async function beginPasskeySecondFactor(ctx: SignonContext, sessionId: st
     userVerification: "preferred",
     timeout: ceremonySeconds * 1000,
   });
-  await storeChallenge(ctx, options, "second_factor", { userUid: session.user.uid, sessionHash: session.idHash });
+  await storeChallenge(ctx, options, "second_factor", { userUid: session.user.uid, bindingHash: session.idHash });
   return options;
 }
 
 /**
  * Options for a sign-in with a passkey alone: no credentials listed (the
  * authenticator offers its discoverable ones), user verification required,
- * since the passkey stands for both factors. A source address gets at most
- * `passwordlessChallengesPerIp` challenges in its window (`retryAfterSeconds`).
+ * since the passkey stands for both factors. The challenge is bound to the
+ * asking browser by `browserBinding`, a random value the caller keeps in an
+ * HttpOnly cookie: the one the browser sent when it has the right shape
+ * (several tabs may sign in at once), else a new one. Only its digest is
+ * stored. A source address gets at most `passwordlessChallengesPerIp`
+ * challenges in its window (`retryAfterSeconds`).
  */
 export async function beginPasswordlessSignIn(
   ctx: SignonContext,
   origin: RequestOrigin,
-): Promise<{ ok: true; options: PublicKeyCredentialRequestOptionsJSON } | { ok: false; retryAfterSeconds: number }> {
+  browserBinding: string | undefined,
+): Promise<{ ok: true; options: PublicKeyCredentialRequestOptionsJSON; browserBinding: string } | { ok: false; retryAfterSeconds: number }> {
   const now = ctx.now();
   const ipKeys = [origin.ip ?? "unknown"];
   const wait = (await secondsUntilAllowed(ctx.db, signInPerIpLimit, ipKeys, now)) ?? (await recordFailure(ctx.db, passwordlessChallengesPerIp, ipKeys, now));
   if (wait !== null) return { ok: false, retryAfterSeconds: wait };
   const options = await generateAuthenticationOptions({ rpID: relyingParty(ctx.config).id, userVerification: "required", timeout: ceremonySeconds * 1000 });
-  await storeChallenge(ctx, options, "passwordless", null);
-  return { ok: true, options };
+  const binding = isBrowserBinding(browserBinding) ? browserBinding : randomHex();
+  await storeChallenge(ctx, options, "passwordless", { userUid: null, bindingHash: passwordlessBindingHash(binding) });
+  return { ok: true, options, browserBinding: binding };
 }
 
 /**
@@ -139,28 +159,18 @@ export async function completeSecondFactorWithPasskey(
   origin: RequestOrigin,
   onMailFailure: (error: unknown) => void = () => undefined,
 ): Promise<SecondFactorResult | { ok: false; reason: "malformed" | "refused_passkey" }> {
-  const session = await resolveWebSession(ctx, sessionId);
-  if (!session || !session.awaitingSecondFactor || sessionId === undefined) return { ok: false, reason: "no_session" };
+  const opened = await openSecondFactorStep(ctx, sessionId, origin);
+  if (!opened.ok) return opened;
+  const { session, now } = opened;
   const { user } = session;
-  const now = ctx.now();
-  const refusedFor = await secondsUntilSignInAllowed(ctx, user.email, origin, now);
-  if (refusedFor !== null) {
-    await deleteSession(ctx.db, session.idHash);
-    return { ok: false, reason: "refused", retryAfterSeconds: refusedFor };
-  }
-  if (isLocked(user, now)) {
-    await deleteSession(ctx.db, session.idHash);
-    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "locked" } });
-    return { ok: false, reason: "locked" };
-  }
   const parsed = parseAuthenticationResponse(input.response);
   let refusal: PasskeyRefusal | null = null;
   let passkey: Passkey | null = null;
   if (parsed === null) refusal = "malformed";
   else {
-    const challenge = await takePasskeyChallenge(ctx.db, parsed.challenge, "second_factor", now);
+    const challenge = await takePasskeyChallenge(ctx.db, parsed.challenge, "second_factor", session.idHash, now);
     passkey = await findPasskeyByCredentialId(ctx.db, parsed.response.id);
-    if (challenge === null || challenge.userUid !== user.uid || challenge.sessionHash !== session.idHash) refusal = "unknown_challenge";
+    if (challenge === null || challenge.userUid !== user.uid) refusal = "unknown_challenge";
     else if (passkey === null) refusal = "unknown_passkey";
     else if (passkey.userUid !== user.uid) refusal = "other_users_passkey";
     else refusal = await verifyAssertion(ctx, passkey, parsed.response, challenge, false);
@@ -169,7 +179,7 @@ export async function completeSecondFactorWithPasskey(
     const used = passkey;
     return ctx.db.transaction(async (tx) => {
       await audit(tx, { action: "passkey_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { name: used.name, passkey_id: used.id } });
-      return finishSecondFactor({ ...ctx, db: tx }, user, sessionId, { method: "hwk", rememberBrowser: input.rememberBrowser }, origin);
+      return finishSecondFactor({ ...ctx, db: tx }, user, opened.sessionId, { method: "hwk", rememberBrowser: input.rememberBrowser }, origin);
     });
   }
   const counted = await countSignInFailureFor(ctx, { email: user.email, kind: "two_step_code", origin, now }, onMailFailure);
@@ -189,7 +199,9 @@ export type PasswordlessResult =
 
 /**
  * Signs a person in with a passkey alone (user verification required): the
- * passkey names the person (its user handle must match its owner). Every
+ * passkey names the person (its user handle must match its owner), and the
+ * challenge it answers must be one handed to this browser
+ * (`browserBinding`, its cookie), unused and unexpired. Every
  * refusal counts under the source address (the per-IP sign-in limit) and,
  * once the person is known, as a failed sign-in for their address (S15, the
  * limits of wrong passwords and the lock); a source refused for the address,
@@ -200,7 +212,7 @@ export type PasswordlessResult =
  */
 export async function signInWithPasskey(
   ctx: SignonContext,
-  input: { response: string },
+  input: { response: string; browserBinding: string | undefined },
   previousSessionId: string | undefined,
   origin: RequestOrigin,
   onMailFailure: (error: unknown) => void = () => undefined,
@@ -214,7 +226,8 @@ export async function signInWithPasskey(
     await recordFailure(ctx.db, signInPerIpLimit, ipKeys, now);
     return { ok: false, reason: "malformed" };
   }
-  const challenge = await takePasskeyChallenge(ctx.db, parsed.challenge, "passwordless", now);
+  const bindingHash = isBrowserBinding(input.browserBinding) ? passwordlessBindingHash(input.browserBinding) : null;
+  const challenge = bindingHash === null ? null : await takePasskeyChallenge(ctx.db, parsed.challenge, "passwordless", bindingHash, now);
   const passkey = await findPasskeyByCredentialId(ctx.db, parsed.response.id);
   const user = passkey === null ? null : await findUserByUid(ctx.db, passkey.userUid);
   let refusal: PasskeyRefusal | "locked" | null = null;
@@ -249,6 +262,7 @@ export async function signInWithPasskey(
   }
   const sessionId = await ctx.db.transaction(async (tx) => {
     await clearSourceFailures(tx, user.email, origin, "password");
+    if (bindingHash !== null) await deletePasskeyChallengesOfBinding(tx, bindingHash);
     await audit(tx, { action: "passkey_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { name: passkey.name, passkey_id: passkey.id } });
     return startSession({ ...ctx, db: tx }, user, previousSessionId, origin, { methods: ["hwk"] });
   });

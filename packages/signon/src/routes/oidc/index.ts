@@ -49,13 +49,14 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     oidcPaths.userinfo,
     {
-      // A body is optional (the token usually comes in the Authorization header); when there is one, it is a form.
+      // A body is optional (the token usually comes in the Authorization header, Core §5.3.1); when there is one, it is a form.
       preValidation: async (request) => {
         if (request.body !== undefined || request.headers["content-type"] !== undefined) await requireFormBody(request);
+        else request.body = {};
       },
-      schema: { body: Type.Optional(Parameters), response: { 200: UserInfo, ...userInfoErrors } },
+      schema: { body: Parameters, response: { 200: UserInfo, ...userInfoErrors } },
     },
-    (request, reply) => userinfo(request, reply, request.body ?? {}),
+    (request, reply) => userinfo(request, reply, request.body),
   );
 };
 

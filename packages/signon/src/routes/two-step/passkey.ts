@@ -1,11 +1,11 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { beginPasskeySecondFactor, completeSecondFactorWithPasskey } from "../../accounts/passkeys/sign-in.js";
 import { requireFormBody } from "../../http/form-content-type.js";
-import { setRememberedBrowserCookie } from "../../http/remembered-browser-cookie.js";
 import { requestOrigin } from "../../http/request-origin.js";
-import { clearSessionCookie, readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
+import { readSessionCookie } from "../../http/session-cookie.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
-import { safeReturnPath, signInFailedMessage } from "../sign-in.js";
+import { safeReturnPath } from "../sign-in.js";
+import { answerSecondFactor } from "./second-factor-answer.js";
 import { showCodeForm } from "./sign-in-code.js";
 
 const OptionsBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
@@ -53,21 +53,9 @@ const twoStepPasskeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         requestOrigin(request),
         (error) => request.log.error({ mailError: mailErrorForLog(error) }, "account locked mail could not be sent"),
       );
-      if (result.ok) {
-        setSessionCookie(reply, app.signon.config, result.sessionId);
-        if (result.rememberToken !== null) setRememberedBrowserCookie(reply, app.signon.config, result.rememberToken);
-        return reply.header("cache-control", "no-store").redirect(returnTo, 303);
-      }
-      if (result.reason === "no_session") return reply.header("cache-control", "no-store").redirect(`/sign-in?return_to=${encodeURIComponent(returnTo)}`, 303);
-      if (result.reason === "locked" || result.reason === "refused") {
-        clearSessionCookie(reply, app.signon.config);
-        if (result.reason === "refused") reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
-        return reply
-          .code(result.reason === "refused" ? 429 : 401)
-          .header("cache-control", "no-store")
-          .view("sign-in.eta", { title: "Sign in", message: signInFailedMessage, email: "", returnTo, csrfToken: reply.generateCsrf() });
-      }
-      return showCodeForm(request, reply, { returnTo, error: failureMessages[result.reason], remember }, result.reason === "malformed" ? 400 : 401);
+      return answerSecondFactor(reply, result, returnTo, (reason) =>
+        showCodeForm(request, reply, { returnTo, error: failureMessages[reason], remember }, reason === "malformed" ? 400 : 401),
+      );
     },
   );
 };

@@ -4,12 +4,12 @@ import { resolveWebSession } from "../../accounts/sessions.js";
 import { completeSecondFactor } from "../../accounts/two-step-sign-in.js";
 import { normaliseOtpCode } from "../../accounts/two-step.js";
 import { requireFormBody } from "../../http/form-content-type.js";
-import { setRememberedBrowserCookie } from "../../http/remembered-browser-cookie.js";
 import { requestOrigin } from "../../http/request-origin.js";
-import { clearSessionCookie, readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
+import { readSessionCookie } from "../../http/session-cookie.js";
 import { renderPage } from "../../web/page.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
-import { safeReturnPath, signInFailedMessage } from "../sign-in.js";
+import { safeReturnPath } from "../sign-in.js";
+import { answerSecondFactor, signInAgain } from "./second-factor-answer.js";
 
 const CodeQuery = Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4096 })) }, { additionalProperties: true });
 const CodeBody = Type.Object(
@@ -27,10 +27,6 @@ const failureMessages = {
   wrong_code: "The code is not right. Enter the code the app shows now",
   reused_code: "That code has been used already. Wait for the app to show a new code and enter it",
 } as const;
-
-function signInAgain(reply: FastifyReply, returnTo: string): FastifyReply {
-  return reply.header("cache-control", "no-store").redirect(`/sign-in?return_to=${encodeURIComponent(returnTo)}`, 303);
-}
 
 /**
  * The page that asks a half-signed-in browser for its second factor: the
@@ -81,22 +77,9 @@ const twoStepSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
         requestOrigin(request),
         (error) => request.log.error({ mailError: mailErrorForLog(error) }, "account locked mail could not be sent"),
       );
-      if (result.ok) {
-        setSessionCookie(reply, app.signon.config, result.sessionId);
-        if (result.rememberToken !== null) setRememberedBrowserCookie(reply, app.signon.config, result.rememberToken);
-        return reply.header("cache-control", "no-store").redirect(returnTo, 303);
-      }
-      if (result.reason === "no_session") return signInAgain(reply, returnTo);
-      if (result.reason === "locked" || result.reason === "refused") {
-        // The sign-in form again, with the answer every failed sign-in gets (S15).
-        clearSessionCookie(reply, app.signon.config);
-        if (result.reason === "refused") reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
-        return reply
-          .code(result.reason === "refused" ? 429 : 401)
-          .header("cache-control", "no-store")
-          .view("sign-in.eta", { title: "Sign in", message: signInFailedMessage, email: "", returnTo, csrfToken: reply.generateCsrf() });
-      }
-      return showCodeForm(request, reply, { returnTo, error: failureMessages[result.reason], remember }, 401);
+      return answerSecondFactor(reply, result, returnTo, (reason) =>
+        showCodeForm(request, reply, { returnTo, error: failureMessages[reason], remember }, 401),
+      );
     },
   );
 };

@@ -1,7 +1,6 @@
-import { Readable } from "node:stream";
 import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
 import { countManageableUsers, exactCountLimit, findManageableUsers, manageableScope, resolvedSearch, statusTags, type UserFilters } from "../../accounts/user-search.js";
-import { csvBatchSize, usersCsv } from "../../accounts/users-csv.js";
+import { csvBatchSize, usersCsvStream } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
 import { allUsersStatement, toUserExportRow, twoStepFilters, userStatuses } from "../../repositories/user-search.js";
 import { KeysetQuery, keysetLinks, keysetPosition } from "../../web/keyset-links.js";
@@ -131,7 +130,7 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       .header("content-type", "text/csv; charset=utf-8")
       .header("content-disposition", 'attachment; filename="users.csv"')
       .header("cache-control", "no-store")
-      .send(Readable.from(usersCsv(people(), columns)));
+      .send(usersCsvStream(people(), columns));
   });
 };
 

@@ -1,6 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { passkeysOf } from "../../accounts/passkeys/manage.js";
 import { resetTwoStep } from "../../accounts/two-step.js";
 import type { UserDetails } from "../../accounts/user-details.js";
+import type { SignonContext } from "../../context.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { listSignInApplications } from "../../repositories/account-overview.js";
@@ -14,12 +16,16 @@ import { renderUserPage } from "./show.js";
 const ConfirmBody = Type.Object({ _csrf: Type.String({ maxLength: 256 }), ...confirmField }, { additionalProperties: false });
 
 /** The confirmation page of `POST /users/:uid/reset-two-step`. */
-function resetConfirmation(details: UserDetails, applications: string[]): ConfirmationPage {
+function resetConfirmation(details: UserDetails, applications: string[], passkeyNames: string[]): ConfirmationPage {
   const { user } = details;
+  const passkeys =
+    passkeyNames.length === 0
+      ? "they have no passkeys to remove"
+      : `their ${passkeyNames.length === 1 ? "passkey is" : `${passkeyNames.length} passkeys are`} removed (${passkeyNames.map((name) => `“${name}”`).join(", ")})`;
   return {
     title: `Reset 2-step verification for ${user.name}`,
     consequences: [
-      `2-step verification of ${user.name} (${user.email}) is turned off: the codes of their authenticator app stop working, their passkeys are removed, and every browser they chose to remember is forgotten.`,
+      `2-step verification of ${user.name} (${user.email}) is turned off: the codes of their authenticator app stop working, ${passkeys}, and every browser they chose to remember is forgotten.`,
       applications.length > 0
         ? `They are signed out everywhere: their Sign-on sessions end, their tokens are revoked, and these applications are told to sign them out: ${applications.join(", ")}.`
         : "They are signed out everywhere: their Sign-on sessions end and their tokens are revoked.",
@@ -30,6 +36,16 @@ function resetConfirmation(details: UserDetails, applications: string[]): Confir
     confirmLabel: `Reset 2-step verification for ${user.name}`,
     cancel: { href: `/users/${user.uid}`, label: `Cancel: back to ${user.name}` },
   };
+}
+
+/** The confirmation page with what the reset ends: their applications' sign-ins and their passkeys, by name. */
+async function confirmationFor(ctx: SignonContext, details: UserDetails): Promise<ConfirmationPage> {
+  const [applications, passkeys] = await Promise.all([listSignInApplications(ctx.db, details.user.uid), passkeysOf(ctx, details.user)]);
+  return resetConfirmation(
+    details,
+    applications.map((application) => application.name),
+    passkeys.map((passkey) => passkey.name),
+  );
 }
 
 const notSetUp = (details: UserDetails) => `${details.user.name} has not set up 2-step verification`;
@@ -45,8 +61,7 @@ const resetTwoStepRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const details = await managedUser(request, reply, request.params.uid);
     if (!details) return reply;
     if (!details.twoStepOn) return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "error", text: `${notSetUp(details)}.` });
-    const applications = (await listSignInApplications(app.signon.db, details.user.uid)).map((application) => application.name);
-    return renderConfirmation(request, reply, resetConfirmation(details, applications));
+    return renderConfirmation(request, reply, await confirmationFor(app.signon, details));
   });
 
   app.post(
@@ -57,8 +72,7 @@ const resetTwoStepRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!details) return reply;
       if (!details.twoStepOn) return renderUserPage(request, reply, details, { actionErrors: { "reset-two-step": notSetUp(details) } });
       if (!isConfirmed(request.body)) {
-        const applications = (await listSignInApplications(app.signon.db, details.user.uid)).map((application) => application.name);
-        return renderConfirmation(request, reply, resetConfirmation(details, applications), { unconfirmed: true });
+        return renderConfirmation(request, reply, await confirmationFor(app.signon, details), { unconfirmed: true });
       }
       const actor = signedInUser(request);
       return runAction(

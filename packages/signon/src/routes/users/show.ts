@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { editUser } from "../../accounts/edit-user.js";
 import { pendingEmailChange } from "../../accounts/email-change.js";
 import { invitationPermissionsOf } from "../../accounts/invitations.js";
+import { passkeysOf } from "../../accounts/passkeys/manage.js";
 import { lockEndsAt } from "../../accounts/sign-in-limits.js";
 import { exemptionRefusal } from "../../accounts/two-step-mandate.js";
 import { checkUserForm, type UserFormFields } from "../../accounts/user-form.js";
@@ -43,7 +44,11 @@ export async function renderUserPage(
 ): Promise<FastifyReply> {
   const { user } = details;
   const now = request.server.signon.now();
-  const [pending, syncs] = await Promise.all([pendingEmailChange(request.server.signon, user.uid), listSyncsOfUser(request.server.signon.db, user.uid)]);
+  const [pending, syncs, passkeys] = await Promise.all([
+    pendingEmailChange(request.server.signon, user.uid),
+    listSyncsOfUser(request.server.signon.db, user.uid),
+    passkeysOf(request.server.signon, user),
+  ]);
   const onAcceptance = user.passwordHash === null ? await invitationPermissionsOf(request.server.signon, user.uid) : [];
   const actor = signedInUser(request);
   const form = options.form ?? { name: user.name, email: user.email, role: user.role, organisation: user.organisationId ?? "" };
@@ -76,6 +81,15 @@ export async function renderUserPage(
         })),
         twoStepOn: details.twoStepOn,
         twoStep: twoStepView(request, details),
+        authenticatorApp: user.otpEnabledAt === null ? null : formatTime(user.otpEnabledAt),
+        passkeys: passkeys.map((passkey) => ({
+          name: passkey.name,
+          added: formatTime(passkey.createdAt),
+          addedIso: passkey.createdAt.toISOString(),
+          lastUsed: passkey.lastUsedAt === null ? null : formatTime(passkey.lastUsedAt),
+          lastUsedIso: passkey.lastUsedAt?.toISOString() ?? null,
+          synced: passkey.deviceType === "multiDevice",
+        })),
         lastSignIn: formatTime(user.lastSignedInAt),
         newPasswordRequired: user.newPasswordRequired,
         isSelf: user.uid === actor.uid,
