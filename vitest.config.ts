@@ -4,5 +4,9 @@ export default defineConfig({
   test: {
     projects: ["packages/*", "examples/*", "tests/*"],
     reporters: ["default", "./scripts/summary-reporter.ts"],
+    // Two files at a time even on two cores (vitest's default there is one): most of a test's time is spent waiting
+    // on PostgreSQL, a child process or a browser, which leaves a core free for the other file. Each worker slot has
+    // a database of its own (useTestDatabase), and tests that start servers take free ports.
+    maxWorkers: 2,
   },
 });

@@ -15,6 +15,12 @@ if (missing !== null) {
 export default defineProject({
   test: {
     name: "browser",
+    // One browser file at a time (a browser and two services each); another project's file may run beside it.
+    maxWorkers: 1,
+    // Files of a worker share its loaded modules (Fastify, the routes, jose, …): importing them once per worker
+    // instead of once per file saves most of the run's import time. Test files keep no state in modules; each
+    // builds its own app and database handle.
+    isolate: false,
     // A browser, Sign-on and the example application start per file; pages are real round trips.
     testTimeout: 60_000,
     hookTimeout: 90_000,

@@ -39,16 +39,45 @@ async function emptyTarget(): Promise<pg.Pool> {
   return pool;
 }
 
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * A PGlite data directory with `migrations` applied and nothing written, made
+ * once per set of migrations: creating a PGlite database runs initdb in
+ * WebAssembly, which takes seconds, and each test starts from a copy.
+ */
+function emptyPgliteDir(migrations: MigrationSet): Promise<string> {
+  let made = templates.get(migrations.folder);
+  if (made === undefined) {
+    const home = join(parent, "templates", String(templates.size));
+    const dataDir = join(home, "pglite");
+    made = (async () => {
+      await mkdir(home, { recursive: true });
+      const pglite = await PGlite.create({ dataDir });
+      try {
+        await runMigrations(poolOf(pglite), [migrations]);
+      } finally {
+        await pglite.close();
+      }
+      return dataDir;
+    })();
+    templates.set(migrations.folder, made);
+  }
+  return made;
+}
+
 /**
  * A data directory as earlier versions wrote ./data/pglite: a PGlite database
- * (the same version they ran) with `migrations` applied by the same migrator.
+ * (the same version they ran) with `migrations` applied by the same migrator,
+ * then what `write` writes, if anything.
  */
-async function pgliteDataDir(name: string, migrations: MigrationSet, write: (db: ReturnType<typeof drizzle<typeof schema>>) => Promise<void>): Promise<string> {
+async function pgliteDataDir(name: string, migrations: MigrationSet, write?: (db: ReturnType<typeof drizzle<typeof schema>>) => Promise<void>): Promise<string> {
   const dataDir = join(parent, name, "pglite");
   await mkdir(join(parent, name), { recursive: true });
+  await cp(await emptyPgliteDir(migrations), dataDir, { recursive: true });
+  if (write === undefined) return dataDir;
   const pglite = await PGlite.create({ dataDir });
   try {
-    await runMigrations(poolOf(pglite), [migrations]);
     await write(drizzle(pglite, { schema }));
   } finally {
     await pglite.close();
@@ -128,7 +157,7 @@ describe("convertPgliteData", () => {
   });
 
   it("leaves the PGlite folder alone while an earlier version still has it open", async () => {
-    const pgliteDir = await pgliteDataDir("open", fixtureMigrations, async () => {});
+    const pgliteDir = await pgliteDataDir("open", fixtureMigrations);
     await writeFile(`${pgliteDir}.lock`, JSON.stringify({ pid: process.pid, url: null }));
     const pool = await emptyTarget();
     await expect(convertPgliteData({ pgliteDir, target: pool, migrations: [fixtureMigrations] })).rejects.toThrow(
@@ -174,7 +203,7 @@ describe("startEmbeddedDatabase on a ./data written by the PGlite version", () =
 
   it("leaves the conversion to npm start when started by a command that knows only its own migrations", async () => {
     const home = join(parent, "command-first");
-    await pgliteDataDir("command-first", fixtureMigrations, async () => {});
+    await pgliteDataDir("command-first", fixtureMigrations);
     await expect(startEmbeddedDatabase({ home, migrations: [], convert: false })).rejects.toThrow(
       `${join(home, "pglite")} holds data of an earlier Tessera that has not been converted yet: run \`npm start\` once in ${parent}, which converts it, or set DATABASE_URL to a PostgreSQL server.`,
     );

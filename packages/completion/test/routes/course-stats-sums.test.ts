@@ -1,4 +1,3 @@
-import { truncateSchemas } from "@tessera/db/testing";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -55,7 +54,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 async function start(): Promise<void> {
-  await truncateSchemas(h.database.pool, ["completion"]);
+  await h.emptyCompletion();
   await load(h.ctx, {
     courses: [
       { course_key: COURSE, structure: COURSE_TREE },

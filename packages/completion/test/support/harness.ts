@@ -1,5 +1,5 @@
 import { signonMigrations } from "@tessera/signon";
-import { truncateSchemas, useTestDatabase, type TestDatabase } from "@tessera/db/testing";
+import { schemaEmptier, useTestDatabase, type TestDatabase } from "@tessera/db/testing";
 import { afterAll, beforeEach } from "vitest";
 import { buildApp, type AppOptions } from "../../src/app.js";
 import { SignonCallerResolver } from "../../src/auth/signon-caller-resolver.js";
@@ -16,6 +16,8 @@ export interface Harness {
   readonly signon: RealSignon;
   readonly ctx: CompletionContext;
   readonly app: FastifyTypeBox;
+  /** Empties the `completion` schema (what runs before each test). */
+  readonly emptyCompletion: () => Promise<void>;
 }
 
 /** Options of {@link useHarness}. */
@@ -56,11 +58,12 @@ export async function useHarness(options: HarnessOptions = {}): Promise<Harness>
   );
   const app = await buildApp(ctx, { ...options.app, ...(options.signonPushes === true ? { signonPushes: callers.verifier } : {}) });
   await app.ready();
-  beforeEach(() => truncateSchemas(database.pool, [COMPLETION_MIGRATIONS.schema]));
+  const emptyCompletion = schemaEmptier(database.pool, [COMPLETION_MIGRATIONS.schema]);
+  beforeEach(() => emptyCompletion());
   afterAll(async () => {
     await app.close();
     await signon.close();
     await database.close();
   });
-  return { database, signon, ctx, app };
+  return { database, signon, ctx, app, emptyCompletion };
 }

@@ -4,7 +4,7 @@ import { createDrizzle, type Database } from "../drizzle.js";
 import { runMigrations, type MigrationSet } from "../migrations.js";
 import { createPool } from "../pool.js";
 import { recreateDatabase, workerDatabaseName } from "./postgres-database.js";
-import { truncateSchemas } from "./reset.js";
+import { schemaEmptier, truncateSchemas } from "./reset.js";
 import { workerDatabaseFromTemplate } from "./template-database.js";
 import { TEST_SERVER_KEY } from "./test-server-key.js";
 import { startTestServer } from "./test-server.js";
@@ -89,12 +89,13 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
     throw error;
   }
   let closing: Promise<void> | undefined;
+  const empty = schemaEmptier(pool, schemas);
   return {
     url,
     pool,
     db: createDrizzle(pool, options.schema),
     kind: outside ? "postgres" : "embedded",
-    reset: () => truncateSchemas(pool, schemas),
+    reset: empty,
     close: () =>
       (closing ??= (async () => {
         try {
