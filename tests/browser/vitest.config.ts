@@ -15,7 +15,9 @@ if (missing !== null) {
 export default defineProject({
   test: {
     name: "browser",
-    // One browser file at a time (a browser and two services each); another project's file may run beside it.
+    // One browser file at a time (a browser and two services each), after the other projects' files: a group
+    // of its own, since vitest runs projects that differ in maxWorkers in separate groups.
+    sequence: { groupOrder: 3 },
     maxWorkers: 1,
     // Files of a worker share its loaded modules (Fastify, the routes, jose, …): importing them once per worker
     // instead of once per file saves most of the run's import time. Test files keep no state in modules; each
