@@ -85,11 +85,11 @@ export async function concludeClientAuthentication(
 ): Promise<Application> {
   if (blockedUntil !== null) throw new TooManyAttemptsError((blockedUntil.getTime() - now.getTime()) / 1000);
 
-  const keys = limitKeys(credentials.clientId, origin);
   const presented = sha256Hex(credentials.clientSecret);
   const secretMatches = constantTimeEqual(presented, application?.clientSecretHash ?? sha256Hex(""));
   if (application && secretMatches && !application.retired) return application;
 
+  const keys = limitKeys(credentials.clientId, origin);
   const overLimit = await recordFailure(ctx.db, clientAuthenticationLimit, keys, now);
   await audit(ctx.db, {
     action: "client_authentication_failed",
