@@ -1,7 +1,45 @@
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
-/** A free TCP port on 127.0.0.1, for a test server that must know its port before it listens. */
+/** The lowest port this picks from: below it sit the well-known and commonly configured ports. */
+const LOWEST_PORT = 10_000;
+
+/**
+ * A free TCP port on 127.0.0.1, for a server that must know its port before
+ * it listens. It is drawn at random from below the kernel's ephemeral range:
+ * a port from that range (what `listen(0)` hands out) can be taken by any
+ * outgoing connection between this probe and the real listen, which on a
+ * busy machine does happen.
+ */
 export async function freePort(): Promise<number> {
+  const [lowestEphemeral] = ephemeralPortRange();
+  for (let attempt = 0; attempt < 50 && lowestEphemeral - LOWEST_PORT > 1_000; attempt++) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (lowestEphemeral - LOWEST_PORT));
+    if (await canListen(port)) return port;
+  }
+  return kernelPort();
+}
+
+/** The kernel's range for outgoing connections' local ports (Linux's default where it cannot be read). */
+function ephemeralPortRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low!, high!];
+  } catch {
+    // Not Linux: fall through to the usual range.
+  }
+  return [32_768, 60_999];
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+export { freePort } from "@tessera/db/testing";
 
 /** The repository root: services start from there, as `npm start` starts them. */
 export const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -14,16 +14,6 @@ export interface ServiceProcess {
   output(): string;
   /** SIGTERM, then waits for the exit (SIGKILL if it does not end within `graceMs`). */
   stop(graceMs?: number): Promise<void>;
-}
-
-/** A port nobody listens on right now, from the kernel. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
 }
 
 /**

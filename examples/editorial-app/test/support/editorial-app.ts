@@ -1,4 +1,5 @@
 import { useTestDatabase } from "@tessera/db/testing";
+export { freePort } from "@tessera/db/testing";
 import { signonClientMigrations } from "@tessera/signon-client/postgres";
 import Fastify, { type FastifyInstance } from "fastify";
 import editorialApp from "../../src/app.js";
@@ -7,16 +8,6 @@ import type { EditorialAppConfig } from "../../src/config.js";
 /** A migrated test database for the editorial application's tables. */
 export function editorialTestDatabase() {
   return useTestDatabase({ migrations: [signonClientMigrations], label: "editorial_app" });
-}
-
-/** A port nobody listens on right now (to put in a redirect URI before the app listens on it). */
-export async function freePort(): Promise<number> {
-  const probe = Fastify();
-  await probe.listen({ host: "127.0.0.1", port: 0 });
-  const address = probe.server.address();
-  await probe.close();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
 }
 
 /** Starts the editorial application on 127.0.0.1:`port` with `config`; returns it and its origin. */
