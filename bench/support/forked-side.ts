@@ -10,9 +10,11 @@ export interface ForkedSide<T> {
 /**
  * Forks `script` (TypeScript, through tsx) with `args` and waits for its first
  * IPC message, which says it is ready; rejects if it exits before that.
+ * With BENCH_CPU_PROFILE_DIR set, each side writes a CPU profile there when it stops.
  */
 export function forkSide<T>(script: URL, args: string[]): Promise<ForkedSide<T>> {
-  const child = fork(script.pathname, args, { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const profile = process.env.BENCH_CPU_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : [];
+  const child = fork(script.pathname, args, { execArgv: ["--import", "tsx", ...profile], stdio: ["ignore", "ignore", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
     child.once("message", (prepared) => resolve({ child, prepared: prepared as T }));
     child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${String(code)} before it was ready`)));
