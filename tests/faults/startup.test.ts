@@ -2,7 +2,9 @@
 // during a restart) wait for it, saying so once, and start by themselves when
 // it answers; a database they cannot use as configured (missing database,
 // refused login) ends them with one sentence and a non-zero exit, no stack
-// trace. Sign-on, Completion and the editorial app run as processes.
+// trace. While they wait they answer /healthcheck/live (so that a supervisor
+// does not restart them) and 503 to everything else. Sign-on, Completion and
+// the editorial app run as processes.
 // Needs DATABASE_URL (a PostgreSQL server); it creates and drops a database of its own.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -85,13 +87,16 @@ describe.skipIf(!serverUrl)("services started while the database cannot be reach
       expect(waitingLines(service), service.output()).toHaveLength(1);
       expect(waitingLines(service)[0]).toMatch(/ECONNREFUSED.*retrying until it answers/);
     }
-    // Several retries later: still running, still one line each, nothing ready.
+    // Several retries later: still running, still one line each, live (so not restarted by a supervisor) but not ready.
     await pause(3000);
     for (const service of services) {
       expect(service.exit(), `${service.name}:\n${service.output()}`).toBeNull();
       expect(waitingLines(service)).toHaveLength(1);
-      const ready = await fetch(`${service.url}/healthcheck/ready`).then((response) => response.status, () => null);
-      expect(ready === null || ready === 503, `${service.name} ready: ${ready}`).toBe(true);
+      expect((await fetch(`${service.url}/healthcheck/live`)).status, service.name).toBe(200);
+      const ready = await fetch(`${service.url}/healthcheck/ready`);
+      expect(ready.status, service.name).toBe(503);
+      expect(ready.headers.get("retry-after")).toBe("5");
+      expect((await fetch(`${service.url}/`)).status, service.name).toBe(503);
     }
     await proxy.accept();
     // Signon migrates first (Completion and the editorial app may take their turn at the migration lock): a minute at most.

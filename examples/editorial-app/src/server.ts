@@ -1,6 +1,6 @@
 import { pathToFileURL } from "node:url";
 import { DatabaseStartError } from "@tessera/db";
-import { lazySchemaCompilers } from "@tessera/service-kit";
+import { answerWhileStarting, lazySchemaCompilers } from "@tessera/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import editorialApp from "./app.js";
 import { ConfigError, configFromEnv } from "./config.js";
@@ -33,10 +33,14 @@ export async function startEditorialApp(
       ...(options.log === undefined ? {} : { stream: options.log }),
     },
   });
+  // Live but not ready until it listens itself, so that a supervisor does not restart it while it waits.
+  const starting = await answerWhileStarting(config.host, config.port);
   try {
     await app.register(editorialApp, { config: { ...config, database: { ...config.database, waitWhileUnavailable: true } } });
+    await starting.release();
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
+    await starting.release();
     await app.close();
     throw error;
   }

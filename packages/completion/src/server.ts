@@ -1,3 +1,4 @@
+import { answerWhileStarting } from "@tessera/service-kit";
 import { buildApp } from "./app.js";
 import { startStaleWorker } from "./aggregation/stale-worker.js";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
@@ -9,6 +10,8 @@ turnOffAllocationSitePretenuring();
 const config = readConfigOrExit(process.env);
 // Start-up notes go to the console; once the app exists, the pool's outage lines go to its JSON log.
 const logTo: { app?: { info(message: string): void; warn(message: string): void } } = {};
+// Live but not ready until it listens itself, so that a supervisor does not restart it while it waits.
+const starting = await answerWhileStarting(config.host, config.port);
 // Started before its database (or during a restart), it waits for it, logging once, instead of exiting.
 const database = await openCompletionDatabaseOrExit(
   config,
@@ -57,4 +60,5 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
   });
 }
 
+await starting.release();
 await app.listen({ host: config.host, port: config.port });

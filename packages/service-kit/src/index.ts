@@ -14,3 +14,4 @@ export {
   type DatabaseOutageAnswers,
   type ErrorHandler,
 } from "./database-outage.js";
+export { answerWhileStarting, type StartingPort } from "./starting-port.js";

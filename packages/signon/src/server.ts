@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
 import Fastify, { type FastifyInstance } from "fastify";
+import { answerWhileStarting } from "@tessera/service-kit";
 import { DatabaseStartError, isDatabaseUnavailable } from "@tessera/db";
 import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
@@ -43,8 +44,13 @@ export async function startSignon(
 ): Promise<RunningSignon> {
   const config = loadConfig(env);
   const app = Fastify(signonServerOptions(config, options.logger ?? true));
+  // Live but not ready until it listens itself, so that a supervisor does not restart it while it waits.
+  const starting = await answerWhileStarting(config.host, config.port);
   // Started before its database (or during a restart), it waits for it, logging once, instead of exiting.
-  const database = await openSignonDatabase(config, app.log, { waitWhileUnavailable: true });
+  const database = await openSignonDatabase(config, app.log, { waitWhileUnavailable: true }).catch(async (error: unknown) => {
+    await starting.release();
+    throw error;
+  });
   let pushes: PushDeliveryService | null = null;
   let batches: InvitationBatchWorker | null = null;
   // What the background work of this process (push delivery, the inactivity job) runs with.
@@ -83,6 +89,7 @@ export async function startSignon(
       ...(worker ? { pushesQueued: () => worker.wake() } : {}),
       invitationBatchesQueued: () => batchWorker.wake(),
     });
+    await starting.release();
     const url = await app.listen({ host: config.host, port: config.port });
     if (config.mode === "development") {
       app.log.warn(`Sign-on is in development mode: plain HTTP on the loopback address only (${url}). Set NODE_ENV=production to serve others.`);
@@ -139,6 +146,7 @@ export async function startSignon(
       })());
     return { app, config, url, pushes, close };
   } catch (error) {
+    await starting.release();
     await batches?.stop();
     await pushes?.stop();
     await app.close();
