@@ -47,7 +47,7 @@ import { forwardLines, serviceLineWriter } from "./start/service-output.mjs";
 import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/single-instance.mjs";
 import { hasLauncherOptions, launcherNodeOptions } from "./start/launcher-options.mjs";
 import { httpRequest } from "./start/http-request.mjs";
-import { buildPackage, needsBuild } from "./build-package.mjs";
+import { needsBuild } from "./build-package.mjs";
 
 if (!hasLauncherOptions()) await runAgainWithOptions();
 
@@ -278,13 +278,19 @@ function postmasterPid() {
   }
 }
 
-/** Builds again the packages whose sources changed since their last build (none, usually). */
+/**
+ * Builds again the packages whose sources changed since their last build (none, usually), each in
+ * a process of its own: the compiler and esbuild's service (some 450 MB) go away with it instead of
+ * staying resident in this process for as long as the services run.
+ */
 async function buildChanged() {
   for (const folder of builtPackages) {
     const packageDir = join(root, folder);
     if (!(await needsBuild(packageDir))) continue;
     console.error(`npm start: building ${folder} (its sources changed since its last build)`);
-    await buildPackage(packageDir);
+    const build = spawn(process.execPath, [join(root, "scripts/build-package.mjs"), packageDir], { stdio: ["ignore", "ignore", "inherit"] });
+    const { code, signal } = await exitOf(build);
+    if (code !== 0) throw new StartError(`npm start: building ${folder} failed (${signal ?? `exit code ${code}`}); run \`npm run build\` to see why.`, 1);
   }
 }
 

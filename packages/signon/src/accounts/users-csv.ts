@@ -52,17 +52,13 @@ export async function* usersCsv(
   columns: readonly { application: { id: string; name: string }; permissions: readonly string[] }[] = [],
 ): AsyncGenerator<string, void, undefined> {
   yield csvLine([...usersCsvColumns, ...columns.map(({ application }) => neutraliseFormula(application.name))]);
+  // Worked out once: which column each application's permissions go to, and which of them it shows.
+  const columnOf = new Map(columns.map(({ application }, index) => [application.id, index]));
+  const shownIn = columns.map(({ permissions }) => new Set(permissions));
   for await (const batch of rows) {
     let lines = "";
     for (const row of batch) {
-      const held = new Map<string, string[]>();
-      for (const entry of row.permissions) {
-        const at = entry.indexOf(":");
-        const applicationId = entry.slice(0, at);
-        held.set(applicationId, [...(held.get(applicationId) ?? []), entry.slice(at + 1)]);
-      }
-      lines += csvLine(
-        [
+      const cells = [
         row.name,
         row.email,
         row.role,
@@ -70,12 +66,24 @@ export async function* usersCsv(
         row.status.join(" "),
         row.lastSignedInAt?.toISOString() ?? "",
         row.createdAt.toISOString(),
-        ...columns.map(({ application, permissions: shown }) => (held.get(application.id) ?? []).filter((one) => shown.includes(one)).join(permissionSeparator)),
-        ].map(neutraliseFormula),
-      );
+        ...permissionCells(row.permissions, columnOf, shownIn),
+      ];
+      lines += csvLine(cells.map(neutraliseFormula));
     }
     yield lines;
   }
+}
+
+/** A person's permission cells, one per column: the names `shownIn` it shows there, sorted as given, joined by `;`. */
+function permissionCells(permissions: readonly string[], columnOf: ReadonlyMap<string, number>, shownIn: readonly ReadonlySet<string>[]): string[] {
+  const held: string[][] = shownIn.map(() => []);
+  for (const entry of permissions) {
+    const at = entry.indexOf(":");
+    const column = columnOf.get(entry.slice(0, at));
+    const permission = entry.slice(at + 1);
+    if (column !== undefined && shownIn[column]?.has(permission)) held[column]?.push(permission);
+  }
+  return held.map((names) => names.join(permissionSeparator));
 }
 
 /** One CSV line (RFC 4180, `\n` ended): a cell holding a comma, a quote or a line break is quoted, its quotes doubled. */

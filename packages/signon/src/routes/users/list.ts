@@ -122,7 +122,7 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       for await (const batch of ctx.statements.cursor(allUsersStatement(ctx.db, search), csvBatchSize)) {
         yield batch.map((raw) => {
           const row = toUserExportRow(raw);
-          return { ...row, status: statusTags(ctx, row) };
+          return Object.assign(row, { status: statusTags(ctx, row) });
         });
       }
     }
