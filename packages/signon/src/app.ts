@@ -145,6 +145,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     root: viewsDirectory,
     layout: "layout.eta",
     defaultContext: { serviceName: "Tessera Sign-on" },
+    // Templates compiled once, in development mode too (the default there compiles each on every request).
+    production: true,
   });
 
   app.decorateRequest("webSession", null);

@@ -81,6 +81,16 @@ export interface WebSession {
 }
 
 /**
+ * How long a session's "last seen" may lag behind its use: a minute, or a
+ * thirtieth of the idle timeout when that is shorter. Written on every
+ * request it would cost each page a write and a commit; lagging, a session
+ * can end up to this much before its idle timeout, never after it.
+ */
+export function touchIntervalMs(sessionIdleSeconds: number): number {
+  return Math.min(60, sessionIdleSeconds / 30) * 1000;
+}
+
+/**
  * The live session for a session id, including one still waiting for its
  * 2-step code, or `null`. A session dies after `sessionIdleSeconds` without
  * use, `sessionMaxSeconds` after sign-in, or when its user is suspended.
@@ -96,7 +106,7 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     await deleteSession(ctx.db, idHash);
     return null;
   }
-  await touchSession(ctx.db, idHash, now);
+  if (now.getTime() - found.session.lastSeenAt.getTime() >= touchIntervalMs(ctx.config.sessionIdleSeconds)) await touchSession(ctx.db, idHash, now);
   const user =
     found.user.role === "super_organisation_admin" && found.user.organisationId !== null
       ? { ...found.user, organisationScope: await listOrganisationSubtreeIds(ctx.db, found.user.organisationId) }

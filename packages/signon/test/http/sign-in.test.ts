@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { sessions as sessionsTable } from "../../src/db/schema.js";
 import { suspendUser } from "../../src/accounts/manage-users.js";
 import { InjectBrowser, parseSignInForm } from "../support/browser.js";
 import { createApp, createUser, defaultPassword, lockUser } from "../support/factories.js";
@@ -142,6 +144,27 @@ describe("sessions", () => {
     const afterIdle = await browser.get(url);
     expect(afterIdle.statusCode).toBe(303);
     expect(afterIdle.headers.location).toBe(`/sign-in?return_to=${encodeURIComponent(url)}`);
+  });
+
+  it("record their last use at most once a minute, so pages do not each write, and still end only after the idle timeout from it", async () => {
+    const client = await createApp(signon.ctx, { name: "Publisher" });
+    const user = await createUser(signon.ctx, { permissions: { Publisher: ["signin"] } });
+    const browser = new InjectBrowser(signon.app);
+    await browser.signIn("/sign-in", user.email, defaultPassword);
+    const lastSeen = async () => (await signon.ctx.db.select({ at: sessionsTable.lastSeenAt }).from(sessionsTable).where(eq(sessionsTable.userUid, user.uid)))[0]?.at;
+    const signedInAt = await lastSeen();
+    const url = authorizeUrl({ response_type: "code", client_id: client.clientId, redirect_uri: client.redirectUri, state: "s" });
+
+    signon.clock.advance(30);
+    expect((await browser.get(url)).statusCode).toBe(302);
+    expect(await lastSeen()).toEqual(signedInAt);
+
+    signon.clock.advance(31);
+    expect((await browser.get(url)).statusCode).toBe(302);
+    expect(await lastSeen()).toEqual(signon.clock.now());
+
+    signon.clock.advance(29 * 60);
+    expect((await browser.get(url)).statusCode).toBe(302);
   });
 
   it("end at sign-out", async () => {
