@@ -11,7 +11,8 @@ import { answers, childrenOf, runStart, signonCli, startScript, tsxLoader, whenE
 const scratch = await mkdtemp(join(tmpdir(), "tessera-npm-start-"));
 // Run by root, the embedded PostgreSQL server runs as the account "postgres", which must be let through.
 await chmod(scratch, 0o711);
-afterAll(() => rm(scratch, { recursive: true, force: true }));
+// After a kill the database servers' guards stop them a moment later, still writing their files: retry while they go.
+afterAll(() => rm(scratch, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }));
 
 /** A working directory for one npm start, which the embedded server's account can enter. */
 async function newHome(prefix: string): Promise<string> {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "@tessera/db/testing";
 import pg from "pg";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extractTarBr } from "./support/extract-fixture.js";
 import { runStart, type StartRun } from "./support/npm-start.js";
@@ -37,9 +38,15 @@ beforeAll(async () => {
   ready = await run.printed("Press Ctrl-C to stop.");
 });
 afterAll(async () => {
-  if (run.child.exitCode === null && run.child.signalCode === null) process.kill(-(run.child.pid as number), "SIGKILL");
+  // Stopped as an operator would (Ctrl-C stops the services, then the database server); killed only if that hangs.
+  if (run.child.exitCode === null && run.child.signalCode === null) {
+    process.kill(run.child.pid as number, "SIGTERM");
+    const stopped = await Promise.race([run.exited.then(() => true), sleep(30_000).then(() => false)]);
+    if (!stopped) process.kill(-(run.child.pid as number), "SIGKILL");
+  }
   await run.exited;
-  await rm(home, { recursive: true, force: true });
+  // After a kill the database server's guard stops it a moment later, still writing its files: retry while they go.
+  await rm(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 /** One query on the converted database, through the embedded server's socket in ./data. */

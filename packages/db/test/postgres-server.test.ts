@@ -21,7 +21,8 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await rm(parent, { recursive: true, force: true });
+  // A server stopped by its guard after a kill may still be writing its files for a moment: retry while they go.
+  await rm(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 /** A fresh data directory path, in its own folder (which takes the socket). */

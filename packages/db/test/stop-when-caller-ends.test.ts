@@ -28,7 +28,8 @@ afterAll(async () => {
       // gone already
     }
   }
-  await rm(parent, { recursive: true, force: true });
+  // A server stopped by its guard after a kill may still be writing its files for a moment: retry while they go.
+  await rm(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 /**
