@@ -280,7 +280,7 @@ function postmasterPid() {
 
 /**
  * Builds again the packages whose sources changed since their last build (none, usually), each in
- * a process of its own: the compiler and esbuild's service (some 450 MB) go away with it instead of
+ * a process of its own: the compiler and esbuild's service (some 400 MB) go away with it instead of
  * staying resident in this process for as long as the services run.
  */
 async function buildChanged() {

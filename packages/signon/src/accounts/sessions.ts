@@ -86,7 +86,7 @@ export interface WebSession {
  * request it would cost each page a write and a commit; lagging, a session
  * can end up to this much before its idle timeout, never after it.
  */
-export function touchIntervalMs(sessionIdleSeconds: number): number {
+function touchIntervalMs(sessionIdleSeconds: number): number {
   return Math.min(60, sessionIdleSeconds / 30) * 1000;
 }
 
