@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { SignJWT } from "jose";
 import type { SignonContext } from "../context.js";
 import type { GrantOpenId } from "../repositories/token-exchange.js";
+import { signJwt } from "./signed-jwt.js";
 import { idTokenLifetimeSeconds, liveSigningKey, signingAlgorithms, type SigningAlgorithm } from "./signing-keys.js";
 
 /** The `amr` values Sign-on uses (RFC 8176): a password, a one-time code, a hardware key (passkey). */
@@ -41,20 +41,18 @@ export async function signIdToken(
   const key = await liveSigningKey(ctx, applicationAlgorithm(token.alg));
   const iat = Math.floor(token.now.getTime() / 1000);
   const claims: Record<string, unknown> = {
+    iss: ctx.config.publicUrl,
+    sub: token.userUid,
+    aud: token.clientId,
+    iat,
+    exp: iat + idTokenLifetimeSeconds,
     auth_time: Math.floor((token.openid.authTime ?? token.now).getTime() / 1000),
     at_hash: accessTokenHash(token.accessToken),
     amr: token.openid.amr ?? ["pwd"],
   };
   // A refreshed ID token carries no nonce (Core §12.2).
   if (token.openid.nonce !== null && !token.refresh) claims.nonce = token.openid.nonce;
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" })
-    .setIssuer(ctx.config.publicUrl)
-    .setSubject(token.userUid)
-    .setAudience(token.clientId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + idTokenLifetimeSeconds)
-    .sign(key.privateKey);
+  return signJwt("JWT", claims, key);
 }
 
 /** Whether a grant's scope holds `name`. */

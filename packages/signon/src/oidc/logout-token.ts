@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { SignJWT } from "jose";
 import type { SignonContext } from "../context.js";
 import type { PushRequest } from "../pushes/push-request.js";
 import { applicationAlgorithm } from "./id-token.js";
+import { signJwt } from "./signed-jwt.js";
 import { liveSigningKey } from "./signing-keys.js";
 
 /** The event that makes a JWT a logout token. */
@@ -21,15 +21,16 @@ export const logoutTokenLifetimeSeconds = 120;
 export async function signLogoutToken(ctx: SignonContext, logout: { userUid: string; clientId: string; alg: string }): Promise<string> {
   const key = await liveSigningKey(ctx, applicationAlgorithm(logout.alg));
   const iat = Math.floor(ctx.now().getTime() / 1000);
-  return new SignJWT({ events: { [backchannelLogoutEvent]: {} } })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "logout+jwt" })
-    .setIssuer(ctx.config.publicUrl)
-    .setAudience(logout.clientId)
-    .setSubject(logout.userUid)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + logoutTokenLifetimeSeconds)
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+  const claims = {
+    iss: ctx.config.publicUrl,
+    aud: logout.clientId,
+    sub: logout.userUid,
+    iat,
+    exp: iat + logoutTokenLifetimeSeconds,
+    jti: randomUUID(),
+    events: { [backchannelLogoutEvent]: {} },
+  };
+  return signJwt("logout+jwt", claims, key);
 }
 
 /**

@@ -1,8 +1,10 @@
 import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
+import { createPrivateKey, type JsonWebKey } from "node:crypto";
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
 import { signingKeys } from "../db/schema.js";
+import type { JwtSigningKey } from "./signed-jwt.js";
 import { openSecret, resolveSecretKey, sealSecret } from "../security/secret-box.js";
 
 /** The JWS algorithms of ID tokens and logout tokens. */
@@ -29,11 +31,7 @@ export const retiredKeyPublishedSeconds = keyActivationSeconds + idTokenLifetime
 const liveKeysCacheMs = 60_000;
 
 /** A key to sign with. */
-export interface SigningKey {
-  kid: string;
-  alg: SigningAlgorithm;
-  privateKey: CryptoKey;
-}
+export type SigningKey = JwtSigningKey;
 
 interface CachedKeys {
   keys: Map<SigningAlgorithm, SigningKey>;
@@ -172,7 +170,7 @@ async function readLiveKeys(ctx: SignonContext): Promise<CachedKeys> {
     const row = ofAlg.find((candidate) => candidate.activeFrom <= now) ?? ofAlg.at(-1);
     if (!row) continue;
     for (const pending of ofAlg) if (pending.activeFrom > now) until = Math.min(until, pending.activeFrom.getTime());
-    const privateKey = (await importJWK(JSON.parse(openSecret(secret, row.sealedPrivateJwk)) as JWK, alg)) as CryptoKey;
+    const privateKey = createPrivateKey({ key: JSON.parse(openSecret(secret, row.sealedPrivateJwk)) as JsonWebKey, format: "jwk" });
     keys.set(alg, { kid: row.kid, alg, privateKey });
   }
   return { keys, until };
