@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { SignonContext } from "../context.js";
 import type { GrantOpenId } from "../repositories/token-exchange.js";
 import { signJwt } from "./signed-jwt.js";
@@ -22,7 +22,7 @@ export function applicationAlgorithm(alg: string): SigningAlgorithm {
  * @see https://openid.net/specs/openid-connect-core-1_0.html#CodeIDToken
  */
 export function accessTokenHash(accessToken: string): string {
-  return createHash("sha256").update(accessToken, "ascii").digest().subarray(0, 16).toString("base64url");
+  return hash("sha256", accessToken, "buffer").subarray(0, 16).toString("base64url");
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 /**
  * A fresh random value: 32 bytes from the CSPRNG, hex-encoded (64 characters),
@@ -10,5 +10,5 @@ export function randomHex(bytes = 32): string {
 
 /** SHA-256 digest of a secret value, hex-encoded: how tokens and secrets are stored (S5). */
 export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("hex");
+  return hash("sha256", value, "hex");
 }
