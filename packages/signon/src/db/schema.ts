@@ -214,12 +214,10 @@ export const accessTokens = signon.table(
     grantId: uuid("grant_id")
       .notNull()
       .references(() => grants.id, { onDelete: "cascade" }),
-    userUid: uuid("user_uid")
-      .notNull()
-      .references(() => users.uid, { onDelete: "cascade" }),
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    // The grant's user and application, copied for lookups. No foreign keys of their own: the grant's
+    // reference them and cascade, and checking them locked the application's row on every token issued.
+    userUid: uuid("user_uid").notNull(),
+    applicationId: uuid("application_id").notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     createdAt: createdAt(),
@@ -454,7 +452,8 @@ export const auditEvents = signon.table(
   },
   (table) => [
     index("audit_events_subject_idx").on(table.subjectUid, table.occurredAt),
-    index("audit_events_actor_idx").on(table.actorUid, table.occurredAt),
+    // Most events have no actor (token issues, pushes): they are kept out of the actor index.
+    index("audit_events_actor_idx").on(table.actorUid, table.occurredAt).where(sql`${table.actorUid} is not null`),
     index("audit_events_occurred_idx").on(table.occurredAt),
     index("audit_events_sign_in_idx").on(table.applicationId, table.occurredAt).where(sql`${table.action} = 'authorization_code_issued'`),
   ],
