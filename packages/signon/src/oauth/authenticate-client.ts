@@ -2,7 +2,7 @@ import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { Application } from "../repositories/applications.js";
 import type { PresentedClient } from "../repositories/token-exchange.js";
-import { findClientForAuthentication, type FoundClient } from "../repositories/client-authentication.js";
+import { findClientForAuthentication, type ClientOfRequest, type FoundClient } from "../repositories/client-authentication.js";
 import { constantTimeEqual } from "../security/constant-time.js";
 import { clientAuthenticationFlood, clientAuthenticationLimit, recordFailure, recordFailureCrossingLimit } from "../security/failure-limit.js";
 import { sha256Hex } from "../security/random.js";
@@ -75,14 +75,14 @@ export interface ClientToAuthenticate {
  * secret matches, it is not retired and the source is not blocked; otherwise
  * the failure is counted and audited, and the error thrown.
  */
-export async function concludeClientAuthentication(
+export async function concludeClientAuthentication<A extends ClientOfRequest>(
   ctx: SignonContext,
   credentials: ClientCredentials,
   origin: RequestOrigin,
   now: Date,
-  { application, blockedUntil }: FoundClient,
+  { application, blockedUntil }: FoundClient<A>,
   onFlood?: (flood: ClientAuthenticationFlood) => void,
-): Promise<Application> {
+): Promise<A> {
   if (blockedUntil !== null) throw new TooManyAttemptsError((blockedUntil.getTime() - now.getTime()) / 1000);
 
   const presented = sha256Hex(credentials.clientSecret);

@@ -1,6 +1,6 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import type { Application } from "../repositories/applications.js";
+import type { ClientOfRequest } from "../repositories/client-authentication.js";
 import { findGrantByCodeHash, revokeGrant, useCode } from "../repositories/grants.js";
 import type { UsedGrant } from "../repositories/tokens.js";
 import { authenticateClient, concludeClientAuthentication, presentedClient, type ClientToAuthenticate } from "./authenticate-client.js";
@@ -36,7 +36,7 @@ export async function exchangeAuthorizationCode(
   client: ClientToAuthenticate,
   request: CodeExchange,
   origin: RequestOrigin,
-): Promise<{ application: Application; issued: IssuedTokens }> {
+): Promise<{ application: ClientOfRequest; issued: IssuedTokens }> {
   if (!request.code) {
     await authenticateClient(ctx, client.credentials, origin, client.onFlood);
     throw new InvalidRequestError("code is required");

@@ -1,6 +1,6 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import type { Application } from "../repositories/applications.js";
+import type { ClientOfRequest } from "../repositories/client-authentication.js";
 import { revokeGrant } from "../repositories/grants.js";
 import { findRefreshToken, rotateRefreshTokenOfApplication } from "../repositories/tokens.js";
 import { rotateRefreshTokenInOneStatement } from "../repositories/token-exchange.js";
@@ -24,7 +24,7 @@ export async function refreshAccessToken(
   client: ClientToAuthenticate,
   refreshToken: string | undefined,
   origin: RequestOrigin,
-): Promise<{ application: Application; issued: IssuedTokens }> {
+): Promise<{ application: ClientOfRequest; issued: IssuedTokens }> {
   if (!refreshToken) {
     await authenticateClient(ctx, client.credentials, origin, client.onFlood);
     throw new InvalidRequestError("refresh_token is required");

@@ -57,9 +57,12 @@ const clientForAuthenticationStatement = {
   text: clientLookup({ clientId: "$1", keys: "$2", now: "$3", maxFailures: "$4" }),
 };
 
+/** What authenticating a client needs of its application; statements that act for the client read only these. */
+export type ClientOfRequest = Pick<Application, "id" | "name" | "clientId" | "clientSecretHash" | "retired" | "idTokenSignedResponseAlg">;
+
 /** What a client authentication found: the application (`null` for an unknown client id) and until when it is blocked. */
-export interface FoundClient {
-  application: Application | null;
+export interface FoundClient<A extends ClientOfRequest = Application> {
+  application: A | null;
   blockedUntil: Date | null;
 }
 

@@ -1,5 +1,5 @@
 import type { StatementRunner } from "../db/statements.js";
-import { clientLookup, foundClient, type ClientRow, type FoundClient } from "./client-authentication.js";
+import { clientLookup, type ClientOfRequest, type ClientRow, type FoundClient } from "./client-authentication.js";
 
 /** New tokens to store when an exchange succeeds, and the audit event's context. */
 export interface NewTokens {
@@ -26,8 +26,8 @@ export interface GrantOpenId {
   amr: string[] | null;
 }
 
-/** A row of the one-statement exchanges: the client as looked up, and what was issued (all `null` when nothing was). */
-type ExchangeRow = ClientRow & {
+/** A row of the one-statement exchanges: what authenticating the client needs of it, and what was issued (all `null` when nothing was). */
+type ExchangeRow = Pick<ClientRow, "id" | "name" | "client_id" | "client_secret_hash" | "retired" | "id_token_signed_response_alg" | "blocked_until"> & {
   grant_id: string | null;
   user_uid: string;
   scope: string | null;
@@ -38,14 +38,30 @@ type ExchangeRow = ClientRow & {
 
 /** What a one-statement exchange found of the client, and what it issued (`null`: nothing, the caller finds out why). */
 export interface Exchanged {
-  client: FoundClient;
+  client: FoundClient<ClientOfRequest>;
   issued: Issued | null;
 }
 
+function clientOf(row: ExchangeRow | undefined): FoundClient<ClientOfRequest> {
+  if (!row) return { application: null, blockedUntil: null };
+  const application =
+    row.id === null
+      ? null
+      : {
+          id: row.id,
+          name: row.name,
+          clientId: row.client_id,
+          clientSecretHash: row.client_secret_hash,
+          retired: row.retired,
+          idTokenSignedResponseAlg: row.id_token_signed_response_alg,
+        };
+  return { application, blockedUntil: row.blocked_until };
+}
+
 function exchangedFrom(row: ExchangeRow | undefined): Exchanged {
-  if (!row || row.grant_id === null) return { client: foundClient(row), issued: null };
+  if (!row || row.grant_id === null) return { client: clientOf(row), issued: null };
   const openid = row.scope === null ? null : { scope: row.scope, nonce: row.nonce, authTime: row.auth_time, amr: row.amr };
-  return { client: foundClient(row), issued: { grantId: row.grant_id, userUid: row.user_uid, openid } };
+  return { client: clientOf(row), issued: { grantId: row.grant_id, userUid: row.user_uid, openid } };
 }
 
 /** The client presenting credentials, for a statement that authenticates it before acting for it. */
@@ -76,7 +92,8 @@ const storeTokensFrom = (source: string, action: "tokens_issued" | "tokens_refre
       insert into signon.audit_events (occurred_at, action, subject_uid, application_id, ip, user_agent, details)
       select $4::timestamptz, '${action}', user_uid, application_id, $5::inet, $6, '{}'::jsonb from ${source}
     )
-    select client.*, ${source}.grant_id, ${source}.user_uid, ${source}.scope, ${source}.nonce, ${source}.auth_time, ${source}.amr
+    select client.id, client.name, client.client_id, client.client_secret_hash, client.retired, client.id_token_signed_response_alg,
+           client.blocked_until, ${source}.grant_id, ${source}.user_uid, ${source}.scope, ${source}.nonce, ${source}.auth_time, ${source}.amr
       from client left join ${source} on true`;
 
 const userMaySignIn = `
