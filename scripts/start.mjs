@@ -92,8 +92,9 @@ const builtConditions = "--conditions=tessera-built";
  * Node's options for the services and commands: a young generation of at most 2 MB per half
  * instead of 16, which a service fills at its start (module loading) and then holds as resident
  * memory for good; collections of the young generation are cheap and its requests' garbage small.
+ * And the heap ceiling of docs/deployment.md, under which garbage is collected before it piles up.
  */
-const serviceNodeOptions = ["--max-semi-space-size=2"];
+const serviceNodeOptions = ["--max-semi-space-size=2", "--max-old-space-size=512"];
 /** Every service's migrations, for the conversion of an earlier version's data. */
 const allMigrations = ["signon=packages/signon/migrations", "completion=packages/completion/migrations", "signon_client=packages/signon-client/migrations"];
 const exitWithParent = import.meta.resolve("./start/exit-with-parent.mjs");

@@ -7,6 +7,7 @@
 // BENCH_SCALE_PEOPLE: the sizes, comma-separated (default 1000,100000,1000000).
 // BENCH_SCALE_SAMPLES: requests measured per read and size (default 40, after 3 to warm up).
 // BENCH_SCALE_SEMI_SPACE_MB: the server's young generation (default Node's own, as in production).
+// BENCH_SCALE_OLD_SPACE_MB: the server's heap ceiling (default 512, as docs/deployment.md runs it; 0 for Node's own).
 // BENCH_SCALE_SIGNON_DATABASE: the database created on that server for the run and dropped after it
 // (default tessera_bench_scale_signon).
 import { createDrizzle, createPool, runMigrations, withStatementTimeout } from "@tessera/db";
@@ -30,11 +31,15 @@ const sizes = (process.env.BENCH_SCALE_PEOPLE || "1000,100000,1000000").split(",
 const samples = Number(process.env.BENCH_SCALE_SAMPLES || 40);
 /** How many of the slowest reads at each size get EXPLAIN ANALYZE. */
 const explainedReads = 3;
-// The server runs with Node's own young generation, as docs/deployment.md runs it in production;
-// BENCH_SCALE_SEMI_SPACE_MB=2 gives it the smaller one of `npm start` (which trades a larger RSS growth
-// during the export, as the batches waiting for the client move to the old generation, for a smaller RSS at rest).
+// The server runs as docs/deployment.md runs it in production: Node's own young generation, and a heap
+// ceiling of BENCH_SCALE_OLD_SPACE_MB (default 512, as documented; 0 for Node's own, which lets the export's
+// garbage pile up before a full collection). BENCH_SCALE_SEMI_SPACE_MB=2 gives it the smaller young
+// generation of `npm start` (which trades a larger RSS growth during the export, as the batches waiting for
+// the client move to the old generation, for a smaller RSS at rest).
 const semiSpaceMiB = process.env.BENCH_SCALE_SEMI_SPACE_MB;
-if (semiSpaceMiB) process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, `--max-semi-space-size=${semiSpaceMiB}`].filter(Boolean).join(" ");
+const oldSpaceMiB = Number(process.env.BENCH_SCALE_OLD_SPACE_MB ?? 512);
+const serverOptions = [...(semiSpaceMiB ? [`--max-semi-space-size=${semiSpaceMiB}`] : []), ...(oldSpaceMiB > 0 ? [`--max-old-space-size=${oldSpaceMiB}`] : [])];
+if (serverOptions.length > 0) process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, ...serverOptions].filter(Boolean).join(" ");
 
 interface Read {
   label: string;
@@ -201,7 +206,7 @@ export async function run(): Promise<void> {
         }
         const csv = await measureCsv(browser, side.child.pid as number);
         record(
-          `\`users.csv\`, everyone (young generation: ${semiSpaceMiB ? `${semiSpaceMiB} MB semi-spaces` : "Node's own"})`,
+          `\`users.csv\`, everyone (young generation: ${semiSpaceMiB ? `${semiSpaceMiB} MB semi-spaces` : "Node's own"}; heap ceiling: ${oldSpaceMiB > 0 ? `${oldSpaceMiB} MB` : "Node's own"})`,
           size,
           `${csv.seconds.toFixed(2)} s, first byte ${format(csv.firstByteMs)} ms, RSS +${csv.rssGrowthMiB.toFixed(0)} MiB (${csv.rows.toLocaleString("en-GB")} rows)`,
         );
