@@ -66,10 +66,13 @@ export interface FoundClient<A extends ClientOfRequest = Application> {
   blockedUntil: Date | null;
 }
 
-/** The application and block of a {@link clientLookup} row. */
-export function foundClient(row: ClientRow | undefined): FoundClient {
+/** The columns of a {@link clientLookup} row that {@link ClientOfRequest} needs. */
+export type ClientOfRequestRow = Pick<ClientRow, "id" | "name" | "client_id" | "client_secret_hash" | "retired" | "id_token_signed_response_alg" | "blocked_until">;
+
+/** What authenticating the client needs of the application of a row (`null` for an unknown client id), and its block. */
+export function foundClientOfRequest(row: ClientOfRequestRow | undefined): FoundClient<ClientOfRequest> {
   if (!row) return { application: null, blockedUntil: null };
-  const application: Application | null =
+  const application =
     row.id === null
       ? null
       : {
@@ -77,24 +80,36 @@ export function foundClient(row: ClientRow | undefined): FoundClient {
           name: row.name,
           clientId: row.client_id,
           clientSecretHash: row.client_secret_hash,
-          redirectUris: row.redirect_uris,
-          homeUri: row.home_uri,
-          pushBaseUrl: row.push_base_url,
-          supportedPermissions: row.supported_permissions,
-          delegatablePermissions: row.delegatable_permissions,
-          requirePkce: row.require_pkce,
           retired: row.retired,
-          apiOnly: row.api_only,
-          pushEnabled: row.push_enabled,
-          defaultPermissions: row.default_permissions,
-          permissionsNotGrantableInUi: row.permissions_not_grantable_in_ui,
-          oidcScopes: row.oidc_scopes,
           idTokenSignedResponseAlg: row.id_token_signed_response_alg,
-          postLogoutRedirectUris: row.post_logout_redirect_uris,
-          backchannelLogoutUri: row.backchannel_logout_uri,
-          createdAt: row.created_at,
         };
   return { application, blockedUntil: row.blocked_until };
+}
+
+/** The application and block of a {@link clientLookup} row. */
+export function foundClient(row: ClientRow | undefined): FoundClient {
+  const { application, blockedUntil } = foundClientOfRequest(row);
+  if (!row || application === null) return { application: null, blockedUntil };
+  return {
+    application: {
+      ...application,
+      redirectUris: row.redirect_uris,
+      homeUri: row.home_uri,
+      pushBaseUrl: row.push_base_url,
+      supportedPermissions: row.supported_permissions,
+      delegatablePermissions: row.delegatable_permissions,
+      requirePkce: row.require_pkce,
+      apiOnly: row.api_only,
+      pushEnabled: row.push_enabled,
+      defaultPermissions: row.default_permissions,
+      permissionsNotGrantableInUi: row.permissions_not_grantable_in_ui,
+      oidcScopes: row.oidc_scopes,
+      postLogoutRedirectUris: row.post_logout_redirect_uris,
+      backchannelLogoutUri: row.backchannel_logout_uri,
+      createdAt: row.created_at,
+    },
+    blockedUntil,
+  };
 }
 
 /**

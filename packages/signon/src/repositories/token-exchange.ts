@@ -1,5 +1,5 @@
 import type { StatementRunner } from "../db/statements.js";
-import { clientLookup, type ClientOfRequest, type ClientRow, type FoundClient } from "./client-authentication.js";
+import { clientLookup, foundClientOfRequest, type ClientOfRequest, type ClientOfRequestRow, type FoundClient } from "./client-authentication.js";
 
 /** New tokens to store when an exchange succeeds, and the audit event's context. */
 export interface NewTokens {
@@ -27,7 +27,7 @@ export interface GrantOpenId {
 }
 
 /** A row of the one-statement exchanges: what authenticating the client needs of it, and what was issued (all `null` when nothing was). */
-type ExchangeRow = Pick<ClientRow, "id" | "name" | "client_id" | "client_secret_hash" | "retired" | "id_token_signed_response_alg" | "blocked_until"> & {
+type ExchangeRow = ClientOfRequestRow & {
   grant_id: string | null;
   user_uid: string;
   scope: string | null;
@@ -42,26 +42,10 @@ export interface Exchanged {
   issued: Issued | null;
 }
 
-function clientOf(row: ExchangeRow | undefined): FoundClient<ClientOfRequest> {
-  if (!row) return { application: null, blockedUntil: null };
-  const application =
-    row.id === null
-      ? null
-      : {
-          id: row.id,
-          name: row.name,
-          clientId: row.client_id,
-          clientSecretHash: row.client_secret_hash,
-          retired: row.retired,
-          idTokenSignedResponseAlg: row.id_token_signed_response_alg,
-        };
-  return { application, blockedUntil: row.blocked_until };
-}
-
 function exchangedFrom(row: ExchangeRow | undefined): Exchanged {
-  if (!row || row.grant_id === null) return { client: clientOf(row), issued: null };
+  if (!row || row.grant_id === null) return { client: foundClientOfRequest(row), issued: null };
   const openid = row.scope === null ? null : { scope: row.scope, nonce: row.nonce, authTime: row.auth_time, amr: row.amr };
-  return { client: clientOf(row), issued: { grantId: row.grant_id, userUid: row.user_uid, openid } };
+  return { client: foundClientOfRequest(row), issued: { grantId: row.grant_id, userUid: row.user_uid, openid } };
 }
 
 /** The client presenting credentials, for a statement that authenticates it before acting for it. */
