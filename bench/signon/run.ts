@@ -19,8 +19,12 @@
 // The peer keeps codes an hour (as Sign-on's prepared codes), so none runs out
 // during the run. Each side's non-2xx responses and connection errors are
 // counted over all its rounds; a row with any is reported "not valid" with no ratio.
+// A second table gives each side's CPU time per request in its median round, from /proc (Linux): its
+// process with every thread, and for ours the PostgreSQL server's processes, which are counted only
+// when that server runs on this machine (so give it no other work during the run).
 import autocannon from "autocannon";
 import { forkSide, stopSide, type ForkedSide } from "../support/forked-side.js";
+import { commandCpuSeconds, processCpuSeconds } from "../support/process-cpu.js";
 import type { Prepared } from "./serve.js";
 
 const seconds = Number(process.env.BENCH_SECONDS || 10);
@@ -35,6 +39,15 @@ interface Measured {
   p99: number;
   non2xx: number;
   errors: number;
+  /** CPU per request, µs: the side's process (every thread), and this machine's PostgreSQL processes (ours only). */
+  processCpuUs: number;
+  databaseCpuUs: number;
+}
+
+/** Whose CPU a measurement counts: the side's process, and for ours the PostgreSQL server's processes. */
+interface CpuOf {
+  pid: number;
+  database: boolean;
 }
 
 function start(side: "signon" | "oidc-provider"): Promise<ForkedSide<Prepared>> {
@@ -64,9 +77,13 @@ function takeFrom(values: string[]): () => string {
 async function measure(
   url: string,
   options: { method: "GET" | "POST"; headers: Record<string, string>; nextBody?: () => string },
+  cpuOf: CpuOf,
   duration = seconds,
 ): Promise<Measured> {
   const { nextBody } = options;
+  const databaseCpu = () => (cpuOf.database ? commandCpuSeconds("postgres") : Number.NaN);
+  const processBefore = processCpuSeconds(cpuOf.pid);
+  const databaseBefore = databaseCpu();
   const result = await autocannon({
     url,
     connections,
@@ -75,7 +92,15 @@ async function measure(
     headers: options.headers,
     ...(nextBody ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, body: nextBody() }) }] } : {}),
   });
-  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+  const perRequestUs = (after: number, before: number) => ((after - before) / Math.max(1, result.requests.total)) * 1e6;
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    processCpuUs: perRequestUs(processCpuSeconds(cpuOf.pid), processBefore),
+    databaseCpuUs: perRequestUs(databaseCpu(), databaseBefore),
+  };
 }
 
 const form = { "content-type": "application/x-www-form-urlencoded" };
@@ -98,13 +123,15 @@ try {
   const bench = async (name: string, load: (side: Prepared) => Parameters<typeof measure>[1], path: (side: Prepared) => string) => {
     const oursLoad = load(ours.prepared);
     const peerLoad = load(peer.prepared);
-    await measure(`${ours.prepared.url}${path(ours.prepared)}`, oursLoad, warmUpSeconds);
-    await measure(`${peer.prepared.url}${path(peer.prepared)}`, peerLoad, warmUpSeconds);
+    const oursCpu = { pid: ours.child.pid as number, database: true };
+    const peerCpu = { pid: peer.child.pid as number, database: false };
+    await measure(`${ours.prepared.url}${path(ours.prepared)}`, oursLoad, oursCpu, warmUpSeconds);
+    await measure(`${peer.prepared.url}${path(peer.prepared)}`, peerLoad, peerCpu, warmUpSeconds);
     const oursRounds: Measured[] = [];
     const peerRounds: Measured[] = [];
     for (let round = 0; round < rounds; round++) {
-      oursRounds.push(await measure(`${ours.prepared.url}${path(ours.prepared)}`, oursLoad));
-      peerRounds.push(await measure(`${peer.prepared.url}${path(peer.prepared)}`, peerLoad));
+      oursRounds.push(await measure(`${ours.prepared.url}${path(ours.prepared)}`, oursLoad, oursCpu));
+      peerRounds.push(await measure(`${peer.prepared.url}${path(peer.prepared)}`, peerLoad, peerCpu));
     }
     rows.push({ name, ours: { ...median(oursRounds), ...failures(oursRounds) }, peer: { ...median(peerRounds), ...failures(peerRounds) } });
   };
@@ -132,5 +159,11 @@ for (const { name, ours: o, peer: p } of rows) {
   for (const [side, measured] of [["ours", o], ["peer", p]] as const) {
     if (measured.non2xx > 0 || measured.errors > 0) console.log(`  ${side}: ${measured.non2xx} non-2xx responses and ${measured.errors} errors over all rounds`);
   }
+}
+const us = (value: number) => (Number.isNaN(value) ? "n/a" : value.toFixed(0));
+console.log("\nCPU per request in the median round, µs (from /proc; PostgreSQL's counts every postgres process of this machine)\n");
+console.log("endpoint                          ours: Node  PostgreSQL   peer: Node");
+for (const { name, ours: o, peer: p } of rows) {
+  console.log(`${name.padEnd(34)}${us(o.processCpuUs).padStart(10)}${us(o.databaseCpuUs).padStart(12)}${us(p.processCpuUs).padStart(13)}`);
 }
 console.log(allAhead ? "\nSign-on is at least 1.5x oidc-provider on every endpoint, with no errors." : "\nSign-on is not at least 1.5x oidc-provider (with no errors) on every endpoint.");
