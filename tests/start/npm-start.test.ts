@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "@tessera/db/testing";
+import { freePort, removeDataFolder } from "@tessera/db/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answers, childrenOf, runStart, signonCli, startScript, tsxLoader, whenEnded, type StartRun } from "./support/npm-start.js";
@@ -11,8 +11,7 @@ import { answers, childrenOf, runStart, signonCli, startScript, tsxLoader, whenE
 const scratch = await mkdtemp(join(tmpdir(), "tessera-npm-start-"));
 // Run by root, the embedded PostgreSQL server runs as the account "postgres", which must be let through.
 await chmod(scratch, 0o711);
-// After a kill the database servers' guards stop them a moment later, still writing their files: retry while they go.
-afterAll(() => rm(scratch, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }));
+afterAll(() => removeDataFolder(scratch));
 
 /** A working directory for one npm start, which the embedded server's account can enter. */
 async function newHome(prefix: string): Promise<string> {

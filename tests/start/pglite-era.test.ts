@@ -1,10 +1,10 @@
 // npm start on a ./data written by the PGlite version (commit 8cb49b4, see fixtures/pglite-era/README.md):
 // the first start of today's version converts it into the embedded PostgreSQL server, and today's
 // services (later migrations applied at their start) work on the converted rows.
-import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "@tessera/db/testing";
+import { freePort, removeDataFolder } from "@tessera/db/testing";
 import pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -45,8 +45,7 @@ afterAll(async () => {
     if (!stopped) process.kill(-(run.child.pid as number), "SIGKILL");
   }
   await run.exited;
-  // After a kill the database server's guard stops it a moment later, still writing its files: retry while they go.
-  await rm(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  await removeDataFolder(home);
 });
 
 /** One query on the converted database, through the embedded server's socket in ./data. */

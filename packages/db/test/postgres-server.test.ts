@@ -1,4 +1,5 @@
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { removeDataFolder } from "../src/testing/index.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -21,8 +22,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  // A server stopped by its guard after a kill may still be writing its files for a moment: retry while they go.
-  await rm(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  await removeDataFolder(parent);
 });
 
 /** A fresh data directory path, in its own folder (which takes the socket). */

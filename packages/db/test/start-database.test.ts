@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile } from "node:fs/promises";
+import { removeDataFolder } from "../src/testing/index.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,8 +22,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // A server stopped by its guard after a kill may still be writing its files for a moment: retry while they go.
-  await rm(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  await removeDataFolder(parent);
 });
 
 function recordingLogger(): Logger & { lines: string[] } {

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile } from "node:fs/promises";
+import { removeDataFolder } from "../src/testing/index.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,8 +29,7 @@ afterAll(async () => {
       // gone already
     }
   }
-  // A server stopped by its guard after a kill may still be writing its files for a moment: retry while they go.
-  await rm(parent, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  await removeDataFolder(parent);
 });
 
 /**

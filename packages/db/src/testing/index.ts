@@ -11,3 +11,4 @@ export { testServerUrl } from "./test-server-url.js";
 export { startTestServer } from "./test-server.js";
 export type { TestServer } from "./test-server.js";
 export { FaultProxy } from "./fault-proxy.js";
+export { removeDataFolder } from "./remove-data-folder.js";

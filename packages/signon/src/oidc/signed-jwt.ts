@@ -1,12 +1,5 @@
-import { sign, type KeyObject } from "node:crypto";
-import type { SigningAlgorithm } from "./signing-keys.js";
-
-/** What a JWT is signed with: the key's id (the header's `kid`), its algorithm and the private key. */
-export interface JwtSigningKey {
-  kid: string;
-  alg: SigningAlgorithm;
-  privateKey: KeyObject;
-}
+import { sign } from "node:crypto";
+import type { SigningKey } from "./signing-keys.js";
 
 function base64urlJson(value: object): string {
   return Buffer.from(JSON.stringify(value), "utf8").toString("base64url");
@@ -26,7 +19,7 @@ function base64urlJson(value: object): string {
  *
  * @see https://www.rfc-editor.org/rfc/rfc7515#section-7.1
  */
-export function signJwt(typ: string, claims: Record<string, unknown>, key: JwtSigningKey): Promise<string> {
+export function signJwt(typ: string, claims: Record<string, unknown>, key: SigningKey): Promise<string> {
   const input = `${base64urlJson({ alg: key.alg, kid: key.kid, typ })}.${base64urlJson(claims)}`;
   const signingKey = key.alg === "ES256" ? { key: key.privateKey, dsaEncoding: "ieee-p1363" as const } : key.privateKey;
   return new Promise((resolve, reject) => {

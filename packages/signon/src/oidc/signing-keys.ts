@@ -1,10 +1,9 @@
 import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
-import { createPrivateKey, type JsonWebKey } from "node:crypto";
+import { createPrivateKey, type JsonWebKey, type KeyObject } from "node:crypto";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
 import { signingKeys } from "../db/schema.js";
-import type { JwtSigningKey } from "./signed-jwt.js";
 import { openSecret, resolveSecretKey, sealSecret } from "../security/secret-box.js";
 
 /** The JWS algorithms of ID tokens and logout tokens. */
@@ -30,8 +29,12 @@ export const retiredKeyPublishedSeconds = keyActivationSeconds + idTokenLifetime
 /** How long a process keeps using the live keys it read before it looks again (another process may have rotated them). */
 const liveKeysCacheMs = 60_000;
 
-/** A key to sign with. */
-export type SigningKey = JwtSigningKey;
+/** A key to sign with: its id (the tokens' `kid`), its algorithm and the private key. */
+export interface SigningKey {
+  kid: string;
+  alg: SigningAlgorithm;
+  privateKey: KeyObject;
+}
 
 interface CachedKeys {
   keys: Map<SigningAlgorithm, SigningKey>;
