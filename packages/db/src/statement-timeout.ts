@@ -24,9 +24,36 @@ const scoped = new AsyncLocalStorage<{ ms: number | null }>();
  * await withStatementTimeout(null, () => loadBulkData(db, …));
  * ```
  */
-export function withStatementTimeout<T>(ms: number | null, work: () => Promise<T>): Promise<T> {
-  // Awaited inside: drizzle's queries are lazy, and run when awaited.
-  return scoped.run({ ms }, async () => await work());
+export async function withStatementTimeout<T>(ms: number | null, work: () => Promise<T>): Promise<T> {
+  openScopes++;
+  try {
+    // Awaited inside: drizzle's queries are lazy, and run when awaited.
+    return await scoped.run({ ms }, async () => await work());
+  } finally {
+    // On Node.js 20, an enabled AsyncLocalStorage makes every promise of the process about three times as
+    // costly (its async hooks), so it is enabled only while some work runs inside a scope.
+    if (--openScopes === 0) scoped.disable();
+  }
+}
+
+/** How many {@link withStatementTimeout} scopes are running now. */
+let openScopes = 0;
+
+/** Whether any {@link withStatementTimeout} scope is running: when none is, no caller has a bound of its own to carry. */
+export function statementTimeoutScopesOpen(): boolean {
+  return openScopes > 0;
+}
+
+/** The store of work that runs outside every scope while some scope is open: the pool's own bound. */
+const poolBound = Object.freeze({ ms: null });
+
+/**
+ * Calls `callback` with the pool's own bound on its statements, for a caller
+ * that was outside every scope, even when it is called back from inside one
+ * (a checkout handed over by a release from scoped work).
+ */
+export function outsideStatementTimeoutScopes<T>(callback: () => T): T {
+  return openScopes === 0 ? callback() : scoped.run(poolBound, callback);
 }
 
 /** The error a statement gets when its connection was given up as stalled. */
@@ -57,7 +84,7 @@ export function boundStatements(client: pg.ClientBase, defaultMs: number | null)
   const original = client.query as unknown as QueryFunction;
   const bounded = function (this: pg.ClientBase, ...args: unknown[]): unknown {
     const context = scoped.getStore();
-    const ms = context === undefined ? defaultMs : context.ms;
+    const ms = context === undefined || context === poolBound ? defaultMs : context.ms;
     const first = args[0] as { submit?: unknown; callback?: unknown } | null | undefined;
     if (ms === null || ms <= 0 || typeof first?.submit === "function") return original.apply(this, args);
     const timer = setTimeout(() => giveUp(client, ms), ms);

@@ -209,6 +209,43 @@ describe("createPool when a connection stalls (no byte goes through, nothing is 
     expect(isDatabaseUnavailable(await rejection(withStatementTimeout(boundMs / 5, () => bounded.query("select pg_sleep(0.5)"))))).toBe(true);
   });
 
+  it("keeps each caller's own bound when a connection is handed over between scoped work and work outside every scope", async () => {
+    const single = createPool({ url: stallProxy.urlFor(t.url), max: 1, connectionTimeoutMs: 10_000, statementTimeoutMs: boundMs });
+    try {
+      // Unbounded work holds the only connection; a caller outside every scope waits for it and gets it from the release.
+      let release = () => {};
+      const scopedWork = withStatementTimeout(null, async () => {
+        const client = await single.connect();
+        await client.query("select 1");
+        await new Promise<void>((resolve) => (release = resolve));
+        client.release();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const outside = rejection(single.query("select 2"));
+      stallProxy.stall();
+      release();
+      await scopedWork;
+      // The pool's bound, not the unbounded work's that handed the connection over.
+      expect(isDatabaseUnavailable(await outside)).toBe(true);
+      stallProxy.resume();
+
+      // The other way round: unbounded work that waits for the connection of a caller outside every scope stays unbounded.
+      const held = await single.connect();
+      await held.query("select 3");
+      let settled = false;
+      const waiting = withStatementTimeout(null, () => single.query<{ n: number }>("select 4 as n")).finally(() => (settled = true));
+      stallProxy.stall();
+      held.release();
+      await new Promise((resolve) => setTimeout(resolve, 4 * boundMs));
+      expect(settled).toBe(false);
+      stallProxy.resume();
+      expect((await waiting).rows).toEqual([{ n: 4 }]);
+    } finally {
+      stallProxy.resume();
+      await single.end();
+    }
+  });
+
   it("does not bound migrations", async () => {
     // An idle connection for the migrations to take: a new one would meet the pool's connection timeout instead.
     await bounded.query("select 1");

@@ -44,10 +44,20 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     registers: [registry],
   });
 
-  app.addHook("onResponse", async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? UNMATCHED_ROUTE, status: String(reply.statusCode) };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
+  // Each label set's series, looked up once: prom-client would otherwise hash the labels twice on every response.
+  const series = new Map<string, { requests: Counter.Internal; duration: Histogram.Internal<(typeof labelNames)[number]> }>();
+  app.addHook("onResponse", (request, reply, done) => {
+    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let found = series.get(key);
+    if (found === undefined) {
+      const labels = { method: request.method, route, status: String(reply.statusCode) };
+      found = { requests: requests.labels(labels), duration: duration.labels(labels) };
+      series.set(key, found);
+    }
+    found.requests.inc();
+    found.duration.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   const token = options.token;

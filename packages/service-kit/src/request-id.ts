@@ -44,7 +44,8 @@ export function requestIdServerOptions(): Pick<FastifyServerOptions, "genReqId" 
 
 /** Sends each request's id back in the `X-Request-Id` response header, on every response (errors and 404s included). */
 export function echoRequestId(app: FastifyInstance): void {
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    done();
   });
 }

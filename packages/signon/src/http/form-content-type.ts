@@ -44,15 +44,27 @@ export function parseQueryString(query: string): FormFields {
 }
 
 /** `onRequest` hook: refuses a request whose query string `parseQueryString` flagged. */
-export async function rejectMalformedQuery(request: { query: unknown }): Promise<void> {
+export function rejectMalformedQuery(request: { query: unknown }, _reply: unknown, done: (error?: Error) => void): void {
   const query = request.query as { [malformedQuery]?: true } | undefined;
-  if (query?.[malformedQuery]) throw new InvalidRequestError("The query string has a malformed percent-escape or invalid UTF-8");
+  if (query?.[malformedQuery]) done(new InvalidRequestError("The query string has a malformed percent-escape or invalid UTF-8"));
+  else done();
 }
 
-/** `preValidation` hook for OAuth endpoints that take form bodies only. */
-export async function requireFormBody(request: { headers: Record<string, unknown>; body: unknown }): Promise<void> {
+/** Refuses a body that is not `application/x-www-form-urlencoded`. */
+export function assertFormBody(request: { headers: Record<string, unknown>; body: unknown }): void {
   const type = String(request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded" || typeof request.body !== "object" || request.body === null) {
     throw new InvalidRequestError("The body must be application/x-www-form-urlencoded");
   }
+}
+
+/** `preValidation` hook for endpoints that take form bodies only ({@link assertFormBody}). */
+export function requireFormBody(request: { headers: Record<string, unknown>; body: unknown }, _reply: unknown, done: (error?: Error) => void): void {
+  try {
+    assertFormBody(request);
+  } catch (error) {
+    done(error as Error);
+    return;
+  }
+  done();
 }

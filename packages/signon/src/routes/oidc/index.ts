@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { requireFormBody } from "../../http/form-content-type.js";
+import { assertFormBody } from "../../http/form-content-type.js";
 import { readBearerToken } from "../../oauth/bearer-token.js";
 import { oidcPaths, openIdConfiguration } from "../../oidc/discovery.js";
 import { publishedKeys } from "../../oidc/signing-keys.js";
@@ -51,7 +51,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       // A body is optional (the token usually comes in the Authorization header, Core §5.3.1); when there is one, it is a form.
       preValidation: async (request) => {
-        if (request.body !== undefined || request.headers["content-type"] !== undefined) await requireFormBody(request);
+        if (request.body !== undefined || request.headers["content-type"] !== undefined) assertFormBody(request);
         else request.body = {};
       },
       schema: { body: Parameters, response: { 200: UserInfo, ...userInfoErrors } },
