@@ -28,7 +28,9 @@ export interface StatementRunner {
 export function statementRunner(pool: pg.Pool, prepare: boolean): StatementRunner {
   return {
     async run<Row extends object>(statement: FixedStatement, values: readonly unknown[]) {
-      const result = await pool.query<Row>({ ...(prepare ? { name: statement.name } : {}), text: statement.text, values: [...values] });
+      // pg copies the query's configuration and does not change the values.
+      const parameters = values as unknown[];
+      const result = await pool.query<Row>(prepare ? { name: statement.name, text: statement.text, values: parameters } : { text: statement.text, values: parameters });
       return result.rows;
     },
     async *cursor(query, batchSize) {

@@ -34,9 +34,10 @@ export function grantOpenId(grant: Pick<Grant, "scope" | "nonce" | "authTime" | 
   return grant.scope === null ? null : { scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, amr: grant.amr };
 }
 
-/** Fresh token values and what the database keeps of them. */
+/** Fresh token values and what the database keeps of them: the two tokens are the halves of one 64-byte draw from the CSPRNG. */
 export function newTokenValues(now: Date): { accessToken: string; refreshToken: string; accessTokenExpiresAt: Date } {
-  return { accessToken: randomHex(), refreshToken: randomHex(), accessTokenExpiresAt: new Date(now.getTime() + accessTokenLifetimeSeconds * 1000) };
+  const drawn = randomHex(64);
+  return { accessToken: drawn.slice(0, 64), refreshToken: drawn.slice(64), accessTokenExpiresAt: new Date(now.getTime() + accessTokenLifetimeSeconds * 1000) };
 }
 
 /** What a one-statement exchange stores for `fresh` tokens: their digests (S5), expiry and the audit context. */

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { constantTimeEqual } from "../../src/security/constant-time.js";
+import { accessTokenLifetimeSeconds, newTokenValues } from "../../src/oauth/issue-tokens.js";
 import { randomHex, sha256Hex } from "../../src/security/random.js";
 
 describe("randomHex", () => {
@@ -8,6 +9,17 @@ describe("randomHex", () => {
     const values = new Set(Array.from({ length: 100 }, () => randomHex()));
     expect(values.size).toBe(100);
     for (const value of values) expect(value).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe("newTokenValues", () => {
+  it("gives an access token and a refresh token of 32 random bytes each, never the same twice, and the access token's expiry", () => {
+    const now = new Date("2026-11-27T12:00:00Z");
+    const issued = Array.from({ length: 100 }, () => newTokenValues(now));
+    const tokens = issued.flatMap(({ accessToken, refreshToken }) => [accessToken, refreshToken]);
+    for (const token of tokens) expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set(tokens).size).toBe(200);
+    expect(issued[0]?.accessTokenExpiresAt.getTime()).toBe(now.getTime() + accessTokenLifetimeSeconds * 1000);
   });
 });
 
