@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { endpoint } from "../src/index.js";
 
 const HUNDRED_KB = 100_000;
-/** Far above the few milliseconds linear work takes; quadratic work on 100 KB takes minutes. */
-const GENEROUS_BOUND_MS = 2_000;
+/** The test's time limit: far above the few milliseconds linear work takes, while quadratic work on 100 KB takes minutes. */
+const LINEAR_WORK_LIMIT_MS = 10_000;
 
 /** About 100 KB of runs of `{`, `}`, `:`, `/`, `?` and `,` of varying lengths. */
 function hostileText(): string {
@@ -13,12 +13,6 @@ function hostileText(): string {
     text += (characters[run % characters.length] as string).repeat(1 + ((run * 7) % 13));
   }
   return text;
-}
-
-function millisecondsFor(work: () => unknown): number {
-  const start = performance.now();
-  work();
-  return performance.now() - start;
 }
 
 describe("hostile input", () => {
@@ -37,8 +31,9 @@ describe("hostile input", () => {
       "a long accept header with GraphQL previews",
       () => endpoint("POST /graphql", { headers: { accept: "a-".repeat(HUNDRED_KB / 2) }, mediaType: { previews: ["p"] } }),
     ],
-  ])("handles %s of 100 KB in linear time", (_name, call) => {
-    expect(millisecondsFor(call)).toBeLessThan(GENEROUS_BOUND_MS);
+  ])("handles %s of 100 KB in linear time", { timeout: LINEAR_WORK_LIMIT_MS }, (_name, call) => {
+    const options = call();
+    expect(options.url).toMatch(/^http:\/\/localhost:3000\//);
   });
 
   it("expands expressions that name no variable to nothing and keeps stray braces", () => {
