@@ -1,9 +1,8 @@
-import { AsyncResource } from "node:async_hooks";
 import pg from "pg";
 import { describeDatabaseError } from "./faults.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { OutageTracker } from "./outage-tracker.js";
-import { boundStatements, DEFAULT_STATEMENT_TIMEOUT_MS, outsideStatementTimeoutScopes, statementTimeoutScopesOpen } from "./statement-timeout.js";
+import { boundStatements, DEFAULT_STATEMENT_TIMEOUT_MS, inCallersStatementTimeout } from "./statement-timeout.js";
 
 /** Options of {@link createPool}. */
 export interface PoolOptions {
@@ -104,16 +103,9 @@ export function createPool(options: PoolOptions): pg.Pool {
     if (!outage.failed(error)) (options.log ?? silentLogger).warn(`database: a connection failed: ${describeDatabaseError(error)}`);
   };
   // A checkout that waits calls back from another request's release or a new connection's events:
-  // run the callback (pool.query's among them) in the caller's context, so withStatementTimeout holds.
-  // A caller outside every such scope keeps the pool's bound, whoever calls it back.
-  // (A resource and runInAsyncScope rather than AsyncResource.bind, whose bound function costs far more to build.)
+  // its callback (pool.query's among them) keeps the caller's bound, so withStatementTimeout holds.
   const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;
-  (pool as unknown as { connect: typeof connect }).connect = (callback) => {
-    if (callback === undefined) return connect();
-    if (!statementTimeoutScopesOpen()) return connect((...args: unknown[]) => outsideStatementTimeoutScopes(() => callback(...args)));
-    const caller = new AsyncResource("tessera.pool.connect");
-    return connect((...args: unknown[]) => caller.runInAsyncScope(callback, undefined, ...args));
-  };
+  (pool as unknown as { connect: typeof connect }).connect = (callback) => (callback === undefined ? connect() : connect(inCallersStatementTimeout(callback)));
   pool.on("error", connectionFailed);
   pool.on("connect", (client) => {
     client.on("error", connectionFailed);

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
 import type pg from "pg";
 
 /**
@@ -12,6 +12,12 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 /** The bound set by {@link withStatementTimeout} for the work running inside it. */
 const scoped = new AsyncLocalStorage<{ ms: number | null }>();
+
+/** How many {@link withStatementTimeout} scopes are running now. */
+let openScopes = 0;
+
+/** The store of work that runs outside every scope while some scope is open: the pool's own bound. */
+const poolBound = Object.freeze({ ms: null });
 
 /**
  * Runs `work` with another bound on each of its statements than the pool's:
@@ -36,24 +42,18 @@ export async function withStatementTimeout<T>(ms: number | null, work: () => Pro
   }
 }
 
-/** How many {@link withStatementTimeout} scopes are running now. */
-let openScopes = 0;
-
-/** Whether any {@link withStatementTimeout} scope is running: when none is, no caller has a bound of its own to carry. */
-export function statementTimeoutScopesOpen(): boolean {
-  return openScopes > 0;
-}
-
-/** The store of work that runs outside every scope while some scope is open: the pool's own bound. */
-const poolBound = Object.freeze({ ms: null });
-
 /**
- * Calls `callback` with the pool's own bound on its statements, for a caller
- * that was outside every scope, even when it is called back from inside one
- * (a checkout handed over by a release from scoped work).
+ * `callback`, to be called back later from whatever context (a pool checkout
+ * that waited, called from another request's release or a new connection's
+ * events), so that its statements keep the bound of the caller's context:
+ * the caller's scope, or the pool's own bound for a caller outside every
+ * scope, even when it is called back from inside one.
  */
-export function outsideStatementTimeoutScopes<T>(callback: () => T): T {
-  return openScopes === 0 ? callback() : scoped.run(poolBound, callback);
+export function inCallersStatementTimeout<A extends unknown[]>(callback: (...args: A) => void): (...args: A) => void {
+  if (openScopes === 0) return (...args) => (openScopes === 0 ? callback(...args) : scoped.run(poolBound, callback, ...args));
+  // A resource and runInAsyncScope rather than AsyncResource.bind, whose bound function costs far more to build.
+  const caller = new AsyncResource("tessera.pool.connect");
+  return (...args) => caller.runInAsyncScope(callback, undefined, ...args);
 }
 
 /** The error a statement gets when its connection was given up as stalled. */

@@ -50,21 +50,20 @@ export function rejectMalformedQuery(request: { query: unknown }, _reply: unknow
   else done();
 }
 
+/** The error for a body that is not `application/x-www-form-urlencoded`, or `undefined` for one that is. */
+function formBodyError(request: { headers: Record<string, unknown>; body: unknown }): InvalidRequestError | undefined {
+  const type = String(request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type === "application/x-www-form-urlencoded" && typeof request.body === "object" && request.body !== null) return undefined;
+  return new InvalidRequestError("The body must be application/x-www-form-urlencoded");
+}
+
 /** Refuses a body that is not `application/x-www-form-urlencoded`. */
 export function assertFormBody(request: { headers: Record<string, unknown>; body: unknown }): void {
-  const type = String(request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-  if (type !== "application/x-www-form-urlencoded" || typeof request.body !== "object" || request.body === null) {
-    throw new InvalidRequestError("The body must be application/x-www-form-urlencoded");
-  }
+  const error = formBodyError(request);
+  if (error) throw error;
 }
 
 /** `preValidation` hook for endpoints that take form bodies only ({@link assertFormBody}). */
 export function requireFormBody(request: { headers: Record<string, unknown>; body: unknown }, _reply: unknown, done: (error?: Error) => void): void {
-  try {
-    assertFormBody(request);
-  } catch (error) {
-    done(error as Error);
-    return;
-  }
-  done();
+  done(formBodyError(request));
 }
