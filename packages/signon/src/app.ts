@@ -11,6 +11,8 @@ import type { SignonConfig } from "./config.js";
 import type { SignonContext } from "./context.js";
 import type { SignonDatabase } from "./db/database.js";
 import { statementRunner } from "./db/statements.js";
+import { followTokenAnswerChanges } from "./oauth/token-answer-changes.js";
+import { TokenAnswerCache } from "./oauth/token-answer-cache.js";
 import { handleError } from "./http/error-handler.js";
 import { answerFrameworkError } from "./http/framework-errors.js";
 import { registerSecurityHeaders } from "./http/security-headers.js";
@@ -49,6 +51,8 @@ export interface SignonAppOptions {
   pushesQueued?: () => void;
   /** Called after a batch of invitations was stored (wakes the batch invitation worker). */
   invitationBatchesQueued?: () => void;
+  /** Where access-token answers are kept (default: a cache of `config.tokenAnswerCacheSize`); tests pass one they can look into. */
+  tokenAnswers?: TokenAnswerCache;
 }
 
 /**
@@ -91,10 +95,16 @@ const viewsDirectory = fileURLToPath(new URL("./views/", import.meta.url));
 export default async function signonApp(app: FastifyInstance, options: SignonAppOptions): Promise<void> {
   const { config } = options;
   const production = config.mode === "production";
+  const tokenAnswers = options.tokenAnswers ?? new TokenAnswerCache(config.tokenAnswerCacheSize);
+  if (config.tokenAnswerCacheSize > 0) {
+    const follower = followTokenAnswerChanges(options.pool, tokenAnswers, app.log);
+    app.addHook("onClose", () => follower.close());
+  }
   app.decorate("signon", {
     db: options.db,
     statements: statementRunner(options.pool, config.preparedStatements),
     config,
+    tokenAnswers,
     now: options.now ?? (() => new Date()),
     pushesQueued: options.pushesQueued,
     invitationBatchesQueued: options.invitationBatchesQueued,

@@ -28,6 +28,8 @@ export interface SignonConfig {
   passwordHashing: PasswordHashingCost;
   /** Whether hot-path queries run as named prepared statements. */
   preparedStatements: boolean;
+  /** Most access-token answers this process keeps in memory (`/user.json`, introspection, userinfo); 0 keeps none. */
+  tokenAnswerCacheSize: number;
   /** Bearer token that `GET /metrics` requires, or `null` to leave it open to whoever reaches the port. */
   metricsToken: string | null;
   /** The push delivery worker (S13, S14) run by the server process. */
@@ -117,6 +119,9 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
  * - `SIGNON_PREPARED_STATEMENTS` [true]:
  *   `false` behind a connection pooler that cannot keep prepared statements.
+ * - `SIGNON_TOKEN_CACHE_SIZE` [10000; 0 when `SIGNON_PREPARED_STATEMENTS=false`]: most access-token answers kept in memory,
+ *   forgotten whenever the database notifies a change that could alter them; 0 keeps none (needs `LISTEN`, which a
+ *   pooler in transaction mode does not pass on).
  * - `SIGNON_METRICS_TOKEN` [unset: `/metrics` open]: at least 16 characters; `/metrics` then requires `Authorization: Bearer <token>`.
  * - `SIGNON_PUSH_DELIVERY` [true]: `false` stops this process delivering pushes (they still queue).
  * - `SIGNON_PUSH_CONCURRENCY` [64], `SIGNON_PUSH_TIMEOUT_SECONDS` [10], `SIGNON_PUSH_POLL_MS` [250],
@@ -191,6 +196,7 @@ export function loadConfig(
       parallelism: defaultPasswordHashingCost.parallelism,
     },
     preparedStatements,
+    tokenAnswerCacheSize: readInteger(env, "SIGNON_TOKEN_CACHE_SIZE", preparedStatements ? 10_000 : 0, { min: 0, max: 10_000_000 }),
     metricsToken: readMetricsToken(env),
     pushes: {
       deliver: readBoolean(env, "SIGNON_PUSH_DELIVERY", true),

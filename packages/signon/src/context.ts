@@ -1,6 +1,7 @@
 import type { SignonConfig } from "./config.js";
 import type { SignonDatabase } from "./db/database.js";
 import type { StatementRunner } from "./db/statements.js";
+import type { TokenAnswerCache } from "./oauth/token-answer-cache.js";
 
 /** What domain functions need: the database, the configuration and the clock. */
 export interface SignonContext {
@@ -8,6 +9,8 @@ export interface SignonContext {
   /** Fixed statements of the hot paths (`/token`, `/user.json`), prepared on PostgreSQL. */
   statements: StatementRunner;
   config: SignonConfig;
+  /** Access-token answers kept in memory between changes (the app's own; none elsewhere). */
+  tokenAnswers?: TokenAnswerCache | undefined;
   /** The current time; tests pass a clock they can move. */
   now: () => Date;
   /** Called after a change has committed pushes to the outbox: wakes this process's delivery worker. */

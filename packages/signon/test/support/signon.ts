@@ -6,6 +6,7 @@ import signonApp, { signonServerOptions } from "../../src/app.js";
 import { loadConfig, type SignonConfig } from "../../src/config.js";
 import type { SignonContext } from "../../src/context.js";
 import { statementRunner } from "../../src/db/statements.js";
+import { TokenAnswerCache } from "../../src/oauth/token-answer-cache.js";
 import { signonMigrations } from "../../src/db/migrations.js";
 import * as schema from "../../src/db/schema.js";
 import { TestClock } from "./clock.js";
@@ -51,9 +52,10 @@ export async function buildTestSignon(
   // The hot paths run as named prepared statements, as in production.
   const config = { ...baseConfig, preparedStatements: true };
   const app = Fastify(signonServerOptions(config, logger));
-  await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now });
+  const tokenAnswers = new TokenAnswerCache(config.tokenAnswerCacheSize);
+  await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now, tokenAnswers });
   await app.ready();
-  return { app, clock, ctx: { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now } };
+  return { app, clock, ctx: { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now, tokenAnswers } };
 }
 
 /**

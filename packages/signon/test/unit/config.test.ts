@@ -19,6 +19,7 @@ describe("loadConfig", () => {
       signingKeyRotationDays: 90,
       passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
       preparedStatements: true,
+      tokenAnswerCacheSize: 10_000,
       metricsToken: null,
       pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000 },
       mail: { smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true },
@@ -74,6 +75,13 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://db/signon" }).preparedStatements).toBe(true);
     expect(loadConfig({}).preparedStatements).toBe(true);
     expect(loadConfig({ DATABASE_URL: "postgres://pooler/signon", SIGNON_PREPARED_STATEMENTS: "false" }).preparedStatements).toBe(false);
+  });
+
+  it("keeps access-token answers in memory unless told not to, and keeps none behind a pooler by default", () => {
+    expect(loadConfig({}).tokenAnswerCacheSize).toBe(10_000);
+    expect(loadConfig({ SIGNON_TOKEN_CACHE_SIZE: "0" }).tokenAnswerCacheSize).toBe(0);
+    expect(loadConfig({ SIGNON_PREPARED_STATEMENTS: "false" }).tokenAnswerCacheSize).toBe(0);
+    expect(() => loadConfig({ SIGNON_TOKEN_CACHE_SIZE: "-1" })).toThrow(/SIGNON_TOKEN_CACHE_SIZE/);
   });
 
   it("reads the metrics token, refusing a short one", () => {

@@ -1,0 +1,124 @@
+import pg from "pg";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { grantPermissions, revokePermissions } from "../../src/applications/permissions.js";
+import { retireApplication } from "../../src/applications/retire-application.js";
+import { suspendUser } from "../../src/accounts/manage-users.js";
+import { LISTENER_APPLICATION_NAME } from "../../src/oauth/token-answer-changes.js";
+import type { TokenAnswerCache } from "../../src/oauth/token-answer-cache.js";
+import { createApp, createUser } from "../support/factories.js";
+import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm } from "../support/flow.js";
+import { useTestSignon } from "../support/signon.js";
+
+const { database, signon } = await useTestSignon();
+const cache = signon.ctx.tokenAnswers as TokenAnswerCache;
+const origin = { ip: "192.0.2.1", userAgent: "test" };
+
+beforeEach(async () => {
+  await vi.waitFor(() => expect(cache.following).toBe(true), { timeout: 10_000 });
+});
+
+async function signedInUser() {
+  const client = await createApp(signon.ctx, { name: "Publisher", permissions: ["admin", "editor"] });
+  const user = await createUser(signon.ctx, { name: "Grace Hopper", permissions: { Publisher: ["signin", "admin"] } });
+  const { code } = await obtainCode(signon.app, client, user.email);
+  const { access_token } = (await exchangeCode(signon.app, client, code)).json<{ access_token: string }>();
+  return { client, user, accessToken: access_token };
+}
+
+/** Answers `/user.json` once, so that its answer is kept. */
+async function answeredOnce(accessToken: string) {
+  const response = await getUserJson(signon.app, accessToken);
+  expect(response.statusCode).toBe(200);
+  expect(cache.size).toBe(1);
+  return response.json<{ user: { name: string; permissions: string[] } }>();
+}
+
+/** Runs SQL on a connection of its own, as another instance or an operator would. */
+async function elsewhere(sql: string, values: unknown[] = []): Promise<void> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query(sql, values);
+  } finally {
+    await client.end();
+  }
+}
+
+describe("access-token answers kept in memory", () => {
+  it("answers a token used again without reading the database", async () => {
+    const { accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    // Changed with the triggers off (as a replica applies changes): nothing tells this process, so the kept answer stays.
+    await elsewhere(`begin; set local session_replication_role = replica; update signon.users set name = 'Changed Quietly'; commit`);
+    expect((await getUserJson(signon.app, accessToken)).json()).toMatchObject({ user: { name: "Grace Hopper" } });
+  });
+
+  it("refuses a token at once after this process suspends its user", async () => {
+    const { user, accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    await suspendUser(signon.ctx, user.email, "Left the department");
+    expect(cache.size).toBe(0);
+    expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(401);
+  });
+
+  it("refuses a token at once after it is revoked (RFC 7009)", async () => {
+    const { client, accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    const revoked = await postForm(signon.app, "/oauth/revoke", { token: accessToken }, { authorization: basicAuth(client.clientId, client.clientSecret) });
+    expect(revoked.statusCode).toBe(200);
+    expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(401);
+  });
+
+  it("shows a permission granted or revoked at once, and refuses the token once signin is revoked", async () => {
+    const { user, accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["editor"] });
+    expect((await getUserJson(signon.app, accessToken)).json()).toMatchObject({ user: { permissions: ["admin", "editor", "signin"] } });
+    // Kept once the grant's notification has come in (it arrives after the notice, and forgets a read it overlaps).
+    await vi.waitFor(() => answeredOnce(accessToken));
+    await revokePermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
+    expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(401);
+  });
+
+  it("refuses a token at once after its application is retired", async () => {
+    const { client, user, accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    await retireApplication(signon.ctx, client.application.id, { uid: user.uid, origin });
+    expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(401);
+  });
+
+  it("follows a change made elsewhere (another instance, plain SQL) as soon as its notification arrives", async () => {
+    const { user, accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    await elsewhere(`update signon.users set name = 'Grace Brewster Hopper' where uid = $1`, [user.uid]);
+    await vi.waitFor(async () => expect((await getUserJson(signon.app, accessToken)).json()).toMatchObject({ user: { name: "Grace Brewster Hopper" } }));
+    await elsewhere(`update signon.access_tokens set revoked_at = now()`);
+    await vi.waitFor(async () => expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(401));
+  });
+
+  it("keeps its answers through changes that alter none (a sign-in's timestamp, a token issued)", async () => {
+    const { client, user, accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    await elsewhere(`update signon.users set last_signed_in_at = now(), updated_at = now() where uid = $1`, [user.uid]);
+    const { code } = await obtainCode(signon.app, client, user.email);
+    expect((await exchangeCode(signon.app, client, code)).statusCode).toBe(200);
+    // Sent after the changes above, so it arrives after any notification they caused.
+    await elsewhere(`select pg_notify('unrelated', '')`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(cache.size).toBe(1);
+  });
+
+  it("keeps nothing while its notification connection is lost, and follows again once it is back", async () => {
+    const { accessToken } = await signedInUser();
+    await answeredOnce(accessToken);
+    await elsewhere(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = current_database()`, [
+      LISTENER_APPLICATION_NAME,
+    ]);
+    await vi.waitFor(() => expect(cache.following).toBe(false));
+    expect(cache.size).toBe(0);
+    expect((await getUserJson(signon.app, accessToken)).statusCode).toBe(200);
+    expect(cache.size).toBe(0);
+    await vi.waitFor(() => expect(cache.following).toBe(true), { timeout: 10_000 });
+    await answeredOnce(accessToken);
+  });
+});
