@@ -63,7 +63,11 @@ export class TokenAnswerCache {
       const oldest = this.#answers.keys().next();
       if (!oldest.done) this.#answers.delete(oldest.value);
     }
-    this.#answers.set(tokenHash, { answer, readAt: this.#clock() });
+    // Shared by every request that finds it: none may change it.
+    Object.freeze(answer.user);
+    Object.freeze(answer.application);
+    Object.freeze(answer.permissions);
+    this.#answers.set(tokenHash, { answer: Object.freeze(answer), readAt: this.#clock() });
   }
 
   /** A change may have altered any answer: forget them all, and refuse reads that started before it. */

@@ -123,7 +123,8 @@ export function followTokenAnswerChanges(pool: pg.Pool, cache: TokenAnswerCache,
       cache.following = false;
       const client = listener;
       listener = null;
-      await client?.end().catch(() => undefined);
+      // Ending a connection to a server that has stopped answering could wait for as long as TCP does.
+      if (client) await Promise.race([client.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, LISTENER_CHECK_TIMEOUT_MS).unref())]);
     },
   };
 }
