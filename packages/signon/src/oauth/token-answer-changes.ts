@@ -12,8 +12,14 @@ export const LISTENER_APPLICATION_NAME = "signon token answers";
 /** How often the notification connection is checked, and how long the check may take before the connection counts as lost. */
 export const LISTENER_CHECK_INTERVAL_MS = 10_000;
 export const LISTENER_CHECK_TIMEOUT_MS = 5_000;
-/** A lost notification connection is opened again after this long, or up to 5 s while the database is away. */
+/** A lost notification connection is opened again after 1 s; after each further failure twice as long, up to 30 s. */
 const RETRY_MS = 1_000;
+const MAX_RETRY_MS = 30_000;
+
+/** What this needs of a notice from the server. */
+interface Notice {
+  message?: string | undefined;
+}
 
 /** Stops following changes. */
 export interface TokenAnswerFollower {
@@ -33,28 +39,36 @@ export interface TokenAnswerFollower {
  *   of its own listens on the channel the triggers notify once the change
  *   commits.
  * - While that connection is not listening (not yet open, lost, failing its
- *   periodic check), the cache keeps nothing; it reconnects by itself,
- *   backing off while the database is away.
+ *   periodic check), the cache keeps nothing; it reconnects by itself, after
+ *   1 s, then backing off up to 30 s while it keeps failing (the database
+ *   away, a standby that refuses `LISTEN`).
  */
 export function followTokenAnswerChanges(pool: pg.Pool, cache: TokenAnswerCache, log: Logger): TokenAnswerFollower {
-  const watched = new WeakSet<pg.PoolClient>();
+  // The pool's connections, each with the notice listener this follower gave it (taken off again on close).
+  const watched = new Map<pg.PoolClient, (notice: Notice) => void>();
   const changedDuringCheckout = new WeakSet<pg.PoolClient>();
   const onAcquire = (client: pg.PoolClient): void => {
     if (watched.has(client)) return;
-    watched.add(client);
-    client.on("notice", (notice) => {
+    const onNotice = (notice: Notice): void => {
       if (notice.message !== TOKEN_ANSWERS_NOTICE) return;
       cache.forgetAll();
       changedDuringCheckout.add(client);
-    });
+    };
+    watched.set(client, onNotice);
+    client.on("notice", onNotice);
   };
   const onRelease = (_error: Error | undefined, client: pg.PoolClient): void => {
     if (changedDuringCheckout.delete(client)) cache.forgetAll();
   };
+  const onRemove = (client: pg.PoolClient): void => {
+    watched.delete(client);
+  };
   pool.on("acquire", onAcquire);
   pool.on("release", onRelease);
+  pool.on("remove", onRemove);
 
-  const outage = new OutageTracker("token answer notifications", log, { minRetryMs: 250, maxRetryMs: 5_000 });
+  const outage = new OutageTracker("token answer notifications", log);
+  let failures = 0;
   let listener: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
@@ -73,7 +87,9 @@ export function followTokenAnswerChanges(pool: pg.Pool, cache: TokenAnswerCache,
       complained = true;
       log.warn(`token answer notifications: not listening (${describeDatabaseError(error)}); answers are read from the database until it works again`);
     }
-    retry = setTimeout(listen, outage.retryDelayMs(RETRY_MS));
+    failures += 1;
+    retry = setTimeout(listen, Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(failures - 1, 5)));
+    retry.unref();
   };
 
   const listen = (): void => {
@@ -94,6 +110,7 @@ export function followTokenAnswerChanges(pool: pg.Pool, cache: TokenAnswerCache,
         cache.following = true;
         outage.succeeded();
         complained = false;
+        failures = 0;
         check = setInterval(() => checkListener(client), LISTENER_CHECK_INTERVAL_MS);
         check.unref();
       })
@@ -120,6 +137,9 @@ export function followTokenAnswerChanges(pool: pg.Pool, cache: TokenAnswerCache,
       clearInterval(check);
       pool.off("acquire", onAcquire);
       pool.off("release", onRelease);
+      pool.off("remove", onRemove);
+      for (const [client, onNotice] of watched) client.off("notice", onNotice);
+      watched.clear();
       cache.following = false;
       const client = listener;
       listener = null;

@@ -3,8 +3,8 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { grantPermissions, revokePermissions } from "../../src/applications/permissions.js";
 import { retireApplication } from "../../src/applications/retire-application.js";
 import { suspendUser } from "../../src/accounts/manage-users.js";
-import { LISTENER_APPLICATION_NAME } from "../../src/oauth/token-answer-changes.js";
-import type { TokenAnswerCache } from "../../src/oauth/token-answer-cache.js";
+import { followTokenAnswerChanges, LISTENER_APPLICATION_NAME } from "../../src/oauth/token-answer-changes.js";
+import { TokenAnswerCache } from "../../src/oauth/token-answer-cache.js";
 import { createApp, createUser } from "../support/factories.js";
 import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
@@ -120,5 +120,18 @@ describe("access-token answers kept in memory", () => {
     expect(cache.size).toBe(0);
     await vi.waitFor(() => expect(cache.following).toBe(true), { timeout: 10_000 });
     await answeredOnce(accessToken);
+  });
+
+  it("takes its listeners off the pool and its connections when it stops following", async () => {
+    const listeners = async () => {
+      const client = await database.pool.connect();
+      client.release();
+      return { notice: client.listenerCount("notice"), acquire: database.pool.listenerCount("acquire"), release: database.pool.listenerCount("release") };
+    };
+    const before = await listeners();
+    const follower = followTokenAnswerChanges(database.pool, new TokenAnswerCache(10), { info: () => {}, warn: () => {} });
+    expect((await listeners()).notice).toBe(before.notice + 1);
+    await follower.close();
+    expect(await listeners()).toEqual(before);
   });
 });
