@@ -134,4 +134,66 @@ describe("access-token answers kept in memory", () => {
     await follower.close();
     expect(await listeners()).toEqual(before);
   });
+
+  it("keeps nothing while a notification sent through the pool does not come back (a pooler that drops them, another server)", async () => {
+    // The pool's statements reach another database of the server, where the listening connection hears nothing of them.
+    const otherDatabase = new URL(database.url);
+    otherDatabase.pathname = "/postgres";
+    const elsewherePool = new pg.Pool({ connectionString: otherDatabase.toString(), max: 1 });
+    const pool = {
+      options: database.pool.options,
+      on: () => pool,
+      off: () => pool,
+      query: (text: string, values: unknown[]) => elsewherePool.query(text, values),
+    } as unknown as pg.Pool;
+    const warnings: string[] = [];
+    const followed = new TokenAnswerCache(10);
+    const follower = followTokenAnswerChanges(pool, followed, { info: () => {}, warn: (line) => warnings.push(line) }, { checkIntervalMs: 50, checkTimeoutMs: 200 });
+    try {
+      await vi.waitFor(() => expect(warnings.join("\n")).toMatch(/a check notification did not arrive within 200 ms/));
+      expect(followed.following).toBe(false);
+    } finally {
+      await follower.close();
+      await elsewherePool.end();
+    }
+  });
+
+  it("keeps nothing when client_min_messages holds back the notices of its own changes", async () => {
+    const quietPool = new pg.Pool({ connectionString: database.url, max: 1, options: "-c client_min_messages=warning" });
+    const warnings: string[] = [];
+    const followed = new TokenAnswerCache(10);
+    const follower = followTokenAnswerChanges(quietPool, followed, { info: () => {}, warn: (line) => warnings.push(line) });
+    try {
+      await vi.waitFor(() => expect(warnings.join("\n")).toMatch(/client_min_messages is warning/));
+      expect(followed.following).toBe(false);
+    } finally {
+      await follower.close();
+      await quietPool.end();
+    }
+  });
+
+  it("follows again once the end-to-end check passes, checking on and on", async () => {
+    const followed = new TokenAnswerCache(10);
+    const follower = followTokenAnswerChanges(database.pool, followed, { info: () => {}, warn: () => {} }, { checkIntervalMs: 20, checkTimeoutMs: 2_000 });
+    try {
+      await vi.waitFor(() => expect(followed.following).toBe(true));
+      // Several checks later it still follows, and nothing it kept was forgotten by a check.
+      followed.keep("digest", answerFor(), followed.generation);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(followed.following).toBe(true);
+      expect(followed.size).toBe(1);
+    } finally {
+      await follower.close();
+    }
+  });
 });
+
+function answerFor() {
+  return {
+    expiresAt: new Date(Date.now() + 3_600_000),
+    createdAt: new Date(),
+    application: { id: "app", clientId: "client", retired: false },
+    user: { uid: "uid", name: "Ada", email: "ada@example.org", suspendedAt: null, organisationSlug: null, organisationContentId: null },
+    permissions: ["signin"],
+  };
+}
