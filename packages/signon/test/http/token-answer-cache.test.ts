@@ -6,6 +6,7 @@ import { suspendUser } from "../../src/accounts/manage-users.js";
 import { followTokenAnswerChanges, LISTENER_APPLICATION_NAME } from "../../src/oauth/token-answer-changes.js";
 import { TokenAnswerCache } from "../../src/oauth/token-answer-cache.js";
 import { createApp, createUser } from "../support/factories.js";
+import { liveAccessToken } from "../support/live-access-token.js";
 import { basicAuth, exchangeCode, getUserJson, obtainCode, postForm } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
 
@@ -178,7 +179,7 @@ describe("access-token answers kept in memory", () => {
     try {
       await vi.waitFor(() => expect(followed.following).toBe(true));
       // Several checks later it still follows, and nothing it kept was forgotten by a check.
-      followed.keep("digest", answerFor(), followed.generation);
+      followed.keep("digest", liveAccessToken(), followed.generation);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(followed.following).toBe(true);
       expect(followed.size).toBe(1);
@@ -188,12 +189,3 @@ describe("access-token answers kept in memory", () => {
   });
 });
 
-function answerFor() {
-  return {
-    expiresAt: new Date(Date.now() + 3_600_000),
-    createdAt: new Date(),
-    application: { id: "app", clientId: "client", retired: false },
-    user: { uid: "uid", name: "Ada", email: "ada@example.org", suspendedAt: null, organisationSlug: null, organisationContentId: null },
-    permissions: ["signin"],
-  };
-}

@@ -1,17 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { TOKEN_ANSWER_MAX_AGE_MS, TokenAnswerCache } from "../../src/oauth/token-answer-cache.js";
-import type { LiveAccessToken } from "../../src/repositories/resource-tokens.js";
+import { liveAccessToken } from "../support/live-access-token.js";
 
 const now = new Date("2026-11-27T12:00:00Z");
 
-function answer(expiresAt = new Date(now.getTime() + 3_600_000)): LiveAccessToken {
-  return {
-    expiresAt,
-    createdAt: now,
-    application: { id: "app", clientId: "client", retired: false },
-    user: { uid: "uid", name: "Ada", email: "ada@example.org", suspendedAt: null, organisationSlug: null, organisationContentId: null },
-    permissions: ["signin"],
-  };
+function answer(expiresAt?: Date) {
+  return liveAccessToken(now, expiresAt);
 }
 
 function followingCache(capacity = 10, clock = () => 0): TokenAnswerCache {
