@@ -1,15 +1,17 @@
 // node-oidc-provider in its minimal configuration: one confidential client
-// authenticating with client_secret_post, opaque tokens, kept in memory.
+// authenticating with client_secret_post, opaque tokens, kept in memory (or,
+// through postgres-adapter.ts, in PostgreSQL).
+import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import Provider from "oidc-provider";
+import Provider, { type Adapter } from "oidc-provider";
 import { MapAdapter } from "./map-adapter.js";
 
 export interface PeerServer {
   url: string;
-  /** A fresh authorization code for the client. */
-  issueCode(): Promise<string>;
-  /** A fresh refresh token for the client. */
+  /** A fresh authorization code for the client: of a plain OAuth 2 request, or of an OpenID Connect one (scope openid: its exchange signs an ID token). */
+  issueCode(openid: boolean): Promise<string>;
+  /** A fresh refresh token for the client, of a plain OAuth 2 grant. */
   issueRefreshToken(): Promise<string>;
   /** An access token the userinfo endpoint accepts. */
   issueAccessToken(): Promise<string>;
@@ -24,12 +26,20 @@ export const peerClient = {
 
 /**
  * Lifetimes the same as Sign-on's bench data (codes an hour, access tokens two
- * hours), so every prepared code is still valid when the load uses it; the
+ * hours, ID tokens an hour), so every prepared code is still valid when the load uses it; the
  * provider's default 60 s code lifetime runs out during a run.
  */
-export const peerTtl = { AuthorizationCode: 3600, AccessToken: 7200, RefreshToken: 14 * 24 * 3600, Grant: 14 * 24 * 3600 };
+export const peerTtl = { AuthorizationCode: 3600, AccessToken: 7200, IdToken: 3600, RefreshToken: 14 * 24 * 3600, Grant: 14 * 24 * 3600 };
 
-export async function startOidcProvider(port = 0): Promise<PeerServer> {
+/** Scopes of the peer's grants: with `openid` an exchange also signs an ID token, which Sign-on's plain OAuth 2 exchanges do not. */
+const plainScope = "offline_access";
+const openIdScope = "openid offline_access";
+
+/** Starts the peer on `port` (0: any free one), keeping its codes, tokens and grants in memory or through `adapter`. */
+export async function startOidcProvider(port = 0, adapter: new (model: string) => Adapter = MapAdapter): Promise<PeerServer> {
+  // An ES256 signing key, as Sign-on's default, so that an ID token costs each side the same signature.
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const signingKey = { ...privateKey.export({ format: "jwk" }), alg: "ES256", use: "sig", kid: "bench-es256" };
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -42,9 +52,11 @@ export async function startOidcProvider(port = 0): Promise<PeerServer> {
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
         token_endpoint_auth_method: "client_secret_post",
+        id_token_signed_response_alg: "ES256",
       },
     ],
-    adapter: MapAdapter,
+    jwks: { keys: [signingKey] },
+    adapter,
     ttl: peerTtl,
     pkce: { required: () => false },
     features: { devInteractions: { enabled: false } },
@@ -58,30 +70,24 @@ export async function startOidcProvider(port = 0): Promise<PeerServer> {
   const client = await provider.Client.find(peerClient.client_id);
   if (!client) throw new Error("oidc-provider: bench client missing");
 
-  const newGrant = async () => {
+  const newGrant = async (scope: string) => {
     const grant = new provider.Grant({ accountId: "bench-user", clientId: client.clientId });
-    grant.addOIDCScope("openid offline_access");
+    grant.addOIDCScope(scope);
     return grant.save();
   };
   return {
     url,
-    async issueCode() {
-      const grantId = await newGrant();
-      return new provider.AuthorizationCode({
-        accountId: "bench-user",
-        grantId,
-        client,
-        redirectUri: peerClient.redirect_uri,
-        scope: "openid offline_access",
-        gty: "authorization_code",
-      }).save();
+    async issueCode(openid) {
+      const scope = openid ? openIdScope : plainScope;
+      const grantId = await newGrant(scope);
+      return new provider.AuthorizationCode({ accountId: "bench-user", grantId, client, redirectUri: peerClient.redirect_uri, scope, gty: "authorization_code" }).save();
     },
     async issueRefreshToken() {
-      const grantId = await newGrant();
-      return new provider.RefreshToken({ accountId: "bench-user", grantId, client, scope: "openid offline_access", gty: "authorization_code" }).save();
+      const grantId = await newGrant(plainScope);
+      return new provider.RefreshToken({ accountId: "bench-user", grantId, client, scope: plainScope, gty: "authorization_code" }).save();
     },
     async issueAccessToken() {
-      const grantId = await newGrant();
+      const grantId = await newGrant(openIdScope);
       return new provider.AccessToken({ accountId: "bench-user", grantId, client, scope: "openid", gty: "authorization_code" }).save();
     },
     close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),

@@ -1,27 +1,33 @@
 // Sign-on against node-oidc-provider, side by side: requests per second and
 // p99 latency of POST /token (authorization_code with fresh codes; the same
-// for OpenID Connect codes, whose exchange signs an ID token: ES256 ours,
-// the peer's default; and refresh_token with fresh refresh tokens) and of GET /user.json (the peer's
-// userinfo endpoint), 10 connections for 10 seconds each.
+// for OpenID Connect codes, whose exchange signs an ES256 ID token on both
+// sides; and refresh_token with fresh refresh tokens) and of GET /user.json
+// (the peer's userinfo endpoint), 10 connections for 10 seconds each.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench -- signon
 //
 // Each server runs in a process of its own; the load comes from this one.
-// Ours and the peer take turns for BENCH_ROUNDS rounds (default 3) and each
-// side's median round is reported, so a burst of load from elsewhere on the
-// machine does not decide the ratio.
-// Sign-on runs on a database it creates on that PostgreSQL server
-// (tessera_bench_signon) and drops afterwards; the peer keeps its data in
-// memory. BENCH_SECONDS shortens a trial run; BENCH_FRESH sets how many fresh
-// codes and refresh tokens each side prepares. BENCH_SIGNON_DATABASE names
-// Sign-on's database, BENCH_SIGNON_PORT and BENCH_PEER_PORT the two servers'
-// ports (default: any free port), so a run can go beside other work.
+// The sides take turns for BENCH_ROUNDS rounds (default 3) and each side's
+// median round is reported, so a burst of load from elsewhere on the machine
+// does not decide the ratio.
+// Sign-on runs as shipped (request logging on) on a database it creates on
+// that PostgreSQL server (tessera_bench_signon, or BENCH_SIGNON_DATABASE) and
+// drops afterwards. The peer runs twice: with its data in memory (the
+// comparison the verdict is about), and with every code, token and grant a
+// durable row in PostgreSQL (tessera_bench_peer, or BENCH_PEER_DATABASE), as
+// it runs in production. The peer's plain codes and refresh tokens are of
+// grants without `openid`, so that, as Sign-on's, their exchange signs no ID
+// token. BENCH_SECONDS shortens a trial run; BENCH_FRESH sets how many fresh
+// codes and refresh tokens each side prepares (a quarter of it for the peer
+// on PostgreSQL, which prepares them one row at a time). BENCH_SIGNON_PORT,
+// BENCH_PEER_PORT and BENCH_PEER_POSTGRES_PORT set the servers' ports
+// (default: any free port), so a run can go beside other work.
 // The peer keeps codes an hour (as Sign-on's prepared codes), so none runs out
 // during the run. Each side's non-2xx responses and connection errors are
 // counted over all its rounds; a row with any is reported "not valid" with no ratio.
 // A second table gives each side's CPU time per request in its median round, from /proc (Linux): its
-// process with every thread, and for ours the PostgreSQL server's processes, which are counted only
-// when that server runs on this machine (so give it no other work during the run).
+// process with every thread, and for the sides on PostgreSQL the server's processes, which are counted
+// only when that server runs on this machine (so give it no other work during the run).
 import autocannon from "autocannon";
 import { forkSide, stopSide, type ForkedSide } from "../support/forked-side.js";
 import { commandCpuSeconds, processCpuSeconds } from "../support/process-cpu.js";
@@ -33,6 +39,9 @@ const connections = 10;
 const warmUpSeconds = 2;
 // Codes and refresh tokens are single-use: prepare enough for every round at up to 8,000 requests a second.
 const fresh = Number(process.env.BENCH_FRESH || rounds * (seconds + warmUpSeconds) * 8_000);
+const freshOnPostgres = Math.ceil(fresh / 4);
+
+type Side = "signon" | "oidc-provider" | "oidc-provider-postgres";
 
 interface Measured {
   rps: number;
@@ -50,8 +59,8 @@ interface CpuOf {
   database: boolean;
 }
 
-function start(side: "signon" | "oidc-provider"): Promise<ForkedSide<Prepared>> {
-  return forkSide<Prepared>(new URL("./serve.ts", import.meta.url), [side, String(fresh)]);
+function start(side: Side): Promise<ForkedSide<Prepared>> {
+  return forkSide<Prepared>(new URL("./serve.ts", import.meta.url), [side, String(side === "oidc-provider-postgres" ? freshOnPostgres : fresh)]);
 }
 
 /** The round with the median request rate. */
@@ -114,56 +123,63 @@ const refreshGrant = (side: Prepared) => {
   return () => new URLSearchParams({ grant_type: "refresh_token", refresh_token: token(), client_id: side.clientId, client_secret: side.clientSecret }).toString();
 };
 
-console.log(`preparing ${fresh} fresh codes and refresh tokens on each side…`);
-const ours = await start("signon");
-const peer = await start("oidc-provider");
-const rows: { name: string; ours: Measured; peer: Measured }[] = [];
+console.log(`preparing ${fresh} fresh codes and refresh tokens on each side (${freshOnPostgres} on the peer on PostgreSQL)…`);
+const sides = [
+  { label: "ours", side: await start("signon"), database: true },
+  { label: "peer", side: await start("oidc-provider"), database: false },
+  { label: "peer on PostgreSQL", side: await start("oidc-provider-postgres"), database: true },
+];
+/** Per endpoint, each side's median round (in the order of `sides`), with its failures over every round. */
+const rows: { name: string; measured: Measured[] }[] = [];
 try {
   // Each side gets the same warm-up (JIT, caches, connection pools), then the sides take turns.
   const bench = async (name: string, load: (side: Prepared) => Parameters<typeof measure>[1], path: (side: Prepared) => string) => {
-    const oursLoad = load(ours.prepared);
-    const peerLoad = load(peer.prepared);
-    const oursCpu = { pid: ours.child.pid as number, database: true };
-    const peerCpu = { pid: peer.child.pid as number, database: false };
-    await measure(`${ours.prepared.url}${path(ours.prepared)}`, oursLoad, oursCpu, warmUpSeconds);
-    await measure(`${peer.prepared.url}${path(peer.prepared)}`, peerLoad, peerCpu, warmUpSeconds);
-    const oursRounds: Measured[] = [];
-    const peerRounds: Measured[] = [];
+    const runs = sides.map(({ side, database }) => ({
+      url: `${side.prepared.url}${path(side.prepared)}`,
+      load: load(side.prepared),
+      cpuOf: { pid: side.child.pid as number, database },
+      rounds: [] as Measured[],
+    }));
+    for (const run of runs) await measure(run.url, run.load, run.cpuOf, warmUpSeconds);
     for (let round = 0; round < rounds; round++) {
-      oursRounds.push(await measure(`${ours.prepared.url}${path(ours.prepared)}`, oursLoad, oursCpu));
-      peerRounds.push(await measure(`${peer.prepared.url}${path(peer.prepared)}`, peerLoad, peerCpu));
+      for (const run of runs) run.rounds.push(await measure(run.url, run.load, run.cpuOf));
     }
-    rows.push({ name, ours: { ...median(oursRounds), ...failures(oursRounds) }, peer: { ...median(peerRounds), ...failures(peerRounds) } });
+    rows.push({ name, measured: runs.map((run) => ({ ...median(run.rounds), ...failures(run.rounds) })) });
   };
   await bench("POST /token authorization_code", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side) }), (side) => side.tokenPath);
   await bench("POST /token code + ID token", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side, side.openIdCodes) }), (side) => side.tokenPath);
   await bench("POST /token refresh_token", (side) => ({ method: "POST", headers: form, nextBody: refreshGrant(side) }), (side) => side.tokenPath);
   await bench("GET /user.json (peer: /me)", (side) => ({ method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }), (side) => side.userPath);
 } finally {
-  await stopSide(ours.child);
-  await stopSide(peer.child);
+  for (const { side } of sides) await stopSide(side.child);
 }
 
-console.log(`\n${connections} connections, ${seconds} s per endpoint, median of ${rounds} rounds; Sign-on on PostgreSQL, oidc-provider in memory\n`);
-console.log("endpoint                          ours req/s  p99 ms  non-2xx   peer req/s  p99 ms  non-2xx   ratio (req/s)");
+const failedOf = (m: Measured) => m.non2xx + m.errors;
+/** Ours against one peer: the ratio of request rates, or "not valid" when either side had failures. */
+const ratioOf = (o: Measured, p: Measured) => (failedOf(o) + failedOf(p) > 0 ? `not valid: ${failedOf(o) + failedOf(p)} errors` : `${(o.rps / p.rps).toFixed(2)}x`);
+const cells = (m: Measured) => `${m.rps.toFixed(0).padStart(10)}${m.p99.toFixed(1).padStart(8)}${String(failedOf(m)).padStart(9)}`;
+
+console.log(`\n${connections} connections, ${seconds} s per endpoint, median of ${rounds} rounds; Sign-on on PostgreSQL, oidc-provider in memory and on PostgreSQL\n`);
+console.log(`${"".padEnd(34)}${"ours".padEnd(27)}${"peer in memory".padEnd(27)}${"".padEnd(25)}peer on PostgreSQL`);
+console.log(`${"endpoint".padEnd(34)}${"     req/s  p99 ms  non-2xx".repeat(2)}   ratio (req/s)         ${"     req/s  p99 ms  non-2xx"}   ratio (req/s)`);
 let allAhead = true;
-for (const { name, ours: o, peer: p } of rows) {
-  const failed = o.non2xx + o.errors + p.non2xx + p.errors;
-  const ratio = o.rps / p.rps;
-  if (failed > 0 || ratio < 1.5) allAhead = false;
-  const verdict = failed > 0 ? `not valid: ${failed} errors` : `${ratio.toFixed(2)}x`;
-  console.log(
-    `${name.padEnd(34)}${o.rps.toFixed(0).padStart(10)}${o.p99.toFixed(1).padStart(8)}${String(o.non2xx + o.errors).padStart(9)}` +
-      `${p.rps.toFixed(0).padStart(13)}${p.p99.toFixed(1).padStart(8)}${String(p.non2xx + p.errors).padStart(9)}   ${verdict}`,
-  );
-  for (const [side, measured] of [["ours", o], ["peer", p]] as const) {
-    if (measured.non2xx > 0 || measured.errors > 0) console.log(`  ${side}: ${measured.non2xx} non-2xx responses and ${measured.errors} errors over all rounds`);
-  }
+for (const { name, measured } of rows) {
+  const [o, p, pg] = measured as [Measured, Measured, Measured];
+  if (failedOf(o) + failedOf(p) > 0 || o.rps / p.rps < 1.5) allAhead = false;
+  console.log(`${name.padEnd(34)}${cells(o)}${cells(p)}   ${ratioOf(o, p).padEnd(22)}${cells(pg)}   ${ratioOf(o, pg)}`);
+  measured.forEach((m, i) => {
+    if (failedOf(m) > 0) console.log(`  ${sides[i]?.label}: ${m.non2xx} non-2xx responses and ${m.errors} errors over all rounds`);
+  });
 }
 const us = (value: number) => (Number.isNaN(value) ? "n/a" : value.toFixed(0));
 console.log("\nCPU per request in the median round, µs (from /proc; PostgreSQL's counts every postgres process of this machine)\n");
-console.log("endpoint                          ours: Node  PostgreSQL   peer: Node");
-for (const { name, ours: o, peer: p } of rows) {
-  console.log(`${name.padEnd(34)}${us(o.processCpuUs).padStart(10)}${us(o.databaseCpuUs).padStart(12)}${us(p.processCpuUs).padStart(13)}`);
+console.log(`${"endpoint".padEnd(34)}ours: Node  PostgreSQL   peer in memory: Node   peer on PostgreSQL: Node  PostgreSQL`);
+for (const { name, measured } of rows) {
+  const [o, p, pg] = measured as [Measured, Measured, Measured];
+  console.log(`${name.padEnd(34)}${us(o.processCpuUs).padStart(10)}${us(o.databaseCpuUs).padStart(12)}${us(p.processCpuUs).padStart(23)}${us(pg.processCpuUs).padStart(27)}${us(pg.databaseCpuUs).padStart(12)}`);
 }
-console.log(allAhead ? "\nSign-on is at least 1.5x oidc-provider on every endpoint, with no errors." : "\nSign-on is not at least 1.5x oidc-provider (with no errors) on every endpoint.");
+console.log(
+  allAhead
+    ? "\nSign-on is at least 1.5x oidc-provider in memory on every endpoint, with no errors."
+    : "\nSign-on is not at least 1.5x oidc-provider in memory (with no errors) on every endpoint.",
+);

@@ -2,6 +2,7 @@
 // generator never competes with it for the event loop. Started by run.ts
 // through fork(); sends what the load needs, then waits for "stop".
 import { startOidcProvider, peerClient } from "./oidc-provider-peer.js";
+import { peerStoreOnPostgres } from "./postgres-adapter.js";
 import { startSignonOnPostgres } from "./signon-server.js";
 
 /** What a side hands to the load generator. */
@@ -25,6 +26,8 @@ const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:543
 const database = process.env.BENCH_SIGNON_DATABASE || "tessera_bench_signon";
 const signonPort = Number(process.env.BENCH_SIGNON_PORT || 0);
 const peerPort = Number(process.env.BENCH_PEER_PORT || 0);
+const peerOnPostgresPort = Number(process.env.BENCH_PEER_POSTGRES_PORT || 0);
+const peerDatabase = process.env.BENCH_PEER_DATABASE || "tessera_bench_peer";
 
 let prepared: Prepared;
 let close: () => Promise<void>;
@@ -44,8 +47,9 @@ if (side === "signon") {
   };
   await signon.settle();
   close = () => signon.close();
-} else if (side === "oidc-provider") {
-  const peer = await startOidcProvider(peerPort);
+} else if (side === "oidc-provider" || side === "oidc-provider-postgres") {
+  const store = side === "oidc-provider-postgres" ? await peerStoreOnPostgres(serverUrl, peerDatabase) : null;
+  const peer = store ? await startOidcProvider(peerOnPostgresPort, store.Adapter) : await startOidcProvider(peerPort);
   prepared = {
     url: peer.url,
     tokenPath: "/token",
@@ -53,13 +57,16 @@ if (side === "signon") {
     clientId: peerClient.client_id,
     clientSecret: peerClient.client_secret,
     redirectUri: peerClient.redirect_uri,
-    codes: await Promise.all(Array.from({ length: count }, () => peer.issueCode())),
-    // Its codes are all of OpenID Connect requests (scope openid): each exchange signs an ID token.
-    openIdCodes: await Promise.all(Array.from({ length: count }, () => peer.issueCode())),
+    codes: await Promise.all(Array.from({ length: count }, () => peer.issueCode(false))),
+    openIdCodes: await Promise.all(Array.from({ length: count }, () => peer.issueCode(true))),
     refreshTokens: await Promise.all(Array.from({ length: count }, () => peer.issueRefreshToken())),
     accessToken: await peer.issueAccessToken(),
   };
-  close = () => peer.close();
+  await store?.durable();
+  close = async () => {
+    await peer.close();
+    await store?.close();
+  };
 } else {
   throw new Error(`unknown side ${String(side)}`);
 }

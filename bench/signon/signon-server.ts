@@ -45,7 +45,7 @@ export async function startSignonOnPostgres(serverUrl: string, benchDatabase = "
   const user = await createUser(ctx, { email: "bench@example.org", name: "Bench", password: "bench password 123" });
   await grantPermissions(ctx, { email: user.email, application: "Bench", permissions: ["signin"] });
 
-  const app = Fastify(signonServerOptions(config, false));
+  const app = Fastify(signonServerOptions(config));
   await app.register(signonApp, { config, db, pool });
   await app.listen({ host: "127.0.0.1", port });
   const address = app.server.address() as AddressInfo;
