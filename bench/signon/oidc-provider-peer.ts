@@ -59,6 +59,9 @@ export async function startOidcProvider(port = 0, adapter: new (model: string) =
     adapter,
     ttl: peerTtl,
     pkce: { required: () => false },
+    // Each refresh retires the refresh token used and issues a new one, as Sign-on's does; the provider's
+    // default rotates a confidential client's refresh tokens only once 70% of their lifetime has passed.
+    rotateRefreshToken: true,
     features: { devInteractions: { enabled: false } },
     findAccount: (_ctx, sub) => Promise.resolve({ accountId: sub, claims: () => ({ sub, email: "bench@example.org", name: "Bench" }) }),
     cookies: { keys: ["bench-cookie-key-bench-cookie-key"] },

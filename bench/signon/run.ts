@@ -17,7 +17,7 @@
 // durable row in PostgreSQL (tessera_bench_peer, or BENCH_PEER_DATABASE), as
 // it runs in production. The peer's plain codes and refresh tokens are of
 // grants without `openid`, so that, as Sign-on's, their exchange signs no ID
-// token. BENCH_SECONDS shortens a trial run; BENCH_FRESH sets how many fresh
+// token; and, as Sign-on's, each refresh retires the refresh token used. BENCH_SECONDS shortens a trial run; BENCH_FRESH sets how many fresh
 // codes and refresh tokens each side prepares (a quarter of it for the peer
 // on PostgreSQL, which prepares them one row at a time). BENCH_SIGNON_PORT,
 // BENCH_PEER_PORT and BENCH_PEER_POSTGRES_PORT set the servers' ports
