@@ -31,12 +31,14 @@ export async function postgresAdapter(pool: pg.Pool): Promise<{ Adapter: new (mo
   await pool.query(schema);
   let current = pool;
 
-  const findOne = async (sql: string, values: unknown[]): Promise<AdapterPayload | undefined> => {
-    const { rows } = await current.query<PayloadRow>(
-      `select payload, extract(epoch from consumed_at)::int as consumed from oidc_payloads
-        where ${sql} and (expires_at is null or expires_at > now())`,
+  // Every statement is a named prepared one, as Sign-on's are, so that neither side pays for planning per request.
+  const findOne = async (name: string, where: string, values: unknown[]): Promise<AdapterPayload | undefined> => {
+    const { rows } = await current.query<PayloadRow>({
+      name: `oidc_find_by_${name}`,
+      text: `select payload, extract(epoch from consumed_at)::int as consumed from oidc_payloads
+              where ${where} and (expires_at is null or expires_at > now())`,
       values,
-    );
+    });
     const row = rows[0];
     if (!row) return undefined;
     return row.consumed === null ? row.payload : { ...row.payload, consumed: row.consumed };
@@ -46,38 +48,39 @@ export async function postgresAdapter(pool: pg.Pool): Promise<{ Adapter: new (mo
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-      await current.query(
-        `insert into oidc_payloads (model, id, payload, grant_id, user_code, uid, expires_at)
-         values ($1, $2, $3, $4, $5, $6, case when $7::int > 0 then now() + make_interval(secs => $7::int) end)
-         on conflict (model, id) do update
-           set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
-               uid = excluded.uid, expires_at = excluded.expires_at`,
-        [this.model, id, payload, payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, expiresIn ?? 0],
-      );
+      await current.query({
+        name: "oidc_upsert",
+        text: `insert into oidc_payloads (model, id, payload, grant_id, user_code, uid, expires_at)
+               values ($1, $2, $3, $4, $5, $6, case when $7::int > 0 then now() + make_interval(secs => $7::int) end)
+               on conflict (model, id) do update
+                 set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
+                     uid = excluded.uid, expires_at = excluded.expires_at`,
+        values: [this.model, id, payload, payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, expiresIn ?? 0],
+      });
     }
 
     find(id: string): Promise<AdapterPayload | undefined> {
-      return findOne("model = $1 and id = $2", [this.model, id]);
+      return findOne("id", "model = $1 and id = $2", [this.model, id]);
     }
 
     findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-      return findOne("model = $1 and user_code = $2", [this.model, userCode]);
+      return findOne("user_code", "model = $1 and user_code = $2", [this.model, userCode]);
     }
 
     findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return findOne("model = $1 and uid = $2", [this.model, uid]);
+      return findOne("uid", "model = $1 and uid = $2", [this.model, uid]);
     }
 
     async consume(id: string): Promise<void> {
-      await current.query("update oidc_payloads set consumed_at = now() where model = $1 and id = $2", [this.model, id]);
+      await current.query({ name: "oidc_consume", text: "update oidc_payloads set consumed_at = now() where model = $1 and id = $2", values: [this.model, id] });
     }
 
     async destroy(id: string): Promise<void> {
-      await current.query("delete from oidc_payloads where model = $1 and id = $2", [this.model, id]);
+      await current.query({ name: "oidc_destroy", text: "delete from oidc_payloads where model = $1 and id = $2", values: [this.model, id] });
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await current.query("delete from oidc_payloads where grant_id = $1", [grantId]);
+      await current.query({ name: "oidc_revoke_grant", text: "delete from oidc_payloads where grant_id = $1", values: [grantId] });
     }
   }
 
