@@ -1,6 +1,6 @@
 import { useTestDatabase } from "@tessera/db/testing";
 import { signonMigrations } from "@tessera/signon";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { SignonCallerResolver, SignonUnavailableError } from "../src/auth/signon-caller-resolver.js";
 import { startRealSignon } from "./support/real-signon.js";
 
@@ -10,6 +10,18 @@ afterAll(async () => {
   await signon.close();
   await database.close();
 });
+
+/**
+ * Waits until Sign-on itself refuses `token`. A change made by another process (the CLI) reaches the
+ * running Sign-on's remembered token answers through a database notification: within milliseconds, and
+ * within 5 s or Sign-on stops remembering them.
+ */
+async function untilSignonRefuses(token: string): Promise<void> {
+  await vi.waitFor(async () => {
+    const response = await fetch(`${signon.url}/user.json`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(401);
+  }, { timeout: 5_000 });
+}
 
 describe("SignonCallerResolver with the real Sign-on", () => {
   it("resolves a token Sign-on issued to the user and their permissions on completion", async () => {
@@ -28,6 +40,7 @@ describe("SignonCallerResolver with the real Sign-on", () => {
     const resolver = new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: 0 });
     expect(await resolver.resolveCaller(token)).not.toBeNull();
     await signon.cli("users", "suspend", "--email", "bob@example.com", "--reason", "left");
+    await untilSignonRefuses(token);
     expect(await resolver.resolveCaller(token)).toBeNull();
   });
 
@@ -37,6 +50,7 @@ describe("SignonCallerResolver with the real Sign-on", () => {
     const resolver = new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: 30, clock: { now: () => now } });
     expect(await resolver.resolveCaller(token)).not.toBeNull();
     await signon.cli("users", "suspend", "--email", "cy@example.com", "--reason", "left");
+    await untilSignonRefuses(token);
     now += 29_999;
     expect(await resolver.resolveCaller(token)).not.toBeNull();
     now += 1;
