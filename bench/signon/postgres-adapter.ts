@@ -18,8 +18,8 @@ const schema = `
     primary key (model, id)
   );
   create index if not exists oidc_payloads_grant_id on oidc_payloads (grant_id);
-  create index if not exists oidc_payloads_user_code on oidc_payloads (user_code);
-  create index if not exists oidc_payloads_uid on oidc_payloads (uid)`;
+  create index if not exists oidc_payloads_user_code on oidc_payloads (user_code) where user_code is not null;
+  create index if not exists oidc_payloads_uid on oidc_payloads (uid) where uid is not null`;
 
 interface PayloadRow {
   payload: AdapterPayload;
@@ -27,7 +27,7 @@ interface PayloadRow {
 }
 
 /** Creates the table on `pool`'s database and returns an adapter class whose statements go to whatever pool `use` set last. */
-export async function postgresAdapter(pool: pg.Pool): Promise<{ Adapter: new (model: string) => Adapter; use(pool: pg.Pool): void }> {
+async function postgresAdapter(pool: pg.Pool): Promise<{ Adapter: new (model: string) => Adapter; use(pool: pg.Pool): void }> {
   await pool.query(schema);
   let current = pool;
 

@@ -188,4 +188,3 @@ describe("access-token answers kept in memory", () => {
     }
   });
 });
-
