@@ -18,13 +18,17 @@
 // it runs in production. The peer's plain codes and refresh tokens are of
 // grants without `openid`, so that, as Sign-on's, their exchange signs no ID
 // token; and, as Sign-on's, each refresh retires the refresh token used. BENCH_SECONDS shortens a trial run; BENCH_FRESH sets how many fresh
-// codes and refresh tokens each side prepares (a quarter of it for the peer
+// codes and refresh tokens each side prepares (half of it for the peer
 // on PostgreSQL, which prepares them one row at a time). BENCH_SIGNON_PORT,
 // BENCH_PEER_PORT and BENCH_PEER_POSTGRES_PORT set the servers' ports
 // (default: any free port), so a run can go beside other work.
 // The peer keeps codes an hour (as Sign-on's prepared codes), so none runs out
 // during the run. Each side's non-2xx responses and connection errors are
 // counted over all its rounds; a row with any is reported "not valid" with no ratio.
+// A fourth side, the floor (floor-server.ts), takes its turn on the authorization_code row: Fastify with
+// Sign-on's logging and form parser, one durable insert per request and nothing else, in the database
+// tessera_bench_floor (BENCH_FLOOR_DATABASE) on port BENCH_FLOOR_PORT. Sign-on's exchange does all of
+// that and more, so the floor's ratio to the peer in memory bounds ours.
 // A second table gives each side's CPU time per request in its median round, from /proc (Linux): its
 // process with every thread, and for the sides on PostgreSQL the server's processes, which are counted
 // only when that server runs on this machine (so give it no other work during the run).
@@ -39,9 +43,9 @@ const connections = 10;
 const warmUpSeconds = 2;
 // Codes and refresh tokens are single-use: prepare enough for every round at up to 8,000 requests a second.
 const fresh = Number(process.env.BENCH_FRESH || rounds * (seconds + warmUpSeconds) * 8_000);
-const freshOnPostgres = Math.ceil(fresh / 4);
+const freshOnPostgres = Math.ceil(fresh / 2);
 
-type Side = "signon" | "oidc-provider" | "oidc-provider-postgres";
+type Side = "signon" | "oidc-provider" | "oidc-provider-postgres" | "floor";
 
 interface Measured {
   rps: number;
@@ -60,7 +64,8 @@ interface CpuOf {
 }
 
 function start(side: Side): Promise<ForkedSide<Prepared>> {
-  return forkSide<Prepared>(new URL("./serve.ts", import.meta.url), [side, String(side === "oidc-provider-postgres" ? freshOnPostgres : fresh)]);
+  const count = side === "oidc-provider-postgres" ? freshOnPostgres : side === "floor" ? 2 * fresh : fresh;
+  return forkSide<Prepared>(new URL("./serve.ts", import.meta.url), [side, String(count)]);
 }
 
 /** The round with the median request rate. */
@@ -129,12 +134,14 @@ const sides = [
   { label: "peer", side: await start("oidc-provider"), database: false },
   { label: "peer on PostgreSQL", side: await start("oidc-provider-postgres"), database: true },
 ];
+// Takes its turn on the authorization_code row only.
+const floor = { label: "floor", side: await start("floor"), database: true };
 /** Per endpoint, each side's median round (in the order of `sides`), with its failures over every round. */
 const rows: { name: string; measured: Measured[] }[] = [];
 try {
   // Each side gets the same warm-up (JIT, caches, connection pools), then the sides take turns.
-  const bench = async (name: string, load: (side: Prepared) => Parameters<typeof measure>[1], path: (side: Prepared) => string) => {
-    const runs = sides.map(({ side, database }) => ({
+  const bench = async (name: string, load: (side: Prepared) => Parameters<typeof measure>[1], path: (side: Prepared) => string, onRow = sides) => {
+    const runs = onRow.map(({ side, database }) => ({
       url: `${side.prepared.url}${path(side.prepared)}`,
       load: load(side.prepared),
       cpuOf: { pid: side.child.pid as number, database },
@@ -146,12 +153,12 @@ try {
     }
     rows.push({ name, measured: runs.map((run) => ({ ...median(run.rounds), ...failures(run.rounds) })) });
   };
-  await bench("POST /token authorization_code", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side) }), (side) => side.tokenPath);
+  await bench("POST /token authorization_code", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side) }), (side) => side.tokenPath, [...sides, floor]);
   await bench("POST /token code + ID token", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side, side.openIdCodes) }), (side) => side.tokenPath);
   await bench("POST /token refresh_token", (side) => ({ method: "POST", headers: form, nextBody: refreshGrant(side) }), (side) => side.tokenPath);
   await bench("GET /user.json (peer: /me)", (side) => ({ method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }), (side) => side.userPath);
 } finally {
-  for (const { side } of sides) await stopSide(side.child);
+  for (const { side } of [...sides, floor]) await stopSide(side.child);
 }
 
 const failedOf = (m: Measured) => m.non2xx + m.errors;
@@ -168,10 +175,17 @@ for (const { name, measured } of rows) {
   if (failedOf(o) + failedOf(p) > 0 || o.rps / p.rps < 1.5) allAhead = false;
   console.log(`${name.padEnd(34)}${cells(o)}${cells(p)}   ${ratioOf(o, p).padEnd(22)}${cells(pg)}   ${ratioOf(o, pg)}`);
   measured.forEach((m, i) => {
-    if (failedOf(m) > 0) console.log(`  ${sides[i]?.label}: ${m.non2xx} non-2xx responses and ${m.errors} errors over all rounds`);
+    if (failedOf(m) > 0) console.log(`  ${[...sides, floor][i]?.label}: ${m.non2xx} non-2xx responses and ${m.errors} errors over all rounds`);
   });
 }
 const us = (value: number) => (Number.isNaN(value) ? "n/a" : value.toFixed(0));
+const [codeRow] = rows;
+const [, peerOnCode, , floorOnCode] = codeRow?.measured ?? [];
+if (peerOnCode && floorOnCode) {
+  console.log("\nThe floor: Fastify with Sign-on's logging and form parser, one durable insert per POST /token and nothing else (bench/signon/floor-server.ts)\n");
+  console.log(`${"endpoint".padEnd(34)}${"     req/s  p99 ms  non-2xx"}   against the peer in memory   CPU per request: Node  PostgreSQL`);
+  console.log(`${"POST /token (any body)".padEnd(34)}${cells(floorOnCode)}   ${ratioOf(floorOnCode, peerOnCode).padEnd(27)}${us(floorOnCode.processCpuUs).padStart(23)}${us(floorOnCode.databaseCpuUs).padStart(12)}`);
+}
 console.log("\nCPU per request in the median round, µs (from /proc; PostgreSQL's counts every postgres process of this machine)\n");
 console.log(`${"endpoint".padEnd(34)}ours: Node  PostgreSQL   peer in memory: Node   peer on PostgreSQL: Node  PostgreSQL`);
 for (const { name, measured } of rows) {

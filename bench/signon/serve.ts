@@ -3,7 +3,9 @@
 // through fork(); sends what the load needs, then waits for "stop".
 import { startOidcProvider, peerClient } from "./oidc-provider-peer.js";
 import { peerStoreOnPostgres } from "./postgres-adapter.js";
+import { startFloorOnPostgres } from "./floor-server.js";
 import { startSignonOnPostgres } from "./signon-server.js";
+import { randomHex } from "../../packages/signon/src/security/random.js";
 
 /** What a side hands to the load generator. */
 export interface Prepared {
@@ -28,6 +30,8 @@ const signonPort = Number(process.env.BENCH_SIGNON_PORT || 0);
 const peerPort = Number(process.env.BENCH_PEER_PORT || 0);
 const peerOnPostgresPort = Number(process.env.BENCH_PEER_POSTGRES_PORT || 0);
 const peerDatabase = process.env.BENCH_PEER_DATABASE || "tessera_bench_peer";
+const floorPort = Number(process.env.BENCH_FLOOR_PORT || 0);
+const floorDatabase = process.env.BENCH_FLOOR_DATABASE || "tessera_bench_floor";
 
 let prepared: Prepared;
 let close: () => Promise<void>;
@@ -67,6 +71,22 @@ if (side === "signon") {
     await peer.close();
     await store?.close();
   };
+} else if (side === "floor") {
+  // Answers /token only, whatever the code: the codes just make its requests the size of a real exchange.
+  const floor = await startFloorOnPostgres(serverUrl, floorDatabase, floorPort);
+  prepared = {
+    url: floor.url,
+    tokenPath: "/token",
+    userPath: "/token",
+    clientId: "bench-floor",
+    clientSecret: randomHex(),
+    redirectUri: "https://client.example/callback",
+    codes: Array.from({ length: count }, () => randomHex()),
+    openIdCodes: [],
+    refreshTokens: [],
+    accessToken: "",
+  };
+  close = () => floor.close();
 } else {
   throw new Error(`unknown side ${String(side)}`);
 }
