@@ -136,6 +136,7 @@ const sides = [
 ];
 // Takes its turn on the authorization_code row only.
 const floor = { label: "floor", side: await start("floor"), database: true };
+const everySide = [...sides, floor];
 /** Per endpoint, each side's median round (in the order of `sides`), with its failures over every round. */
 const rows: { name: string; measured: Measured[] }[] = [];
 try {
@@ -153,12 +154,12 @@ try {
     }
     rows.push({ name, measured: runs.map((run) => ({ ...median(run.rounds), ...failures(run.rounds) })) });
   };
-  await bench("POST /token authorization_code", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side) }), (side) => side.tokenPath, [...sides, floor]);
+  await bench("POST /token authorization_code", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side) }), (side) => side.tokenPath, everySide);
   await bench("POST /token code + ID token", (side) => ({ method: "POST", headers: form, nextBody: codeGrant(side, side.openIdCodes) }), (side) => side.tokenPath);
   await bench("POST /token refresh_token", (side) => ({ method: "POST", headers: form, nextBody: refreshGrant(side) }), (side) => side.tokenPath);
   await bench("GET /user.json (peer: /me)", (side) => ({ method: "GET", headers: { authorization: `Bearer ${side.accessToken}` } }), (side) => side.userPath);
 } finally {
-  for (const { side } of [...sides, floor]) await stopSide(side.child);
+  for (const { side } of everySide) await stopSide(side.child);
 }
 
 const failedOf = (m: Measured) => m.non2xx + m.errors;
@@ -175,7 +176,7 @@ for (const { name, measured } of rows) {
   if (failedOf(o) + failedOf(p) > 0 || o.rps / p.rps < 1.5) allAhead = false;
   console.log(`${name.padEnd(34)}${cells(o)}${cells(p)}   ${ratioOf(o, p).padEnd(22)}${cells(pg)}   ${ratioOf(o, pg)}`);
   measured.forEach((m, i) => {
-    if (failedOf(m) > 0) console.log(`  ${[...sides, floor][i]?.label}: ${m.non2xx} non-2xx responses and ${m.errors} errors over all rounds`);
+    if (failedOf(m) > 0) console.log(`  ${everySide[i]?.label}: ${m.non2xx} non-2xx responses and ${m.errors} errors over all rounds`);
   });
 }
 const us = (value: number) => (Number.isNaN(value) ? "n/a" : value.toFixed(0));
