@@ -4,7 +4,7 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["**/node_modules/", "**/dist/", "data/", "coverage/", "test-results/", "**/*.d.ts"],
+    ignores: ["**/node_modules/", "**/dist/", "data/", "coverage/", "test-results/", "**/*.d.ts", "**/*.d.mts"],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

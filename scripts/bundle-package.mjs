@@ -1,23 +1,26 @@
 // Bundles a service's entry points (package.json "tessera": { "bundle": ["src/server.ts", …] })
-// into `dist/bundled/`: each entry with everything it imports, the workspace packages and the
-// npm packages alike, as one file, and what is imported only on demand (`import()`) as chunks
-// beside it. `npm start` runs these files. A Node.js process so starts by reading a handful of
-// files instead of some 500 modules, each resolved, read and linked on its own: Sign-on's start
-// takes less than half the time and the memory that module loading leaves behind.
+// into `dist/bundled/`: each entry with the workspace's own modules it imports (its package's
+// and the `@tessera/*` packages') as one file, and what is imported only on demand (`import()`)
+// as chunks beside it. `npm start` runs these files.
+//
+// Packages from npm are never bundled: an import of one stays an import, which Node resolves
+// from node_modules exactly as it does for the unbundled sources. A bundler that converts a
+// package (CommonJS into ES modules, `exports` conditions of its own) can change what the
+// package exports: a named export that Node finds may be missing from the bundle's copy, and
+// only the bundle fails. Keeping them out means a bundle means what its sources mean.
 //
 // Every module keeps its own `import.meta.url` (rewritten to the source file it came from,
 // relative to the bundle, so the checkout can move), so files found beside the sources (views,
 // migrations) are found as before. An entry keeps the bundle's, so `import.meta.url ===
-// process.argv[1]` still tells that it was run. Native addons and optional native packages stay
-// outside and are loaded from node_modules.
+// process.argv[1]` still tells that it was run.
 //
 // `dist/bundled/inputs.json` lists the workspace files a bundle was made from: needsBuild
 // (scripts/build-package.mjs) builds again when one of them changed.
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
-/** Loaded from node_modules at run time: native addons (a `.node` file each) and optional native bindings. */
-const external = ["@node-rs/argon2", "pg-native", "cpu-features", "ssh2"];
+/** The workspace's own packages, bundled; every other bare import is an npm package, left to Node. */
+const WORKSPACE_SCOPE = "@tessera/";
 
 export const BUNDLED_DIR = join("dist", "bundled");
 export const BUNDLE_INPUTS = "inputs.json";
@@ -59,13 +62,10 @@ export async function bundlePackage(packageDir) {
     format: "esm",
     platform: "node",
     target: "node20",
-    external,
     metafile: true,
     sourcemap: "linked",
     logLevel: "warning",
-    // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
-    banner: { js: 'import { createRequire as createRequireOfBundle } from "node:module"; const require = createRequireOfBundle(import.meta.url);' },
-    plugins: [ownImportMetaUrl(outdir, entryFiles)],
+    plugins: [npmPackagesExternal(), ownImportMetaUrl(outdir, entryFiles)],
   });
   const root = resolve(packageDir, "../..");
   const inputs = Object.keys(result.metafile.inputs)
@@ -74,6 +74,19 @@ export async function bundlePackage(packageDir) {
     .map((input) => relative(root, input));
   await writeFile(join(outdir, BUNDLE_INPUTS), `${JSON.stringify(inputs, null, 1)}\n`);
   return Object.keys(result.metafile.outputs).length;
+}
+
+/** Leaves every import of an npm package (a bare specifier outside the workspace's scope) to Node at run time. */
+function npmPackagesExternal() {
+  return {
+    name: "npm-packages-external",
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith(WORKSPACE_SCOPE)) return undefined;
+        return { path: args.path, external: true };
+      });
+    },
+  };
 }
 
 /** Gives each workspace module (entries excepted) the `import.meta.url` of its source file, relative to the bundle's folder. */

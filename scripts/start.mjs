@@ -48,6 +48,7 @@ import { claimDataDirectory, releaseDataDirectory, takenPorts } from "./start/si
 import { hasLauncherOptions, launcherNodeOptions } from "./start/launcher-options.mjs";
 import { httpRequest } from "./start/http-request.mjs";
 import { needsBuild } from "./build-package.mjs";
+import { BUILT_PACKAGES, SHIPPED_ENTRIES, SHIPPED_NODE_OPTIONS } from "./start/shipped.mjs";
 
 if (!hasLauncherOptions()) await runAgainWithOptions();
 
@@ -84,17 +85,6 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const home = process.cwd();
 const dataDir = resolve(home, "data");
 const embeddedDatabase = "packages/db/dist/postgres-server/embedded-database.js";
-/** The workspace packages the services run from, built (dist/) before they start. */
-const builtPackages = ["packages/db", "packages/service-kit", "packages/signon-client", "packages/signon", "packages/completion", "examples/editorial-app"];
-/** Node's options for the built services: workspace packages resolve to their dist/ (see their package.json "exports"). */
-const builtConditions = "--conditions=tessera-built";
-/**
- * Node's options for the services and commands: a young generation of at most 2 MB per half
- * instead of 16, which a service fills at its start (module loading) and then holds as resident
- * memory for good; collections of the young generation are cheap and its requests' garbage small.
- * And the heap ceiling of docs/deployment.md, under which garbage is collected before it piles up.
- */
-const serviceNodeOptions = ["--max-semi-space-size=2", "--max-old-space-size=512"];
 /** Every service's migrations, for the conversion of an earlier version's data. */
 const allMigrations = ["signon=packages/signon/migrations", "completion=packages/completion/migrations", "signon_client=packages/signon-client/migrations"];
 const exitWithParent = import.meta.resolve("./start/exit-with-parent.mjs");
@@ -108,14 +98,14 @@ const demoCourse = {
 const services = {
   signon: {
     name: "signon",
-    entry: "packages/signon/dist/bundled/server.js",
+    entry: SHIPPED_ENTRIES.signon,
     port: ports.signon,
     ready: "/healthcheck/ready",
     env: { SIGNON_HOST: settings.host, SIGNON_PORT: String(ports.signon), SIGNON_PUBLIC_URL: urls.signonPublic },
   },
   completion: {
     name: "completion",
-    entry: "packages/completion/dist/bundled/server.js",
+    entry: SHIPPED_ENTRIES.completion,
     port: ports.completion,
     ready: "/healthcheck/ready",
     env: { HOST: settings.host, PORT: String(ports.completion), SIGNON_URL: urls.signon },
@@ -123,7 +113,7 @@ const services = {
   editorial: {
     name: "editorial",
     /** Imported into this process (see startEditorial), not run as a process of its own. */
-    entry: "examples/editorial-app/dist/bundled/server.js",
+    entry: SHIPPED_ENTRIES.editorial,
     port: ports.editorial,
     env: {
       HOST: settings.host,
@@ -158,7 +148,7 @@ function showOutput(name, child) {
 }
 
 function spawnBuilt(name, entry, args, env) {
-  return spawn(process.execPath, [builtConditions, ...serviceNodeOptions, "--import", exitWithParent, join(root, entry), ...args], {
+  return spawn(process.execPath, [...SHIPPED_NODE_OPTIONS, "--import", exitWithParent, join(root, entry), ...args], {
     cwd: home,
     // PGAPPNAME: which service holds which connection, in pg_stat_activity.
     // MALLOC_ARENA_MAX: at most two malloc arenas (glibc; elsewhere it means nothing) instead of up to eight
@@ -285,7 +275,7 @@ function postmasterPid() {
  * staying resident in this process for as long as the services run.
  */
 async function buildChanged() {
-  for (const folder of builtPackages) {
+  for (const folder of BUILT_PACKAGES) {
     const packageDir = join(root, folder);
     if (!(await needsBuild(packageDir))) continue;
     console.error(`npm start: building ${folder} (its sources changed since its last build)`);
@@ -373,7 +363,16 @@ async function firstStartDone() {
     const { rows } = await client.query("SELECT value FROM signon.settings WHERE key = 'first_start'");
     const value = rows[0]?.value;
     if (value === null || typeof value !== "object") return null;
-    return { status: "done-before", completed_at: String(value.completedAt ?? ""), admin_email: String(value.adminEmail ?? "") };
+    // Set-ups before the marker kept the client id: the application the set-up named `completion`.
+    const named = value.completionClientId
+      ? [{ client_id: value.completionClientId }]
+      : (await client.query("SELECT client_id FROM signon.applications WHERE name = 'completion'")).rows;
+    return {
+      status: "done-before",
+      completed_at: String(value.completedAt ?? ""),
+      admin_email: String(value.adminEmail ?? ""),
+      completion_app: named[0] === undefined ? null : { client_id: String(named[0].client_id) },
+    };
   } catch {
     // No such table yet (a new database), or no answer: the set-up command finds out, and says what is wrong.
     return null;
@@ -387,12 +386,29 @@ async function bootstrap() {
   const args = ["bootstrap", "first-start", "--json", "--credentials-file", credentialsFile];
   args.push("--completion-url", urls.completion, "--example-app-url", urls.editorial);
   if (settings.adminEmail) args.push("--admin-email", settings.adminEmail);
-  return JSON.parse(await runCommand("bootstrap", "packages/signon/dist/bundled/cli.js", args));
+  return JSON.parse(await runCommand("bootstrap", SHIPPED_ENTRIES["signon-cli"], args));
+}
+
+/**
+ * Completion as it starts for this installation: with the client id of its application in Sign-on
+ * (COMPLETION_SIGNON_CLIENT_ID), so that it accepts only tokens issued to it.
+ */
+function completionOf(setUp) {
+  const clientId = process.env.COMPLETION_SIGNON_CLIENT_ID || setUp.completion_app?.client_id;
+  if (!clientId) {
+    throw new StartError(
+      "npm start: Sign-on has no application named completion, so Completion cannot tell which tokens are its own.\n" +
+        "Set COMPLETION_SIGNON_CLIENT_ID to its client id (signon apps show --app NAME).",
+      1,
+    );
+  }
+  services.completion.env.COMPLETION_SIGNON_CLIENT_ID = clientId;
+  return services.completion;
 }
 
 /** Loads the demo course (OLX) with the CLI and its learners through the API, with the demo client's token. */
 async function loadDemoCourse(token) {
-  await runCommand("completion", "packages/completion/dist/bundled/cli.js", ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
+  await runCommand("completion", SHIPPED_ENTRIES["completion-cli"], ["import-olx", demoCourse.olx, "--course-key", demoCourse.key]);
   const response = await httpRequest(`${urls.completion}/api/completion/v1/admin/import`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -539,11 +555,13 @@ try {
   // the set-up, and the example application only its credentials file, there already on a
   // later start. The first start's set-up applies Sign-on's migrations itself if it comes first.
   const signon = start(services.signon);
-  const completion = start(services.completion);
   const early = existsSync(credentialsFile) ? startEditorial() : null;
   // Awaited below, or left when something else failed first (which stops everything anyway).
   early?.catch(() => undefined);
-  const [setUp] = await Promise.all([firstStartDone().then((done) => done ?? bootstrap()), signon, completion]);
+  const settingUp = firstStartDone().then((done) => done ?? bootstrap());
+  // Completion checks bearer tokens as the `completion` application: it starts once the set-up says which that is.
+  const completion = settingUp.then((setUp) => start(completionOf(setUp)));
+  const [setUp] = await Promise.all([settingUp, signon, completion]);
   const report = [];
   if (setUp.status === "created") {
     created = setUp;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COURSE_KEY, LEARNERS, startFaultSystem, type FaultSystem } from "./support/fault-system.js";
 import { csrfTokenOf, HttpClient, type Answer } from "./support/http-client.js";
 import { allowedOutcomes, startLoad, type LoadRecord } from "./support/load.js";
-import { runToExit, type ServiceProcess } from "./support/service-process.js";
+import { runShipped, type ServiceProcess } from "@tessera/test-support";
 import { Tally } from "./support/tally.js";
 
 const serverUrl = process.env["DATABASE_URL"];
@@ -342,7 +342,7 @@ describe.skipIf(!serverUrl)("Sign-on, Completion and the editorial app while the
     const aggregates = await readAggregates();
     const courses = await readCourses();
     expect(aggregates.length).toBeGreaterThan(0);
-    const reaggregated = await runToExit({ entry: "packages/completion/src/cli.ts", args: ["reaggregate", COURSE_KEY], env: { DATABASE_URL: system.databaseUrl } });
+    const reaggregated = await runShipped("completion-cli", ["reaggregate", COURSE_KEY], { DATABASE_URL: system.databaseUrl });
     expect(reaggregated.code, reaggregated.output).toBe(0);
     expect(await readAggregates()).toEqual(aggregates);
     expect(await readCourses()).toEqual(courses);

@@ -4,7 +4,7 @@
 // refused login) ends them with one sentence and a non-zero exit, no stack
 // trace. While they wait they answer /healthcheck/live (so that a supervisor
 // does not restart them) and 503 to everything else. Sign-on, Completion and
-// the editorial app run as processes.
+// the editorial app run as processes, as shipped.
 // Needs DATABASE_URL (a PostgreSQL server); it creates and drops a database of its own.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,19 +12,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dropDatabase, FaultProxy, recreateDatabase } from "@tessera/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, runToExit, spawnServiceProcess, waitUntilReady, type ServiceProcess } from "./support/service-process.js";
+import { freePort, runShipped, spawnShipped, waitUntilReady, type ServiceProcess, type ShippedService } from "@tessera/test-support";
 
 const serverUrl = process.env["DATABASE_URL"];
 if (!serverUrl) console.warn("tests/faults skipped: set DATABASE_URL to a PostgreSQL server to run the start-up fault test");
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The environment each service needs besides its database and port. */
-function serviceEnvironments(dataDir: string, ports: { signon: number; completion: number; editorial: number }) {
+/** The environment each service needs besides its database. */
+function serviceEnvironments(dataDir: string, ports: { signon: number; completion: number; editorial: number }): Record<ShippedService, { env: Record<string, string> }> {
   const signonUrl = `http://127.0.0.1:${ports.signon}`;
   return {
     signon: {
-      entry: "packages/signon/src/server.ts",
       env: {
         NODE_ENV: "development",
         SIGNON_SECRET_KEY: "fa".repeat(32),
@@ -36,11 +35,9 @@ function serviceEnvironments(dataDir: string, ports: { signon: number; completio
       },
     },
     completion: {
-      entry: "packages/completion/src/server.ts",
-      env: { HOST: "127.0.0.1", PORT: String(ports.completion), SIGNON_URL: signonUrl },
+      env: { HOST: "127.0.0.1", PORT: String(ports.completion), SIGNON_URL: signonUrl, COMPLETION_SIGNON_CLIENT_ID: "start-up-test" },
     },
     editorial: {
-      entry: "examples/editorial-app/src/server.ts",
       env: {
         HOST: "127.0.0.1",
         PORT: String(ports.editorial),
@@ -75,8 +72,8 @@ describe.skipIf(!serverUrl)("services started while the database cannot be reach
     await proxy.refuse();
     const ports = { signon: await freePort(), completion: await freePort(), editorial: await freePort() };
     const environments = serviceEnvironments(dataDir, ports);
-    for (const [service, { entry, env }] of Object.entries(environments)) {
-      services.push(spawnServiceProcess({ name: service, entry, port: ports[service as keyof typeof ports], env: { ...env, DATABASE_URL: proxy.urlFor(databaseUrl) } }));
+    for (const [service, { env }] of Object.entries(environments) as [ShippedService, { env: Record<string, string> }][]) {
+      services.push(spawnShipped(service, { port: ports[service], env: { ...env, DATABASE_URL: proxy.urlFor(databaseUrl) } }));
     }
     const waitingLine = `database unavailable at 127.0.0.1:${proxy.port}`;
     const waitingLines = (service: ServiceProcess) => service.output().split("\n").filter((line) => line.includes(waitingLine));
@@ -133,9 +130,9 @@ describe.skipIf(!serverUrl)("services started on a database they cannot use as c
       editorial: { url: missingDatabase(), sentence: /^editorial-app: The database tessera_faults_no_such_database .* does not exist; create the database/m },
     };
     const results = await Promise.all(
-      Object.entries(serviceEnvironments(dataDir, ports)).map(async ([service, { entry, env }]) => ({
+      (Object.entries(serviceEnvironments(dataDir, ports)) as [ShippedService, { env: Record<string, string> }][]).map(async ([service, { env }]) => ({
         service,
-        ...(await runToExit({ entry, args: [], env: { ...env, DATABASE_URL: (mistakes[service] as { url: string }).url } })),
+        ...(await runShipped(service, [], { ...env, DATABASE_URL: (mistakes[service] as { url: string }).url })),
       })),
     );
     for (const { service, code, output } of results) {

@@ -11,5 +11,7 @@ export default defineProject({
     // (room for a busy machine: each wait inside polls, and none is a timing assertion).
     testTimeout: 300_000,
     hookTimeout: 300_000,
+    // The services run as shipped: built again first when their sources changed.
+    globalSetup: ["@tessera/test-support/built"],
   },
 });

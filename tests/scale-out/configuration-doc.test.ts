@@ -9,7 +9,7 @@ import { loadConfig } from "@tessera/signon";
 import { describe, expect, it } from "vitest";
 import { configFromEnv } from "../../examples/editorial-app/src/config.js";
 import { readVariableTables } from "./support/doc-tables.js";
-import { repositoryRoot } from "./support/service-process.js";
+import { repositoryRoot } from "@tessera/test-support";
 import { fallbackInSource, recordReads, sourceFiles, variablesNamedInSource } from "./support/variables-read.js";
 
 type Env = Record<string, string | undefined>;

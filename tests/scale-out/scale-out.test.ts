@@ -10,8 +10,7 @@ import { createFreshDatabase, type FreshDatabase } from "./support/fresh-databas
 import { blockKey, expectedAggregates, leaves, learningTree, type TreeBlock } from "./support/learning-tree.js";
 import { postForm } from "./support/form-post.js";
 import { queueUpdatePushes } from "./support/push-outbox.js";
-import { freePort, runToExit, startServiceProcess, type ServiceProcess } from "./support/service-process.js";
-import { signonCli } from "./support/signon-cli.js";
+import { freePort, runShipped, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
 
 const serverUrl = process.env["DATABASE_URL"];
 const skipReason = "skipped: DATABASE_URL is not set (CI runs it against PostgreSQL on 127.0.0.1:5432)";
@@ -33,6 +32,7 @@ describe.skipIf(!serverUrl)(`two Sign-on and two Completion instances on one Pos
   let signonB: ServiceProcess;
   let completionA: ServiceProcess;
   let completionB: ServiceProcess;
+  let completionClientId = "";
 
   beforeAll(async () => {
     database = await createFreshDatabase(serverUrl as string);
@@ -40,33 +40,38 @@ describe.skipIf(!serverUrl)(`two Sign-on and two Completion instances on one Pos
     cliEnv = { NODE_ENV: "development", DATABASE_URL: database.url, ...fastHashing };
     await receiver.start();
     const [portA, portB, portC, portD] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const signonEnv = (port: number) => ({
+    const signonEnv = () => ({
       ...cliEnv,
-      SIGNON_HOST: "127.0.0.1",
-      SIGNON_PORT: String(port),
       SIGNON_PUBLIC_URL: sharedPublicUrl,
       SIGNON_PUSH_POLL_MS: "50",
       SIGNON_PUSH_CONCURRENCY: "16",
     });
-    const signon = (name: string, port: number) =>
-      startServiceProcess({ name, entry: "packages/signon/src/server.ts", port, env: signonEnv(port), readyPath: "/.well-known/oauth-authorization-server" });
+    const signon = (name: string, port: number) => startShipped("signon", { name, port, env: signonEnv(), readyPath: "/.well-known/oauth-authorization-server" });
     const completion = (name: string, port: number, signonPort: number) =>
-      startServiceProcess({
+      startShipped("completion", {
         name,
-        entry: "packages/completion/src/server.ts",
         port,
-        env: { DATABASE_URL: database.url, HOST: "127.0.0.1", PORT: String(port), SIGNON_URL: `http://127.0.0.1:${signonPort}`, LOG_LEVEL: "warn" },
+        env: { DATABASE_URL: database.url, SIGNON_URL: `http://127.0.0.1:${signonPort}`, COMPLETION_SIGNON_CLIENT_ID: completionClientId, LOG_LEVEL: "warn" },
         readyPath: "/api/completion/v1/openapi.json",
       });
-    // All four start at once on an empty database: their migrations take turns under the advisory lock.
-    const started = await Promise.allSettled([
+    // Both Sign-on instances and the command that registers Completion start at once on an empty database: their
+    // migrations take turns under the advisory lock. Then both Completion instances, which check tokens as that
+    // application, start at once too.
+    const [signonAStart, signonBStart, registered] = await Promise.allSettled([
       signon("signon-a", portA as number),
       signon("signon-b", portB as number),
+      signonCli(cliEnv, "apps", "create", "--name", "completion", "--redirect-uri", `${receiver.url}/completion/auth/gds/callback`, "--permissions", "staff,admin"),
+    ]);
+    for (const result of [signonAStart, signonBStart]) if (result.status === "fulfilled") services.push(result.value);
+    const failedFirst = [signonAStart, signonBStart, registered].find((result) => result.status === "rejected");
+    if (failedFirst) throw failedFirst.reason;
+    completionClientId = String((registered as PromiseFulfilledResult<Record<string, unknown>>).value["client_id"]);
+    const completions = await Promise.allSettled([
       completion("completion-a", portC as number, portA as number),
       completion("completion-b", portD as number, portB as number),
     ]);
-    for (const result of started) if (result.status === "fulfilled") services.push(result.value);
-    const failed = started.find((result) => result.status === "rejected");
+    for (const result of completions) if (result.status === "fulfilled") services.push(result.value);
+    const failed = completions.find((result) => result.status === "rejected");
     if (failed) throw failed.reason;
     [signonA, signonB, completionA, completionB] = services as [ServiceProcess, ServiceProcess, ServiceProcess, ServiceProcess];
   });
@@ -214,7 +219,6 @@ describe.skipIf(!serverUrl)(`two Sign-on and two Completion instances on one Pos
   });
 
   it("keeps a learner's aggregates equal to a from-scratch recomputation under concurrent ingestion through both Completion instances", async () => {
-    await signonCli(cliEnv, "apps", "create", "--name", "completion", "--redirect-uri", `${receiver.url}/completion/auth/gds/callback`, "--permissions", "staff,admin");
     await signonCli(cliEnv, "api-users", "create", "--email", "loader@example.org", "--name", "Loader");
     await signonCli(cliEnv, "permissions", "grant", "--email", "loader@example.org", "--app", "completion", "--permissions", "signin,staff,admin");
     const staffToken = String((await signonCli(cliEnv, "tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"]);
@@ -282,7 +286,7 @@ describe.skipIf(!serverUrl)(`two Sign-on and two Completion instances on one Pos
     }
 
     // And the product's own from-scratch recomputation (`completion reaggregate`, a real process) changes nothing.
-    const reaggregated = await runToExit({ entry: "packages/completion/src/cli.ts", args: ["reaggregate", courseKey], env: { DATABASE_URL: database.url } });
+    const reaggregated = await runShipped("completion-cli", ["reaggregate", courseKey], { DATABASE_URL: database.url });
     expect(reaggregated.code, reaggregated.output).toBe(0);
     expect(await readAggregates()).toEqual(aggregates);
   });

@@ -9,5 +9,7 @@ export default defineProject({
     // Four service processes start, migrate and drain a queue: far more than the default 5 s, well under 2 minutes.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // The services run as shipped: built again first when their sources changed.
+    globalSetup: ["@tessera/test-support/built"],
   },
 });

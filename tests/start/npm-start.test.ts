@@ -109,6 +109,19 @@ describe("npm start on ports of its own (first start)", () => {
     expect(answered.status).toBeLessThan(400);
   });
 
+  it("keeps the demo API token to the application it was issued to: Completion takes it, the example application refuses it", async () => {
+    const token = /API token +([0-9a-f]+)/.exec(ready)?.[1];
+    expect(token).toBeDefined();
+    const headers = { authorization: `Bearer ${token}` };
+
+    const atCompletion = await fetch(`http://127.0.0.1:${ports.COMPLETION_PORT}/api/completion/v1/course/course-v1:TesseraX+DL101+2026/?username=amara`, { headers });
+    const atExample = await fetch(`http://127.0.0.1:${ports.EDITORIAL_APP_PORT}/api/me`, { headers });
+
+    expect(atCompletion.status).toBe(200);
+    expect(atExample.status).toBe(401);
+    expect(await atExample.json()).toMatchObject({ error: "invalid_token" });
+  });
+
   it("queued no pushes: a fresh install shows no failed ones", () => {
     const listed = spawnSync(process.execPath, ["--import", tsxLoader, signonCli, "pushes", "list", "--json"], {
       cwd: home,

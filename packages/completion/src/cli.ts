@@ -1,5 +1,5 @@
 import { withStatementTimeout } from "@tessera/db";
-import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
+import type { CallerResolver } from "./auth/caller.js";
 import { COMMANDS, runCli, USAGE } from "./cli/run-cli.js";
 import { createContext } from "./context.js";
 import { openCompletionDatabaseOrExit, readConfigOrExit } from "./startup.js";
@@ -22,8 +22,8 @@ const database = await openCompletionDatabaseOrExit(config, {
 });
 let code = 1;
 try {
-  // The CLI never authenticates callers; the resolver is there because the context carries one.
-  const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: 0 });
+  // The CLI never authenticates callers: the context's resolver accepts no token.
+  const callers: CallerResolver = { resolveCaller: () => Promise.resolve(null) };
   // Loads and recomputations over every course may run long statements: the service's bound does not apply.
   code = await withStatementTimeout(null, () =>
     runCli(args, createContext(config, database.db, callers), {

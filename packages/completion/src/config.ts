@@ -8,6 +8,12 @@ export interface CompletionConfig {
   readonly databaseStatementTimeoutSeconds: number;
   /** Base URL of the Sign-on service, whose `/user.json` resolves bearer tokens. */
   readonly signonUrl: string;
+  /**
+   * The `client_id` of the `completion` application in Sign-on: bearer tokens are checked as
+   * this application's, so a token issued to another application is refused. Required by the
+   * server (see `requireSignonClientId`); the command line authenticates nobody and needs none.
+   */
+  readonly signonClientId: string | null;
   /** Block types whose aggregates are stored and may be requested (C8). */
   readonly aggregatorTypes: readonly string[];
   /** C14: ignore stored aggregates for stale single-user reads. */
@@ -59,6 +65,27 @@ function metricsToken(env: NodeJS.ProcessEnv): string | null {
   return text;
 }
 
+function signonClientId(env: NodeJS.ProcessEnv): string | null {
+  const text = env["COMPLETION_SIGNON_CLIENT_ID"]?.trim();
+  if (!text) return null;
+  if (text.length > 255 || /[\s\0]/.test(text)) throw new ConfigError("COMPLETION_SIGNON_CLIENT_ID must be a client id of at most 255 characters without spaces.");
+  return text;
+}
+
+/**
+ * The client id the server checks bearer tokens as; throws when `COMPLETION_SIGNON_CLIENT_ID` is unset,
+ * since without it a token issued to any application would do.
+ */
+export function requireSignonClientId(config: CompletionConfig): string {
+  if (config.signonClientId === null) {
+    throw new ConfigError(
+      "COMPLETION_SIGNON_CLIENT_ID is required: the client id of the completion application in Sign-on " +
+        "(`signon apps show --name completion`), so that only tokens issued to it are accepted.",
+    );
+  }
+  return config.signonClientId;
+}
+
 function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: readonly string[]): string {
   const text = env[name] ?? fallback;
   let parsed: URL;
@@ -77,6 +104,7 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
  * `DATABASE_POOL_SIZE` (1-1000; default 10),
  * `DATABASE_STATEMENT_TIMEOUT_SECONDS` (1-3600, default 30: a statement without an answer after this long fails, 503),
  * `SIGNON_URL` (default `http://127.0.0.1:3000`),
+ * `COMPLETION_SIGNON_CLIENT_ID` (the `completion` application's client id in Sign-on; required by the server),
  * `COMPLETION_AGGREGATOR_TYPES` (comma-separated; default course,chapter,sequential,vertical),
  * `COMPLETION_REBUILD_STALE_FROM_SCRATCH` (default false),
  * `COMPLETION_CALLER_CACHE_SECONDS` (0–60, default 30),
@@ -104,6 +132,7 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     databasePoolSize: env["DATABASE_POOL_SIZE"] ? integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000) : null,
     databaseStatementTimeoutSeconds: integer(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, 1, 3600),
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
+    signonClientId: signonClientId(env),
     aggregatorTypes: [...new Set(types)],
     rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),
     callerCacheSeconds: integer(env, "COMPLETION_CALLER_CACHE_SECONDS", 30, 0, 60),

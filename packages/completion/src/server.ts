@@ -4,10 +4,10 @@ import { startStaleWorker } from "./aggregation/stale-worker.js";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
 import { createContext } from "./context.js";
 import { turnOffAllocationSitePretenuring } from "./garbage-collection.js";
-import { openCompletionDatabaseOrExit, readConfigOrExit } from "./startup.js";
+import { openCompletionDatabaseOrExit, readServerConfigOrExit } from "./startup.js";
 
 turnOffAllocationSitePretenuring();
-const config = readConfigOrExit(process.env);
+const { config, signonClientId } = readServerConfigOrExit(process.env);
 // Start-up notes go to the console; once the app exists, the pool's outage lines go to its JSON log.
 const logTo: { app?: { info(message: string): void; warn(message: string): void } } = {};
 // Live but not ready until it listens itself, so that a supervisor does not restart it while it waits.
@@ -21,7 +21,7 @@ const database = await openCompletionDatabaseOrExit(
   },
   { waitWhileUnavailable: true },
 );
-const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, cacheSeconds: config.callerCacheSeconds });
+const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, clientId: signonClientId, cacheSeconds: config.callerCacheSeconds });
 const ctx = createContext(config, database.db, callers);
 const app = await buildApp(ctx, {
   logger: { level: process.env["LOG_LEVEL"] ?? "info" },

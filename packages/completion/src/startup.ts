@@ -1,12 +1,24 @@
 import { DatabaseStartError, startDatabase, type StartedDatabase } from "@tessera/db";
-import { ConfigError, readConfig, type CompletionConfig } from "./config.js";
+import { ConfigError, readConfig, requireSignonClientId, type CompletionConfig } from "./config.js";
 import { COMPLETION_MIGRATIONS } from "./db/database.js";
 import * as schema from "./db/schema.js";
 
 /** Reads the configuration from `env`; on bad configuration says why on stderr and exits with status 2. */
 export function readConfigOrExit(env: NodeJS.ProcessEnv): CompletionConfig {
+  return orExit(() => readConfig(env));
+}
+
+/** The server's configuration and the client id it checks bearer tokens as; exits with status 2 when either is unusable. */
+export function readServerConfigOrExit(env: NodeJS.ProcessEnv): { config: CompletionConfig; signonClientId: string } {
+  return orExit(() => {
+    const config = readConfig(env);
+    return { config, signonClientId: requireSignonClientId(config) };
+  });
+}
+
+function orExit<T>(read: () => T): T {
   try {
-    return readConfig(env);
+    return read();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`completion: ${error.message}`);

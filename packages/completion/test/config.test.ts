@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, readConfig } from "../src/config.js";
+import { ConfigError, readConfig, requireSignonClientId } from "../src/config.js";
 
 describe("readConfig", () => {
   it("has documented defaults", () => {
@@ -8,6 +8,7 @@ describe("readConfig", () => {
       databasePoolSize: null,
       databaseStatementTimeoutSeconds: 30,
       signonUrl: "http://127.0.0.1:3000",
+      signonClientId: null,
       aggregatorTypes: ["course", "chapter", "sequential", "vertical"],
       rebuildStaleFromScratch: false,
       callerCacheSeconds: 30,
@@ -27,6 +28,7 @@ describe("readConfig", () => {
         DATABASE_POOL_SIZE: "25",
         DATABASE_STATEMENT_TIMEOUT_SECONDS: "12",
         SIGNON_URL: "https://signon.example.com",
+        COMPLETION_SIGNON_CLIENT_ID: "c0mpl3t10n",
         COMPLETION_AGGREGATOR_TYPES: "course, chapter,unit",
         COMPLETION_REBUILD_STALE_FROM_SCRATCH: "TRUE",
         COMPLETION_CALLER_CACHE_SECONDS: "60",
@@ -41,6 +43,7 @@ describe("readConfig", () => {
       databasePoolSize: 25,
       databaseStatementTimeoutSeconds: 12,
       signonUrl: "https://signon.example.com",
+      signonClientId: "c0mpl3t10n",
       aggregatorTypes: ["course", "chapter", "unit"],
       rebuildStaleFromScratch: true,
       callerCacheSeconds: 60,
@@ -51,6 +54,12 @@ describe("readConfig", () => {
       metricsToken: "0123456789abcdef",
       trustProxy: true,
     });
+  });
+
+  it("requires Completion's client id in Sign-on before the server may check tokens", () => {
+    expect(() => requireSignonClientId(readConfig({}))).toThrow(/^COMPLETION_SIGNON_CLIENT_ID is required/);
+    expect(requireSignonClientId(readConfig({ COMPLETION_SIGNON_CLIENT_ID: " c0mpl3t10n " }))).toBe("c0mpl3t10n");
+    expect(() => readConfig({ COMPLETION_SIGNON_CLIENT_ID: "two words" })).toThrow(ConfigError);
   });
 
   it("runs prepared statements unless turned off", () => {

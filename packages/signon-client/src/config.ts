@@ -23,6 +23,12 @@ export interface SignonPaths {
 export interface BearerVerifierOptions {
   /** Base URL of Sign-on, e.g. `https://signon.example.org`. */
   signonUrl: string;
+  /**
+   * This application's `client_id` in Sign-on. Every `/user.json` check sends it, so Sign-on
+   * accepts only tokens issued to this application: a token of another application is refused
+   * (401), never taken with that application's permissions.
+   */
+  clientId: string;
   fetch?: Fetch;
   clock?: Clock;
   paths?: Partial<SignonPaths>;
@@ -36,7 +42,6 @@ export interface BearerVerifierOptions {
 
 /** Everything the Sign-on client needs; see `resolveSignonClientConfig` for the defaults. */
 export interface SignonClientOptions extends BearerVerifierOptions {
-  clientId: string;
   clientSecret: string;
   /** This application's callback URL as registered in Sign-on, e.g. `https://app.example.org/auth/gds/callback`. */
   redirectUri: string;
@@ -53,6 +58,7 @@ export interface SignonClientOptions extends BearerVerifierOptions {
 /** `BearerVerifierOptions` with every default filled in and checked. */
 export interface BearerVerifierConfig {
   signonUrl: string;
+  clientId: string;
   fetch: Fetch;
   clock: Clock;
   paths: SignonPaths;
@@ -63,7 +69,6 @@ export interface BearerVerifierConfig {
 
 /** `SignonClientOptions` with every default filled in and checked. */
 export interface SignonClientConfig extends BearerVerifierConfig {
-  clientId: string;
   clientSecret: string;
   redirectUri: string;
   userStore: UserStore;
@@ -82,12 +87,14 @@ export const MAX_BEARER_CACHE_TTL_SECONDS = 60;
  */
 export function resolveBearerVerifierConfig(options: BearerVerifierOptions): BearerVerifierConfig {
   requireUrl("signonUrl", options.signonUrl);
+  requireText("clientId", options.clientId);
   const bearerCacheTtlSeconds = options.bearerCacheTtlSeconds ?? MAX_BEARER_CACHE_TTL_SECONDS;
   if (bearerCacheTtlSeconds > MAX_BEARER_CACHE_TTL_SECONDS) {
     throw new Error(`bearerCacheTtlSeconds must be at most ${MAX_BEARER_CACHE_TTL_SECONDS}, got ${bearerCacheTtlSeconds}`);
   }
   const config: BearerVerifierConfig = {
     signonUrl: options.signonUrl.replace(/\/+$/, ""),
+    clientId: options.clientId,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     clock: options.clock ?? systemClock,
     paths: {
@@ -112,11 +119,9 @@ export function resolveBearerVerifierConfig(options: BearerVerifierOptions): Bea
 export function resolveSignonClientConfig(options: SignonClientOptions): SignonClientConfig {
   const connection = resolveBearerVerifierConfig(options);
   requireUrl("redirectUri", options.redirectUri);
-  requireText("clientId", options.clientId);
   requireText("clientSecret", options.clientSecret);
   const config: SignonClientConfig = {
     ...connection,
-    clientId: options.clientId,
     clientSecret: options.clientSecret,
     redirectUri: options.redirectUri,
     userStore: options.userStore,

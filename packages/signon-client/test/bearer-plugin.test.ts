@@ -13,7 +13,7 @@ beforeEach(async () => {
   signon = new StandInSignon({ client: CLIENT, clock });
   await signon.listen();
   api = Fastify();
-  await api.register(signonBearerPlugin, { signonUrl: signon.url, clock });
+  await api.register(signonBearerPlugin, { signonUrl: signon.url, clientId: CLIENT.clientId, clock });
   api.get("/reports", { onRequest: api.signonBearer.requireBearerToken(["staff"]) }, (request) => ({
     uid: request.signonApiUser?.uid,
   }));
@@ -52,6 +52,36 @@ describe("signonBearerPlugin (an API-only service)", () => {
       error: "insufficient_scope",
       error_description: "The bearer token's user lacks: staff.",
     });
+  });
+
+  it("refuses a token issued to another application, whatever its user holds there", async () => {
+    const staff = signon.addUser(createUser({ permissions: ["staff"] }));
+
+    const response = await getReports(signon.issueApiToken(staff.uid, "another-application"));
+
+    expect(response.statusCode).toBe(401);
+  });
+
+  it("names this application in every check (client_id)", async () => {
+    const staff = signon.addUser(createUser({ permissions: ["staff"] }));
+    const asked: string[] = [];
+    const recording = Fastify();
+    await recording.register(signonBearerPlugin, {
+      signonUrl: signon.url,
+      clientId: CLIENT.clientId,
+      clock,
+      fetch: (url, init) => {
+        asked.push(url.replace(signon.url, ""));
+        return fetch(url, init);
+      },
+    });
+    recording.get("/reports", { onRequest: recording.signonBearer.requireBearerToken(["staff"]) }, () => "ok");
+
+    const response = await recording.inject({ url: "/reports", headers: { authorization: `Bearer ${signon.issueApiToken(staff.uid)}` } });
+
+    expect(response.statusCode).toBe(200);
+    expect(asked).toEqual([`/user.json?client_id=${CLIENT.clientId}`]);
+    await recording.close();
   });
 
   it("asks Sign-on once per token within 60 seconds", async () => {

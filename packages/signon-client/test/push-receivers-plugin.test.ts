@@ -19,7 +19,7 @@ beforeEach(async () => {
   updates = [];
   reauths = [];
   api = Fastify();
-  await api.register(signonBearerPlugin, { signonUrl: signon.url, clock });
+  await api.register(signonBearerPlugin, { signonUrl: signon.url, clientId: CLIENT.clientId, clock });
   await api.register(signonPushReceiversPlugin, {
     prefix: "/auth/gds/api",
     verifier: api.signonBearer.verifier,
@@ -117,6 +117,7 @@ describe("BearerTokenVerifier.forgetUser", () => {
     let gate = new Promise<void>((resolve) => (opened = resolve));
     const verifier = createBearerTokenVerifier({
       signonUrl: "http://signon.test",
+      clientId: CLIENT.clientId,
       clock,
       fetch: async (_url, init) => {
         asked += 1;

@@ -6,8 +6,7 @@ import { join } from "node:path";
 import { createPool } from "@tessera/db";
 import { dropDatabase, FaultProxy, recreateDatabase } from "@tessera/db/testing";
 import type pg from "pg";
-import { freePort, startServiceProcess, type ServiceProcess } from "./service-process.js";
-import { signonCli } from "./signon-cli.js";
+import { freePort, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
 
 /** The course the Completion load writes to: one chapter, sequential and vertical over six problems. */
 export const COURSE_KEY = "course-v1:FaultX+DB101+2026";
@@ -94,16 +93,11 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
     };
     const [signonPort, completionPort, editorialPort] = (await Promise.all([freePort(), freePort(), freePort()])) as [number, number, number];
     const signonUrl = `http://127.0.0.1:${signonPort}`;
-    const signon = await startServiceProcess({
-      name: "signon",
-      entry: "packages/signon/src/server.ts",
+    const signon = await startShipped("signon", {
       port: signonPort,
-      readyPath: "/healthcheck/ready",
       env: {
         ...cliEnv,
         DATABASE_URL: proxiedUrl,
-        SIGNON_HOST: "127.0.0.1",
-        SIGNON_PORT: String(signonPort),
         SIGNON_PUBLIC_URL: signonUrl,
         SIGNON_PUSH_POLL_MS: "50",
         SIGNON_PUSH_RETRY_BASE_MS: "200",
@@ -135,7 +129,7 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
     );
     const gridUser = await signonCli(cliEnv, "users", "create", "--email", "grid@example.org", "--name", "Grid", "--password", PASSWORD);
     await signonCli(cliEnv, "permissions", "grant", "--email", "grid@example.org", "--app", "Editorial", "--permissions", "signin");
-    await signonCli(cliEnv, "apps", "create", "--name", "completion", "--redirect-uri", `${sink.url}/completion/callback`, "--push-base", sink.url, "--permissions", "staff,admin");
+    const completionApp = await signonCli(cliEnv, "apps", "create", "--name", "completion", "--redirect-uri", `${sink.url}/completion/callback`, "--push-base", sink.url, "--permissions", "staff,admin");
     await signonCli(cliEnv, "api-users", "create", "--email", "loader@example.org", "--name", "Loader");
     await signonCli(cliEnv, "permissions", "grant", "--email", "loader@example.org", "--app", "completion", "--permissions", "signin,staff,admin");
     const completionToken = String((await signonCli(cliEnv, "tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"]);
@@ -145,30 +139,22 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
     const { rows } = await pool.query<{ id: string }>("select id from signon.applications where name = 'Editorial'");
 
     const [completion, editorial] = await Promise.all([
-      startServiceProcess({
-        name: "completion",
-        entry: "packages/completion/src/server.ts",
+      startShipped("completion", {
         port: completionPort,
-        readyPath: "/healthcheck/ready",
         env: {
           DATABASE_URL: proxiedUrl,
-          HOST: "127.0.0.1",
-          PORT: String(completionPort),
           SIGNON_URL: signonUrl,
+          COMPLETION_SIGNON_CLIENT_ID: String(completionApp["client_id"]),
           LOG_LEVEL: "info",
           COMPLETION_STALE_WORKER_INTERVAL_MS: "200",
           DATABASE_STATEMENT_TIMEOUT_SECONDS: String(STATEMENT_TIMEOUT_SECONDS),
         },
       }),
-      startServiceProcess({
+      startShipped("editorial", {
         name: "editorial-app",
-        entry: "examples/editorial-app/src/server.ts",
         port: editorialPort,
-        readyPath: "/healthcheck/ready",
         env: {
           DATABASE_URL: proxiedUrl,
-          HOST: "127.0.0.1",
-          PORT: String(editorialPort),
           SIGNON_URL: signonUrl,
           EDITORIAL_APP_URL: editorialUrl,
           EDITORIAL_APP_CLIENT_ID: String(editorialApp["client_id"]),

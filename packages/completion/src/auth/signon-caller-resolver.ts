@@ -7,6 +7,8 @@ export { SignonUnavailableError } from "@tessera/signon-client";
 export interface SignonCallerResolverOptions {
   /** Base URL of the Sign-on service, e.g. `http://127.0.0.1:3000` (a path prefix is kept). */
   readonly signonUrl: string;
+  /** The `completion` application's client id in Sign-on: tokens issued to any other application are refused. */
+  readonly clientId: string;
   /** How long an answer is reused, in seconds; 0 to 60. */
   readonly cacheSeconds: number;
   readonly fetch?: Fetch;
@@ -22,7 +24,8 @@ export function callerFromSignonUser(user: SignonUserDetails): SignonCaller {
 
 /**
  * Resolves bearer tokens (C7) with `@tessera/signon-client`'s bearer-token
- * verifier: Sign-on's `GET /user.json` with the token, each answer (refusals
+ * verifier: Sign-on's `GET /user.json?client_id=<completion's>` with the token, so a token
+ * issued to another application is refused (401), each answer (refusals
  * included) remembered for `cacheSeconds` in a bounded cache keyed by the
  * token's SHA-256, one request per token however many callers wait on it.
  * A token Sign-on refuses, or whose user is disabled, resolves to null;
@@ -45,6 +48,7 @@ export class SignonCallerResolver implements CallerResolver {
     }
     this.#verifier = createBearerTokenVerifier({
       signonUrl: options.signonUrl,
+      clientId: options.clientId,
       bearerCacheTtlSeconds: options.cacheSeconds,
       ...(options.maxEntries === undefined ? {} : { bearerCacheMaxEntries: options.maxEntries }),
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),

@@ -188,7 +188,7 @@ describe("GET /api/completion/v1/course/{course_key}/ (one user)", () => {
   });
 
   it("answers 503 while Sign-on cannot be asked", async () => {
-    const callers = new SignonCallerResolver({ signonUrl: "http://127.0.0.1:1", cacheSeconds: 0 });
+    const callers = new SignonCallerResolver({ signonUrl: "http://127.0.0.1:1", clientId: "completion", cacheSeconds: 0 });
     const app = await buildApp(createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false }, h.ctx.db, callers));
     try {
       const response = await app.inject({ method: "GET", url: `${DETAIL}?username=ada`, headers: { authorization: `Bearer ${tokens.ada}` } });

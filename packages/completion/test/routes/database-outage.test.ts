@@ -25,7 +25,7 @@ beforeAll(async () => {
   ctx = createContext(
     { aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true },
     createDrizzle(pool, schema),
-    new SignonCallerResolver({ signonUrl: h.signon.url, cacheSeconds: 0 }),
+    new SignonCallerResolver({ signonUrl: h.signon.url, clientId: h.signon.clientId, cacheSeconds: 0 }),
   );
   app = await buildApp(ctx);
   await app.ready();

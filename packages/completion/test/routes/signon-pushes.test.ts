@@ -15,7 +15,7 @@ const database = await useTestDatabase({ migrations: [signonMigrations, COMPLETI
 const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
 const signon = await startRealSignon(database, { pushBase: `${origin}/auth/gds/api` });
-const callers = new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: 30, clock: { now: () => 1_000_000 } });
+const callers = new SignonCallerResolver({ signonUrl: signon.url, clientId: signon.clientId, cacheSeconds: 30, clock: { now: () => 1_000_000 } });
 const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true }, database.db, callers);
 const app = await buildApp(ctx, { signonPushes: callers.verifier });
 await app.listen({ host: "127.0.0.1", port });

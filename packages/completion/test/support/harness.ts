@@ -45,7 +45,7 @@ export interface HarnessOptions {
 export async function useHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database = await useTestDatabase({ migrations: [signonMigrations, COMPLETION_MIGRATIONS], schema });
   const signon = await startRealSignon(database);
-  const callers = new SignonCallerResolver({ signonUrl: signon.url, cacheSeconds: options.callerCacheSeconds ?? 0 });
+  const callers = new SignonCallerResolver({ signonUrl: signon.url, clientId: signon.clientId, cacheSeconds: options.callerCacheSeconds ?? 0 });
   const ctx = createContext(
     {
       aggregatorTypes: options.aggregatorTypes ?? DEFAULT_AGGREGATOR_TYPES,

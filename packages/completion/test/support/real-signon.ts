@@ -26,6 +26,8 @@ interface CreatedUser {
  */
 export interface RealSignon {
   readonly url: string;
+  /** The `completion` application's client id: what Completion checks bearer tokens as. */
+  readonly clientId: string;
   /** Runs `signon <args> --json` on the test database and returns the printed object; throws with stderr when it fails. */
   cli(...args: string[]): Promise<Record<string, unknown>>;
   /**
@@ -68,9 +70,10 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
     return JSON.parse(stdout) as Record<string, unknown>;
   }
 
+  let clientId: string;
   try {
     const pushBase = options.pushBase === undefined ? [] : ["--push-base", options.pushBase];
-    await cli("apps", "create", "--name", COMPLETION_APP, "--redirect-uri", "http://127.0.0.1:3001/auth/gds/callback", ...pushBase, "--permissions", "staff,masquerade,admin");
+    ({ client_id: clientId } = (await cli("apps", "create", "--name", COMPLETION_APP, "--redirect-uri", "http://127.0.0.1:3001/auth/gds/callback", ...pushBase, "--permissions", "staff,masquerade,admin")) as { client_id: string });
   } catch (error) {
     await running.close();
     throw error;
@@ -92,6 +95,7 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
 
   return {
     url: running.url,
+    clientId,
     cli,
     async tokenFor(email, permissions = [], options = {}) {
       const record = await user(email, options.apiUser ?? false);

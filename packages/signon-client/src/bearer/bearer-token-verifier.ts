@@ -16,7 +16,9 @@ export const MAX_BEARER_TOKEN_LENGTH = 1024;
 /**
  * Checks bearer tokens of API requests through Sign-on's `/user.json` and
  * remembers each answer (valid or not) for at most `bearerCacheTtlSeconds`.
- * The cache is keyed by the SHA-256 of the token, bounded in size, and a
+ * Each check names this application (`clientId`), so only tokens issued to it
+ * are accepted. The cache is keyed by the SHA-256 of the client id and the
+ * token, bounded in size, and a
  * token being checked is checked once however many requests carry it.
  * Sign-on being unreachable is not remembered: the error goes to the caller.
  * `forgetUser(uid)` drops a user's answers at once (a push said they changed).
@@ -37,7 +39,7 @@ export class BearerTokenVerifier {
   /** The token's user (with this application's permissions), or `null` when Sign-on rejects it. */
   async verify(token: string): Promise<SignonUserDetails | null> {
     if (token.length > MAX_BEARER_TOKEN_LENGTH) return null;
-    const key = sha256Hex(token);
+    const key = sha256Hex(`${this.config.clientId}\n${token}`);
     const cached = this.#cache.get(key, this.config.clock.now());
     if (cached !== undefined) return cached;
     const running = this.#inFlight.get(key);
@@ -81,7 +83,7 @@ export class BearerTokenVerifier {
  * no stores), e.g. an API behind Sign-on.
  *
  * @example
- * const verifier = createBearerTokenVerifier({ signonUrl: "https://signon.example.org" });
+ * const verifier = createBearerTokenVerifier({ signonUrl: "https://signon.example.org", clientId: process.env.SIGNON_CLIENT_ID });
  * const user = await verifier.verify(token); // null: Sign-on rejects the token
  */
 export function createBearerTokenVerifier(options: BearerVerifierOptions): BearerTokenVerifier {

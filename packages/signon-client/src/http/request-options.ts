@@ -20,11 +20,14 @@ export interface SignonRouteOptions {
   headers: Record<string, string>;
   /** A raw request body (already encoded), sent as is. */
   data?: string;
+  /** Query parameters of a GET request. */
+  query?: Record<string, string>;
 }
 
 /** Builds the request options for `route` (`"POST /token"`) against Sign-on. */
 export function signonRequestOptions(route: string, options: SignonRouteOptions): RequestOptions {
-  const built = endpoint(route, { ...options });
+  const { query, ...rest } = options;
+  const built = endpoint(route, { ...rest, ...query });
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(built.headers)) headers[name] = String(value);
   const request: RequestOptions = { method: built.method, url: built.url, headers };

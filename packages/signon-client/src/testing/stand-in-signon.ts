@@ -27,6 +27,8 @@ interface IssuedCode {
 
 interface IssuedToken {
   uid: string;
+  /** The application it was issued to. */
+  clientId: string;
   expiresAt: number;
   family: string;
   revoked: boolean;
@@ -88,10 +90,10 @@ export class StandInSignon {
     return user;
   }
 
-  /** A pre-issued API token for `uid` (DECISIONS S17), valid for a year. */
-  issueApiToken(uid: string): string {
+  /** A pre-issued API token for `uid` (DECISIONS S17) on the application `clientId` (default: the stand-in's client), valid for a year. */
+  issueApiToken(uid: string, clientId = this.#options.client.clientId): string {
     const token = randomHex();
-    this.#accessTokens.set(token, { uid, expiresAt: this.#now() + 365 * 86400_000, family: token, revoked: false });
+    this.#accessTokens.set(token, { uid, clientId, expiresAt: this.#now() + 365 * 86400_000, family: token, revoked: false });
     return token;
   }
 
@@ -110,8 +112,9 @@ export class StandInSignon {
     const accessToken = randomHex();
     const refreshToken = randomHex();
     const expiresAt = this.#now() + this.#options.expiresInSeconds * 1000;
-    this.#accessTokens.set(accessToken, { uid, expiresAt, family, revoked: false });
-    this.#refreshTokens.set(refreshToken, { uid, expiresAt: Infinity, family, revoked: false, used: false });
+    const { clientId } = this.#options.client;
+    this.#accessTokens.set(accessToken, { uid, clientId, expiresAt, family, revoked: false });
+    this.#refreshTokens.set(refreshToken, { uid, clientId, expiresAt: Infinity, family, revoked: false, used: false });
     return {
       access_token: accessToken,
       token_type: "Bearer",
@@ -196,7 +199,9 @@ export class StandInSignon {
       const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
       const issued = token === undefined ? undefined : this.#accessTokens.get(token);
       const user = issued && this.users.get(issued.uid);
-      if (!issued || issued.revoked || issued.expiresAt <= this.#now() || !user || !user.permissions.includes("signin")) {
+      const { client_id: clientId } = request.query as { client_id?: string };
+      const otherApplication = issued !== undefined && clientId !== undefined && clientId !== issued.clientId;
+      if (!issued || otherApplication || issued.revoked || issued.expiresAt <= this.#now() || !user || !user.permissions.includes("signin")) {
         return reply.code(401).header("www-authenticate", 'Bearer error="invalid_token"').send({ error: "invalid_token" });
       }
       return { user };

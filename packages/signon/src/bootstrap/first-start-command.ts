@@ -31,7 +31,12 @@ export const firstStartCommand: Command = {
     });
     if (result.status === "done-before") {
       return {
-        json: { status: result.status, completed_at: result.completedAt, admin_email: result.adminEmail },
+        json: {
+          status: result.status,
+          completed_at: result.completedAt,
+          admin_email: result.adminEmail,
+          ...(result.completionClientId ? { completion_app: { client_id: result.completionClientId } } : {}),
+        },
         text: [`First start already done (${result.completedAt}, administrator ${result.adminEmail}); nothing changed.`],
       };
     }

@@ -7,7 +7,7 @@ import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
 import { addPermissions } from "../repositories/permissions.js";
 import { writeCredentialsFile } from "./credentials-file.js";
-import { claimFirstStart, readFirstStart } from "./marker.js";
+import { claimFirstStart, readFirstStart, recordCompletionClientId } from "./marker.js";
 
 /** Names the first start gives what it creates; the other services and the README rely on them. */
 export const FIRST_START_NAMES = {
@@ -57,6 +57,7 @@ export interface FirstStartDoneBefore {
   status: "done-before";
   completedAt: string;
   adminEmail: string;
+  completionClientId?: string;
 }
 
 /** The outcome of {@link runFirstStart}. */
@@ -105,7 +106,7 @@ export async function runFirstStart(ctx: SignonContext, options: FirstStartOptio
     const result = await ctx.db.transaction(async (tx): Promise<FirstStartResult> => {
       if (!(await claimFirstStart(tx, { completedAt: ctx.now().toISOString(), adminEmail }, ctx.now()))) {
         const marker = await readFirstStart(tx);
-        return { status: "done-before", completedAt: marker?.completedAt ?? "", adminEmail: marker?.adminEmail ?? "" };
+        return { status: "done-before", completedAt: marker?.completedAt ?? "", adminEmail: marker?.adminEmail ?? "", ...(marker?.completionClientId ? { completionClientId: marker.completionClientId } : {}) };
       }
       // Every step below runs in this transaction (theirs become savepoints); none of them queues a push.
       const inTx: SignonContext = { ...ctx, db: tx, pushesQueued: undefined };
@@ -117,6 +118,7 @@ export async function runFirstStart(ctx: SignonContext, options: FirstStartOptio
         pushBaseUrl: `${completionUrl}/auth/gds/api`,
         permissions: FIRST_START_PERMISSIONS.completionApp,
       });
+      await recordCompletionClientId(tx, completion.application.clientId, ctx.now());
       const example = await registerApplication(inTx, {
         name: FIRST_START_NAMES.exampleApp,
         redirectUris: [`${exampleUrl}/auth/gds/callback`],

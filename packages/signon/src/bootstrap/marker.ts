@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { settings } from "../db/schema.js";
 
@@ -9,6 +9,8 @@ export const FIRST_START_KEY = "first_start";
 export interface FirstStartMarker {
   completedAt: string;
   adminEmail: string;
+  /** The client id of the `completion` application it registered (set-ups before it did not keep it). */
+  completionClientId?: string;
 }
 
 /**
@@ -26,12 +28,24 @@ export async function claimFirstStart(tx: SignonDatabase, marker: FirstStartMark
   return inserted.length === 1;
 }
 
+/** Adds the `completion` application's client id to the marker claimed in the same transaction. */
+export async function recordCompletionClientId(tx: SignonDatabase, completionClientId: string, now: Date): Promise<void> {
+  await tx
+    .update(settings)
+    .set({ value: sql`${settings.value} || jsonb_build_object('completionClientId', ${completionClientId}::text)`, updatedAt: now })
+    .where(eq(settings.key, FIRST_START_KEY));
+}
+
 /** The marker of a first start that already ran, or null. */
 export async function readFirstStart(db: SignonDatabase): Promise<FirstStartMarker | null> {
   const rows = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, FIRST_START_KEY));
   const value = rows[0]?.value;
   if (value === undefined || value === null || typeof value !== "object") return null;
-  const { completedAt, adminEmail } = value as Record<string, unknown>;
-  return { completedAt: String(completedAt ?? ""), adminEmail: String(adminEmail ?? "") };
+  const { completedAt, adminEmail, completionClientId } = value as Record<string, unknown>;
+  return {
+    completedAt: String(completedAt ?? ""),
+    adminEmail: String(adminEmail ?? ""),
+    ...(typeof completionClientId === "string" ? { completionClientId } : {}),
+  };
 }
 

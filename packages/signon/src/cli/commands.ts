@@ -258,6 +258,29 @@ export const commands: Record<string, Command> = {
     },
   },
 
+  "apps show": {
+    usage: "signon apps show --app NAME [--json]",
+    options: { app: { type: "string" } },
+    async run(ctx, options) {
+      const application = await requireApplication(ctx, required(options, "app"));
+      return {
+        json: {
+          name: application.name,
+          client_id: application.clientId,
+          redirect_uris: application.redirectUris,
+          permissions: application.supportedPermissions,
+          retired: application.retired,
+        },
+        text: [
+          `${application.name}${application.retired ? " (retired)" : ""}`,
+          `client_id:     ${application.clientId}`,
+          `redirect URIs: ${application.redirectUris.join(" ")}`,
+          `permissions:   ${application.supportedPermissions.join(", ")}`,
+        ],
+      };
+    },
+  },
+
   "apps oidc": {
     usage:
       "signon apps oidc --app NAME [--oidc-scopes openid,profile,email | --no-oidc] [--id-token-alg ES256|RS256] [--post-logout-redirect-uri URI … | --no-post-logout-redirect-uris] [--backchannel-logout-uri URI | --no-backchannel-logout] [--json]",
