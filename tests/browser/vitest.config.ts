@@ -29,6 +29,7 @@ export default defineProject({
     ...(skipAll
       ? // A name no test has: every test is skipped when collected, so no file starts its system.
         { testNamePattern: /^(?!)/ }
-      : { globalSetup: ["@tessera/db/testing/global-setup"] }),
+      : // The services run as shipped: built again first when their sources changed.
+        { globalSetup: ["@tessera/db/testing/global-setup", "@tessera/test-support/built"] }),
   },
 });

@@ -85,7 +85,7 @@ describe("pushes from the real Sign-on to the editorial application", { timeout:
     await eventually(async () => (await storedUser("sue@example.org"))?.remotely_signed_out === true);
     const next = await browser.get(`${appUrl}/`);
     expect(new URL(next.url).origin).toBe(signon.url);
-    expect(await storedUser("sue@example.org")).toEqual({ permissions: ["signin"], disabled: true, remotely_signed_out: true });
+    expect(await storedUser("sue@example.org")).toEqual({ permissions: [], disabled: true, remotely_signed_out: true });
     expect((await pushesOf("sue@example.org")).sort((a, b) => a.kind.localeCompare(b.kind))).toEqual([
       { kind: "reauth", status: "delivered", last_error: null },
       { kind: "update", status: "delivered", last_error: null },

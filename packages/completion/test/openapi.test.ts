@@ -36,3 +36,24 @@ describe("GET /api/completion/v1/openapi.json", () => {
     expect(refs.filter((name) => !(name in document.components.schemas))).toEqual([]);
   });
 });
+
+describe("GET /api/completion/v1/", () => {
+  it("answers with the API's routes and where its OpenAPI document is", async () => {
+    const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false }, noDatabase, { resolveCaller: async () => null });
+    const app = await buildApp(ctx);
+    const response = await app.inject({ method: "GET", url: "/api/completion/v1/" });
+    await app.close();
+
+    expect(response.statusCode).toBe(200);
+    const index = response.json() as { openapi: string; routes: { method: string; path: string }[] };
+    expect(index.openapi).toBe("/api/completion/v1/openapi.json");
+    expect(index.routes.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+      "GET /api/completion/v1/course/",
+      "GET /api/completion/v1/course/{course_key}/",
+      "GET /api/completion/v1/stats/{course_key}/",
+      "POST /api/completion/v1/completion-batch",
+      "POST /api/completion/v1/course/{course_key}/",
+      "PUT /api/completion/v1/admin/import",
+    ]);
+  });
+});

@@ -14,6 +14,8 @@ import { statementRunner } from "./db/statements.js";
 import { followTokenAnswerChanges } from "./oauth/token-answer-changes.js";
 import { TokenAnswerCache } from "./oauth/token-answer-cache.js";
 import { handleError } from "./http/error-handler.js";
+import { answerNotFound } from "./http/not-found.js";
+import { redirectTrailingSlash } from "./http/trailing-slash.js";
 import { answerFrameworkError } from "./http/framework-errors.js";
 import { registerSecurityHeaders } from "./http/security-headers.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
@@ -160,7 +162,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   });
 
   app.decorateRequest("webSession", null);
-  app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: "not_found" }));
+  app.setNotFoundHandler(answerNotFound);
+  redirectTrailingSlash(app);
 
   await app.register(faviconRoutes);
   await app.register(homeRoutes);

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { freePort, useTestDatabase } from "@tessera/db/testing";
-import { signonMigrations, startSignon, type RunningSignon } from "@tessera/signon";
-import { runCli } from "@tessera/signon/cli";
+import { useTestDatabase } from "@tessera/db/testing";
+import { signonMigrations } from "@tessera/signon";
+import { freePort, signonCli, startShipped } from "@tessera/test-support";
 
 /** The name the Ruby application is registered under in Sign-on. */
 export const appName = "Ruby app";
@@ -12,13 +12,13 @@ export const appName = "Ruby app";
 export interface RubySystem {
   signonUrl: string;
   rubyUrl: string;
-  /** Runs a `signon` command in this process against the same database; returns its `--json` output. */
+  /** Runs the shipped `signon` command line against the same database; returns its `--json` output. */
   signon(...args: string[]): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
 /**
- * Starts the real Sign-on (push worker included), registers the Ruby
+ * Starts Sign-on as shipped (its built entry point in a process of its own, push worker included), registers the Ruby
  * application in it with gds-sso's paths, and starts `app/server.rb` with the
  * client id and secret it was given.
  */
@@ -28,7 +28,6 @@ export async function startRubySystem(): Promise<RubySystem> {
   const env: Record<string, string> = {
     NODE_ENV: "development",
     DATABASE_URL: database.url,
-    SIGNON_PORT: String(signonPort),
     SIGNON_PUBLIC_URL: `http://127.0.0.1:${signonPort}`,
     SIGNON_ARGON2_MEMORY_KIB: "64",
     SIGNON_ARGON2_TIME_COST: "1",
@@ -36,19 +35,8 @@ export async function startRubySystem(): Promise<RubySystem> {
     SIGNON_MAIL_PRINT: "false",
     SIGNON_PUSH_RETRY_BASE_MS: "100",
   };
-  const signon: RunningSignon = await startSignon(env, { logger: false });
-
-  async function signonCommand(...args: string[]): Promise<Record<string, unknown>> {
-    let stdout = "";
-    let stderr = "";
-    const code = await runCli([...args, "--json"], {
-      env,
-      stdout: { write: (chunk: string) => ((stdout += chunk), true) },
-      stderr: { write: (chunk: string) => ((stderr += chunk), true) },
-    });
-    if (code !== 0) throw new Error(`signon ${args.join(" ")} failed (${code}): ${stderr}`);
-    return JSON.parse(stdout) as Record<string, unknown>;
-  }
+  const signon = await startShipped("signon", { port: signonPort, env });
+  const signonCommand = (...args: string[]) => signonCli(env, ...args);
 
   const rubyUrl = `http://127.0.0.1:${rubyPort}`;
   const registered = await signonCommand(
@@ -68,7 +56,7 @@ export async function startRubySystem(): Promise<RubySystem> {
     signon: signonCommand,
     async close() {
       ruby.kill("SIGTERM");
-      await signon.close();
+      await signon.stop();
       await database.close();
     },
   };

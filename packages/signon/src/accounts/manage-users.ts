@@ -14,6 +14,7 @@ import { sendMailInBackground } from "../mail/send-mail.js";
 import { createAccountLink } from "./account-links.js";
 import { formatTime } from "../time-format.js";
 import { hashPassword } from "./password.js";
+import { isUniqueViolation } from "../repositories/unique-violation.js";
 import { clearAccountLock } from "./sign-in-limits.js";
 
 /** A refused account change, with a message for the operator. */
@@ -53,10 +54,12 @@ export async function createUser(
   if (person.password !== undefined && person.password.length < minimumPasswordLength) {
     throw new AccountError(`Passwords have at least ${minimumPasswordLength} characters`);
   }
-  if (await findUserByEmail(ctx.db, email)) throw new AccountError(`A user with e-mail ${email} already exists`);
+  const taken = () => new AccountError(`A user with e-mail ${email} already exists`);
+  if (await findUserByEmail(ctx.db, email)) throw taken();
   const passwordHash = person.password === undefined ? null : await hashPassword(person.password, ctx.config.passwordHashing);
   const now = ctx.now();
-  const created = await ctx.db.transaction(async (tx) => {
+  // The same address submitted twice at once: the second insert waits for the first and then finds the address taken.
+  const created = await inserting(taken, () => ctx.db.transaction(async (tx) => {
     const user = await insertUser(tx, {
       uid: randomUUID(),
       email,
@@ -71,9 +74,19 @@ export async function createUser(
     // Someone created with a password is a new user now; an invited one when they accept.
     if (passwordHash !== null) await grantDefaultPermissions(tx, { userUid: user.uid, now, actorUid, origin });
     return user;
-  });
+  }));
   pushesCommitted(ctx);
   return created;
+}
+
+/** Runs `insert`; a unique violation (a concurrent insert of the same key won) becomes the refusal `taken()` makes. */
+export async function inserting<T>(taken: () => Error, insert: () => Promise<T>): Promise<T> {
+  try {
+    return await insert();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw taken();
+    throw error;
+  }
 }
 
 /**
@@ -88,13 +101,14 @@ export async function createApiUser(
 ): Promise<User> {
   const email = checkEmail(account.email);
   const name = checkName(account.name);
-  if (await findUserByEmail(ctx.db, email)) throw new AccountError(`A user with e-mail ${email} already exists`);
+  const taken = () => new AccountError(`A user with e-mail ${email} already exists`);
+  if (await findUserByEmail(ctx.db, email)) throw taken();
   const now = ctx.now();
-  return ctx.db.transaction(async (tx) => {
+  return inserting(taken, () => ctx.db.transaction(async (tx) => {
     const user = await insertUser(tx, { uid: randomUUID(), email, name, isApiUser: true, createdAt: now, updatedAt: now });
     await audit(tx, { action: "api_user_created", at: now, actorUid, subjectUid: user.uid, origin });
     return user;
-  });
+  }));
 }
 
 /** Finds a user by e-mail or says plainly that there is none. */

@@ -261,7 +261,11 @@ export interface UserJsonBody {
   };
 }
 
-/** The current `/user.json` bodies of (user, application) pairs, keyed `uid application_id`. */
+/**
+ * The current `/user.json` bodies of (user, application) pairs, keyed `uid application_id`. A suspended
+ * person's body says `disabled: true` with no permissions: an application that keeps what a push says
+ * holds nothing for them, as Signon's pushes do.
+ */
 export async function readUserJsonBodies(
   db: SignonDatabase,
   pairs: readonly { userUid: string; applicationId: string }[],
@@ -286,7 +290,7 @@ export async function readUserJsonBodies(
         uid: row.uid,
         name: row.name,
         email: row.email,
-        permissions: row.permissions,
+        permissions: row.suspended ? [] : row.permissions,
         organisation_slug: row.organisation_slug,
         organisation_content_id: row.organisation_content_id,
         disabled: row.suspended,

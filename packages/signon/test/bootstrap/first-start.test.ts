@@ -107,7 +107,13 @@ describe("signon bootstrap first-start", () => {
 
     const second = await signonCli("bootstrap", "first-start", "--credentials-file", credentialsFile, "--admin-email", "other@example.com", "--json");
     expect(second).toMatchObject({ code: 0, stderr: "" });
-    expect(JSON.parse(second.stdout)).toEqual({ status: "done-before", completed_at: expect.any(String), admin_email: "admin@example.com" });
+    // The completion application's client id, which Completion checks tokens as, is no secret: it is said again.
+    expect(JSON.parse(second.stdout)).toEqual({
+      status: "done-before",
+      completed_at: expect.any(String),
+      admin_email: "admin@example.com",
+      completion_app: { client_id: JSON.parse(first.stdout).completion_app.client_id },
+    });
     expect(second.stdout).not.toContain(JSON.parse(first.stdout).admin.password);
     expect(await countRows()).toEqual(before);
     expect(await readFile(credentialsFile, "utf8")).toBe(fileBefore);

@@ -124,8 +124,27 @@ describe("GET /oauth/authorize with bad input", () => {
 });
 
 describe("unknown paths", () => {
-  it("answer 404 in JSON", async () => {
-    const response = await signon.app.inject({ method: "GET", url: "/nope" });
+  it.each(["/nope", "/nope/", "/applications/x/y/z"])("answer %s in JSON to an API caller", async (url) => {
+    const response = await signon.app.inject({ method: "GET", url, headers: { accept: "application/json" } });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: "not_found" });
+  });
+
+  it.each(["/nope", "/nope/", "/applications/x/y/z"])("answer %s with a page to a browser", async (url) => {
+    const response = await signon.app.inject({ method: "GET", url, headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" } });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers["content-type"]).toMatch(/^text\/html/);
+    expect(response.body).toContain("Page not found");
+  });
+
+  it("send a page's address with a trailing slash to the page, query kept", async () => {
+    const response = await signon.app.inject({ method: "GET", url: "/users/?search=ada" });
+    expect(response.statusCode).toBe(308);
+    expect(response.headers.location).toBe("/users?search=ada");
+  });
+
+  it("answer a form post to nowhere in JSON", async () => {
+    const response = await signon.app.inject({ method: "POST", url: "/nope", headers: { accept: "text/html" }, payload: {} });
     expect(response.statusCode).toBe(404);
     expect(response.json()).toEqual({ error: "not_found" });
   });

@@ -171,7 +171,7 @@ describe("POST {push_base}/users/{uid}/reauth", () => {
     ]);
   });
 
-  it("follows a PUT with disabled: true on suspension, for every application of the user, and a PUT follows unsuspension", async () => {
+  it("follows a PUT with disabled: true and no permissions on suspension, for every application of the user, and a PUT follows unsuspension", async () => {
     const { user } = await publisherAndUser();
     await createApp(signon.ctx, { name: "Unused", redirectUris: ["https://unused.example/cb"] });
     await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
@@ -186,7 +186,7 @@ describe("POST {push_base}/users/{uid}/reauth", () => {
     await deliverDue();
 
     expect(suspension).toEqual([
-      { method: "PUT", url: `https://publisher.example/users/${user.uid}`, body: userJson(user.uid, ["signin"], { disabled: true }) },
+      { method: "PUT", url: `https://publisher.example/users/${user.uid}`, body: userJson(user.uid, [], { disabled: true }) },
       { method: "POST", url: `https://publisher.example/users/${user.uid}/reauth`, body: {} },
     ]);
     expect(receivers.summary()).toEqual([

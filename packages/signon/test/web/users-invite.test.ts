@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { auditEvents, devMails } from "../../src/db/schema.js";
 import { findUserByEmail } from "../../src/repositories/users.js";
 import { createUser } from "../support/factories.js";
@@ -7,7 +7,7 @@ import { useTestSignon } from "../support/signon.js";
 import { textOf } from "./account-support.js";
 import { createTestOrganisation, signedInAs } from "./users-support.js";
 
-const { signon } = await useTestSignon();
+const { database, signon } = await useTestSignon();
 const { app, ctx } = signon;
 
 describe("GET /users/new", () => {
@@ -69,6 +69,36 @@ describe("POST /users/new", () => {
 
     const malformed = await browser.submit("/users/new", "/users/new", { name: "X", email: "x@example.org", role: "normal", extra: "field" });
     expect(malformed.statusCode).toBe(400);
+  });
+
+  it("answers the same invitation sent twice at once with one account and, to the other, the form saying it exists; never a 500", async () => {
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const invite = () => browser.submit("/users/new", "/users/new", { name: "Twice", email: "twice@example.org", role: "normal", organisation: "" });
+    // Another transaction holds the address, uncommitted: both requests find it free, then wait on the unique index.
+    const holder = await database.pool.connect();
+    try {
+      await holder.query("begin");
+      await holder.query("insert into signon.users (uid, name, email, created_at, updated_at) values (gen_random_uuid(), 'Holder', 'twice@example.org', now(), now())");
+      const answers = Promise.all([invite(), invite()]);
+      await vi.waitFor(async () => {
+        const { rows } = await database.pool.query<{ waiting: number }>(
+          "select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()",
+        );
+        expect(rows[0]?.waiting).toBe(2);
+      }, { timeout: 10_000 });
+      // The holder gives up: one request's insert goes through, and the other's then meets it.
+      await holder.query("rollback");
+      const statuses = (await answers).map((response) => response.statusCode).sort();
+      expect(statuses).toEqual([303, 400]);
+      const refused = (await answers).find((response) => response.statusCode === 400);
+      expect(textOf(refused!)).toContain("A user with e-mail twice@example.org already exists");
+      const { rows } = await database.pool.query("select uid from signon.users where email = 'twice@example.org'");
+      expect(rows).toHaveLength(1);
+      expect(await ctx.db.select().from(devMails).where(eq(devMails.recipient, "twice@example.org"))).toHaveLength(1);
+    } finally {
+      await holder.query("rollback").catch(() => undefined);
+      holder.release();
+    }
   });
 
   it("puts people invited by an organisation admin in the admin's organisation", async () => {
