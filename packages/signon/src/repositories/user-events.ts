@@ -14,6 +14,8 @@ export interface UserEventRow {
   subjectName: string | null;
   applicationName: string | null;
   ip: string | null;
+  /** The User-Agent header of the request that caused the event, as stored (at most 512 characters). */
+  userAgent: string | null;
   details: Record<string, unknown>;
 }
 
@@ -38,6 +40,7 @@ export async function listEventsOfUser(db: SignonDatabase, userUid: string, page
       subjectName: subject.name,
       applicationName: applications.name,
       ip: auditEvents.ip,
+      userAgent: auditEvents.userAgent,
       details: auditEvents.details,
     })
     .from(auditEvents)

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
+import { audit } from "../../src/audit.js";
 import { auditEvents, passwordHistory, pushDeliveries, sessions } from "../../src/db/schema.js";
 import { findUserByUid } from "../../src/repositories/users.js";
 import { InjectBrowser, signedInBrowser } from "../support/browser.js";
@@ -41,6 +42,24 @@ describe("GET /account", () => {
     expect(text).toContain("You signed in");
     expect(text).toContain("You were given permissions (Publisher)");
     expect(page.body).toContain('<a href="/account" aria-current="page">Your account</a>');
+  });
+
+  it("shows the browser each event came from, escaped, on the account page and the older activity pages", async () => {
+    const { user, browser } = await signedInPerson();
+    const userAgent = "Mozilla/5.0 <b>Firefox</b>/128.0";
+    for (let i = 0; i < 21; i++) {
+      signon.clock.advance(1);
+      await audit(signon.ctx.db, { action: "sign_in", at: signon.ctx.now(), actorUid: user.uid, subjectUid: user.uid, origin: { ip: "192.0.2.1", userAgent } });
+    }
+    const rows = (body: string) => [...body.matchAll(/<tr><td><time[^>]*>[^<]*<\/time><\/td><td>([^<]*)<\/td><td class="long">([^<]*)<\/td><\/tr>/g)].map((row) => `${row[1]} | ${row[2]}`);
+    const page = await browser.get("/account");
+    expect(page.body).toContain('<th scope="col">What happened</th><th scope="col">Browser</th>');
+    expect(page.body).not.toContain("<b>Firefox</b>");
+    expect(rows(page.body)).toEqual(Array(20).fill("You signed in | Mozilla/5.0 &lt;b&gt;Firefox&lt;/b&gt;/128.0"));
+
+    const older = /href="(\/account\/activity\?before=\d+)" rel="next">Older activity/.exec(page.body)?.[1] as string;
+    // The oldest two: the sign-in of the test's browser (light-my-request's User-Agent), and the account's creation (none).
+    expect(rows((await browser.get(older)).body)).toEqual(["You signed in | Mozilla/5.0 &lt;b&gt;Firefox&lt;/b&gt;/128.0", "You signed in | lightMyRequest", "Your account was created | "]);
   });
 
   it("lists at most the last 20 events", async () => {

@@ -20,7 +20,7 @@ async function auditedId(entry: Parameters<typeof audit>[1]): Promise<number> {
 /** The cells after the time of each row of the events table, joined with " | ". */
 function eventRows(body: string): string[] {
   return [...body.matchAll(/<tr>\s*<td><time[^>]*>[^<]*<\/time><\/td>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...(row[1] as string).matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] as string).trim()).join(" | "),
+    [...(row[1] as string).matchAll(/<td(?: class="[^"]*")?>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] as string).trim()).join(" | "),
   );
 }
 
@@ -44,11 +44,11 @@ describe("GET /users/:uid/events", () => {
     expect(response.body).not.toContain("<b>the</b>");
     const rows = eventRows(response.body);
     expect(rows).toHaveLength(4);
-    expect(rows[0]).toBe("Permissions granted: Bob (signin) | Ada | Publisher | 192.0.2.8");
-    // Changes made on the pages record where the request came from.
-    expect(rows[1]).toMatch(/^Suspended \(reason: Left &lt;b&gt;the&lt;\/b&gt; team\) \| User \d+ \| {2}\| 127\.0\.0\.1$/);
-    expect(rows[2]).toMatch(/^Permissions granted \(editor\) \| User \d+ \| Publisher \| 127\.0\.0\.1$/);
-    expect(rows[3]).toBe("Account created | Sign-on |  | ");
+    expect(rows[0]).toBe("Permissions granted: Bob (signin) | Ada | Publisher | 192.0.2.8 | ");
+    // Changes made on the pages record where the request came from, and its browser.
+    expect(rows[1]).toMatch(/^Suspended \(reason: Left &lt;b&gt;the&lt;\/b&gt; team\) \| User \d+ \| {2}\| 127\.0\.0\.1 \| lightMyRequest$/);
+    expect(rows[2]).toMatch(/^Permissions granted \(editor\) \| User \d+ \| Publisher \| 127\.0\.0\.1 \| lightMyRequest$/);
+    expect(rows[3]).toBe("Account created | Sign-on |  |  | ");
     expect(textOf(response)).not.toContain("192.0.2.7");
     expect(adminUid).not.toBe(target.uid);
   });
@@ -74,7 +74,7 @@ describe("GET /users/:uid/events", () => {
     expect(eventRows(second.body)).toHaveLength(50);
     expect(second.body).toContain(`href="${base}">Newest events`);
     const third = await browser.get(`${base}?before=${ids[0] as number}`);
-    expect(eventRows(third.body)).toEqual(["Account created | Sign-on |  | "]);
+    expect(eventRows(third.body)).toEqual(["Account created | Sign-on |  |  | "]);
     expect(third.body).not.toContain("Older events</a>");
 
     // An id no event has (or one pruned since) gives an empty page, not an error.
@@ -83,6 +83,22 @@ describe("GET /users/:uid/events", () => {
       expect((await browser.get(`${base}?before=${bad}`)).statusCode).toBe(400);
     }
     expect((await browser.get(`${base}?page=2`)).statusCode).toBe(400);
+  });
+
+  it("shows the browser (User-Agent) each event came from, escaped, in a column that wraps", async () => {
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const target = await createUser(ctx, { name: "Ada" });
+    const userAgent = "Mozilla/5.0 (X11; Linux x86_64) <script>alert(1)</script> Firefox/128.0";
+    await audit(ctx.db, { action: "sign_in", at: ctx.now(), actorUid: target.uid, subjectUid: target.uid, origin: { ip: "192.0.2.9", userAgent } });
+
+    const response = await browser.get(`/users/${target.uid}/events`);
+    expect(response.body).toContain('<th scope="col">IP address</th><th scope="col">Browser</th>');
+    expect(response.body).not.toContain("<script>alert(1)</script>");
+    expect(eventRows(response.body)).toEqual([
+      "Signed in | Ada |  | 192.0.2.9 | Mozilla/5.0 (X11; Linux x86_64) &lt;script&gt;alert(1)&lt;/script&gt; Firefox/128.0",
+      "Account created | Sign-on |  |  | ",
+    ]);
+    expect(response.body).toContain('<td class="long">Mozilla/5.0 (X11; Linux x86_64) &lt;script&gt;');
   });
 
   it("refuses normal users", async () => {

@@ -69,6 +69,11 @@ export async function renderAccountPage(
 }
 
 /** Audit events as the person's own activity list shows them. */
-export function activityRows(events: readonly UserEventRow[], userUid: string): { when: string; datetime: string; what: string }[] {
-  return events.map((event) => ({ when: formatTime(event.occurredAt), datetime: event.occurredAt.toISOString(), what: describeActivity(event, userUid) }));
+export function activityRows(events: readonly UserEventRow[], userUid: string): { when: string; datetime: string; what: string; browser: string | null }[] {
+  return events.map((event) => ({
+    when: formatTime(event.occurredAt),
+    datetime: event.occurredAt.toISOString(),
+    what: describeActivity(event, userUid),
+    browser: event.userAgent,
+  }));
 }

@@ -29,6 +29,7 @@ const userEventRoutes: FastifyPluginAsyncTypebox = async (app) => {
           by: event.actorUid === null ? "Sign-on" : (event.actorName ?? "A deleted user"),
           application: event.applicationName,
           ip: event.ip,
+          browser: event.userAgent,
         })),
         olderPage: before !== null,
         newestHref: before !== null ? base : null,
