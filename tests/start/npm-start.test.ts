@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -6,7 +5,7 @@ import { join } from "node:path";
 import { freePort, removeDataFolder } from "@tessera/db/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answers, childrenOf, runStart, signonCli, startScript, tsxLoader, whenEnded, type StartRun } from "./support/npm-start.js";
+import { answers, childrenOf, runShipped, runStart, startScript, whenEnded, type StartRun } from "@tessera/test-support";
 
 const scratch = await mkdtemp(join(tmpdir(), "tessera-npm-start-"));
 // Run by root, the embedded PostgreSQL server runs as the account "postgres", which must be let through.
@@ -122,14 +121,10 @@ describe("npm start on ports of its own (first start)", () => {
     expect(await atExample.json()).toMatchObject({ error: "invalid_token" });
   });
 
-  it("queued no pushes: a fresh install shows no failed ones", () => {
-    const listed = spawnSync(process.execPath, ["--import", tsxLoader, signonCli, "pushes", "list", "--json"], {
-      cwd: home,
-      env: { ...process.env, DATABASE_URL: "" },
-      encoding: "utf8",
-    });
+  it("queued no pushes: a fresh install shows no failed ones", async () => {
+    const listed = await runShipped("signon-cli", ["pushes", "list", "--json"], { DATABASE_URL: "", SIGNON_DATA_DIR: join(home, "data") });
 
-    expect(listed.status).toBe(0);
+    expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual({ pushes: [] });
   });
 

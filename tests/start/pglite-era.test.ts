@@ -9,7 +9,7 @@ import pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extractTarBr } from "./support/extract-fixture.js";
-import { runStart, type StartRun } from "./support/npm-start.js";
+import { runStart, type StartRun } from "@tessera/test-support";
 
 const fixture = new URL("./fixtures/pglite-era/data.tar.br", import.meta.url).pathname;
 /** What that installation's first start printed, once (fixtures/pglite-era/README.md). */

@@ -8,9 +8,6 @@ export const startScript = fileURLToPath(new URL("../../../scripts/start.mjs", i
 export const startCommand = (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } }).scripts.start;
 /** Node.js's options in it, before the script. */
 export const startOptions = startCommand.split(" ").filter((word) => word.startsWith("--"));
-/** The repository's tsx loader, for running the `signon` command from another directory. */
-export const tsxLoader = import.meta.resolve("tsx");
-export const signonCli = fileURLToPath(new URL("../../../packages/signon/src/cli.ts", import.meta.url));
 
 /** A run of the start script. */
 export interface StartRun {
@@ -24,7 +21,8 @@ export interface StartRun {
 }
 
 /**
- * Runs `node <options> scripts/start.mjs` in `cwd` as `npm start` does, in a
+ * Runs `node <options> scripts/start.mjs` in `cwd` as `npm start` does (what a person who typed
+ * `npm start` there gets: the built services, the embedded database in `cwd/data`), in a
  * process group of its own, with `env` added to this environment
  * (DATABASE_URL cleared: the embedded database). With `terminal`, it runs
  * under `script`, on a pseudo-terminal; with `underNpm`, as the child of a
