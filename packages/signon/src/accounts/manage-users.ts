@@ -16,6 +16,7 @@ import { formatTime } from "../time-format.js";
 import { hashPassword } from "./password.js";
 import { isUniqueViolation } from "../repositories/unique-violation.js";
 import { clearAccountLock } from "./sign-in-limits.js";
+import { newPasswordProblem } from "./password-policy.js";
 
 /** A refused account change, with a message for the operator. */
 export class AccountError extends Error {}
@@ -24,13 +25,12 @@ export const roles = ["superadmin", "admin", "super_organisation_admin", "organi
 export type Role = (typeof roles)[number];
 
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
-/** Shortest password accepted for a person's account. */
-export const minimumPasswordLength = 10;
 
 export interface NewPerson {
   email: string;
   name: string;
   role?: Role | undefined;
+  /** Must pass the password policy (`checkNewPassword`), as a password chosen on the web must. */
   password?: string | undefined;
   /** Id of the user's organisation. */
   organisationId?: string | undefined;
@@ -38,7 +38,9 @@ export interface NewPerson {
 
 /**
  * Creates a person's account (S18); without a password they cannot sign in
- * until one is set. `origin`: where the request came from, for the audit
+ * until one is set. A password is held to the policy the web's forms apply
+ * (`checkNewPassword`, with the same message); a refused one creates
+ * nothing. `origin`: where the request came from, for the audit
  * event (none from the command line).
  */
 export async function createUser(
@@ -51,8 +53,9 @@ export async function createUser(
   const name = checkName(person.name);
   const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
   if (refused !== null) throw new AccountError(refused);
-  if (person.password !== undefined && person.password.length < minimumPasswordLength) {
-    throw new AccountError(`Passwords have at least ${minimumPasswordLength} characters`);
+  if (person.password !== undefined) {
+    const weak = await newPasswordProblem(ctx, { email, name }, person.password);
+    if (weak !== null) throw new AccountError(weak);
   }
   const taken = () => new AccountError(`A user with e-mail ${email} already exists`);
   if (await findUserByEmail(ctx.db, email)) throw taken();

@@ -1,5 +1,9 @@
+import { randomBytes } from "node:crypto";
 import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 import type { SignonContext } from "../context.js";
+
+/** What checking a password reads: the person's password history, and the hashing cost to compare with it. */
+type PolicyContext = Pick<SignonContext, "db" | "config">;
 import { recentPasswordHashes } from "../repositories/password-history.js";
 import type { User } from "../repositories/users.js";
 import { verifyPassword } from "./password.js";
@@ -50,7 +54,7 @@ function personalWords(person: { email: string; name: string }): string[] {
  * for the `password` field; an empty object means the password is acceptable.
  */
 export async function checkNewPassword(
-  ctx: SignonContext,
+  ctx: PolicyContext,
   person: Pick<User, "uid" | "email" | "name" | "passwordHash"> | { email: string; name: string },
   password: string,
 ): Promise<FieldErrors> {
@@ -69,7 +73,31 @@ export async function checkNewPassword(
   return {};
 }
 
-async function isRecentPassword(ctx: SignonContext, user: Pick<User, "uid" | "passwordHash">, password: string): Promise<boolean> {
+/** The message for the `password` field when `password` is refused for `person`, `null` when it is acceptable. */
+export async function newPasswordProblem(
+  ctx: PolicyContext,
+  person: Parameters<typeof checkNewPassword>[1],
+  password: string,
+): Promise<string | null> {
+  return (await checkNewPassword(ctx, person, password)).password ?? null;
+}
+
+/**
+ * A random password for `person` that passes {@link checkNewPassword}: 24
+ * characters of base64url (144 random bits), drawn again in the unlikely
+ * case that the estimator finds one easy to guess.
+ */
+export async function generatePassword(ctx: PolicyContext, person: { email: string; name: string }): Promise<string> {
+  for (let attempt = 1; ; attempt += 1) {
+    const password = randomBytes(18).toString("base64url");
+    const problem = await newPasswordProblem(ctx, person, password);
+    if (problem === null) return password;
+    // 144 random bits fail the estimator almost never; ten failures in a row mean the policy, not chance.
+    if (attempt === 10) throw new Error(`No generated password passes the password policy: ${problem}`);
+  }
+}
+
+async function isRecentPassword(ctx: PolicyContext, user: Pick<User, "uid" | "passwordHash">, password: string): Promise<boolean> {
   // The current password counts as one of the last ones, recorded in the history or not.
   const hashes = new Set(await recentPasswordHashes(ctx.db, user.uid, passwordsRemembered));
   if (user.passwordHash !== null) hashes.add(user.passwordHash);

@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { createApiUser, createUser } from "../accounts/manage-users.js";
+import { generatePassword } from "../accounts/password-policy.js";
 import { registerApplication } from "../applications/register-application.js";
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
@@ -100,7 +100,9 @@ export async function runFirstStart(ctx: SignonContext, options: FirstStartOptio
   const adminEmail = (options.adminEmail ?? DEFAULT_ADMIN_EMAIL).trim();
   const completionUrl = origin(options.completionUrl, "http://127.0.0.1:3001");
   const exampleUrl = origin(options.exampleAppUrl, "http://127.0.0.1:3002");
-  const password = randomBytes(18).toString("base64url");
+  const adminName = options.adminName ?? "Administrator";
+  // Random, and held to the same policy as any password (createUser checks it again).
+  const password = await generatePassword(ctx, { email: adminEmail, name: adminName.trim() });
   let wroteCredentials = false;
   try {
     const result = await ctx.db.transaction(async (tx): Promise<FirstStartResult> => {
@@ -110,7 +112,7 @@ export async function runFirstStart(ctx: SignonContext, options: FirstStartOptio
       }
       // Every step below runs in this transaction (theirs become savepoints); none of them queues a push.
       const inTx: SignonContext = { ...ctx, db: tx, pushesQueued: undefined };
-      const admin = await createUser(inTx, { email: adminEmail, name: options.adminName ?? "Administrator", role: "superadmin", password });
+      const admin = await createUser(inTx, { email: adminEmail, name: adminName, role: "superadmin", password });
       const completion = await registerApplication(inTx, {
         name: FIRST_START_NAMES.completionApp,
         redirectUris: [`${completionUrl}/`],

@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { open, readFile, stat } from "node:fs/promises";
 import { renewExpiringApiTokens, setTokenAutoRenewal, tokenExpiryWarningDays } from "../accounts/token-renewal.js";
 import { AccountError, createApiUser, requireUserByEmail, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { suspendInactiveUsers } from "../accounts/inactivity.js";
+import { generatePassword } from "../accounts/password-policy.js";
 import { importOrganisations } from "../accounts/import-organisations.js";
 import { maxImportBytes, readOrganisationImportFile } from "../accounts/organisation-import-file.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
@@ -352,13 +352,16 @@ export const commands: Record<string, Command> = {
       const role = optional(options, "role") ?? "normal";
       if (!roles.includes(role as Role)) throw new UsageError(`--role must be one of ${roles.join(", ")}`);
       if (options.password !== undefined && options["generate-password"]) throw new UsageError("Use --password or --generate-password, not both");
-      const generated = options["generate-password"] === true ? randomBytes(18).toString("base64url") : undefined;
+      const email = required(options, "email");
+      const name = required(options, "name");
+      // Held to the web's password policy by createUser, a given password and a generated one alike.
+      const generated = options["generate-password"] === true ? await generatePassword(ctx, { email: email.trim(), name: name.trim() }) : undefined;
       const password = generated ?? optional(options, "password");
       const slug = optional(options, "organisation");
       const organisation = slug === undefined ? undefined : await requireOrganisation(ctx, slug);
       const user = await createUser(ctx, {
-        email: required(options, "email"),
-        name: required(options, "name"),
+        email,
+        name,
         role: role as Role,
         password,
         organisationId: organisation?.id,

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { checkNewPassword } from "../../src/accounts/password-policy.js";
 import { runFirstStart } from "../../src/bootstrap/first-start.js";
 import { FIRST_START_KEY } from "../../src/bootstrap/marker.js";
 import { applications, auditEvents, pushDeliveries, settings, users } from "../../src/db/schema.js";
@@ -68,6 +69,9 @@ describe("signon bootstrap first-start", () => {
     const userJson = await getUserJson(signon.app, output.api_client.access_token);
     expect(userJson.statusCode).toBe(200);
     expect(userJson.json()).toMatchObject({ user: { email: "demo-api-client@example.com", permissions: ["admin", "signin", "staff"] } });
+
+    // The random password passes the policy any chosen password must.
+    expect(await checkNewPassword(signon.ctx, { email: "admin@example.com", name: "Administrator" }, output.admin.password)).toEqual({});
 
     // The printed password signs the superadmin in through the real form.
     const browser = new InjectBrowser(signon.app);

@@ -2,14 +2,17 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { checkNewPassword } from "../../src/accounts/password-policy.js";
+import { auditEvents, users } from "../../src/db/schema.js";
 import { runSignonCli } from "../support/cli.js";
-import { openTestDatabase } from "../support/signon.js";
+import { openTestDatabase, testConfig } from "../support/signon.js";
 
 const database = await openTestDatabase();
 afterAll(() => database.close());
 beforeEach(() => database.reset());
 
 const signon = (...argv: string[]) => runSignonCli(database.url, argv);
+const policyContext = () => ({ db: database.db, config: testConfig() });
 
 describe("signon CLI", () => {
   it("apps create --json prints exactly one JSON object with the client id and secret", async () => {
@@ -36,6 +39,40 @@ describe("signon CLI", () => {
       organisation: null,
       password: expect.stringMatching(/^[A-Za-z0-9_-]{24}$/),
     });
+  });
+
+  it("users create --generate-password makes a password that passes the web's policy", async () => {
+    for (const [email, name] of [["gen1@example.org", "Gen One"], ["gen2@example.org", "Gen Two"], ["gen3@example.org", "Gen Three"]] as const) {
+      const created = JSON.parse((await signon("users", "create", "--email", email, "--name", name, "--generate-password", "--json")).stdout);
+      expect(await checkNewPassword(policyContext(), { email, name }, created.password)).toEqual({});
+    }
+  });
+
+  it("users create --password refuses what the web refuses, with the web's message, and creates nothing", async () => {
+    const webMessage = (await checkNewPassword(policyContext(), { email: "ada@example.org", name: "Ada" }, "password1234")).password;
+    expect(webMessage).toBe("Choose a password that is harder to guess: This is similar to a commonly used password. A few unrelated words make a good one.");
+
+    expect(await signon("users", "create", "--email", "ada@example.org", "--name", "Ada", "--password", "password1234", "--json")).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `signon: ${webMessage}\n`,
+    });
+    expect(await signon("users", "create", "--email", "ada@example.org", "--name", "Ada", "--password", "short")).toMatchObject({
+      code: 1,
+      stderr: "signon: Enter a password of at least 10 characters\n",
+    });
+    // The person's own name and address count as easy guesses, as on the web.
+    expect(await signon("users", "create", "--email", "ada.lovelace@example.org", "--name", "Ada Lovelace", "--password", "ada.lovelace@example.org")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("signon: Choose a password that is harder to guess"),
+    });
+    expect(await database.db.select().from(users)).toEqual([]);
+    expect(await database.db.select().from(auditEvents)).toEqual([]);
+
+    const accepted = await signon("users", "create", "--email", "ada@example.org", "--name", "Ada", "--password", "lantern quarry velvet harbour", "--json");
+    expect(accepted).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(accepted.stdout)).toMatchObject({ email: "ada@example.org" });
+    expect(await database.db.select({ email: users.email }).from(users)).toEqual([{ email: "ada@example.org" }]);
   });
 
   it("grants and revokes permissions, and issues a token for an API user", async () => {
