@@ -3,14 +3,15 @@ import type { FastifyInstance } from "fastify";
 /**
  * The content security policy of every response: nothing from elsewhere; our
  * own scripts only (the passkey ceremonies, /assets/passkeys.js), which fetch
- * from this origin; no framing. No form-action: after sign-in the browser is
+ * from this origin; our own stylesheet only (/assets/signon.css, no inline
+ * styles); no framing. No form-action: after sign-in the browser is
  * redirected on to a client's redirect URI.
  */
 const contentSecurityPolicy = [
   "default-src 'none'",
   "script-src 'self'",
   "connect-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
+  "style-src 'self'",
   "img-src 'self'",
   "base-uri 'none'",
   "frame-ancestors 'none'",

@@ -5,7 +5,7 @@ const { signon } = await useTestSignon();
 
 /** The security headers every response carries in development mode (production adds HSTS; see production-https.test.ts). */
 const expected = {
-  "content-security-policy": "default-src 'none';script-src 'self';connect-src 'self';style-src 'self' 'unsafe-inline';img-src 'self';base-uri 'none';frame-ancestors 'none'",
+  "content-security-policy": "default-src 'none';script-src 'self';connect-src 'self';style-src 'self';img-src 'self';base-uri 'none';frame-ancestors 'none'",
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin",
   "origin-agent-cluster": "?1",

@@ -20,7 +20,7 @@ async function auditedId(entry: Parameters<typeof audit>[1]): Promise<number> {
 /** The cells after the time of each row of the events table, joined with " | ". */
 function eventRows(body: string): string[] {
   return [...body.matchAll(/<tr>\s*<td><time[^>]*>[^<]*<\/time><\/td>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...(row[1] as string).matchAll(/<td(?: class="[^"]*")?>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] as string).trim()).join(" | "),
+    [...(row[1] as string).matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => (cell[1] as string).trim()).join(" | "),
   );
 }
 
@@ -85,7 +85,7 @@ describe("GET /users/:uid/events", () => {
     expect((await browser.get(`${base}?page=2`)).statusCode).toBe(400);
   });
 
-  it("shows the browser (User-Agent) each event came from, escaped, in a column that wraps", async () => {
+  it("shows the browser (User-Agent) each event came from, escaped", async () => {
     const { browser } = await signedInAs(app, ctx, "admin");
     const target = await createUser(ctx, { name: "Ada" });
     const userAgent = "Mozilla/5.0 (X11; Linux x86_64) <script>alert(1)</script> Firefox/128.0";
@@ -98,7 +98,6 @@ describe("GET /users/:uid/events", () => {
       "Signed in | Ada |  | 192.0.2.9 | Mozilla/5.0 (X11; Linux x86_64) &lt;script&gt;alert(1)&lt;/script&gt; Firefox/128.0",
       "Account created | Sign-on |  |  | ",
     ]);
-    expect(response.body).toContain('<td class="long">Mozilla/5.0 (X11; Linux x86_64) &lt;script&gt;');
   });
 
   it("refuses normal users", async () => {
