@@ -4,8 +4,9 @@
 // `npm run typecheck`'s job, not this one's. A service's entry points are then bundled into
 // `dist/bundled/` (scripts/bundle-package.mjs), which is what `npm start` runs.
 //
-//   node scripts/build-package.mjs [<package folder>]   (default: the working directory,
-//                                                        as `npm run build` runs it)
+//   node scripts/build-package.mjs [<package folder>] [--if-changed]
+//     (default: the working directory, as `npm run build` runs it; with --if-changed, only when
+//     its sources, or those bundled with it, changed since its last build: a package's `prestart`)
 //
 // Services run from `dist` under Node's `--conditions=tessera-built`, which makes the
 // workspace packages' `exports` point at their `dist` too (see scripts/start.mjs); tests,
@@ -96,7 +97,11 @@ export async function needsBuild(packageDir) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const packageDir = resolve(process.argv[2] ?? process.cwd());
-  const files = await buildPackage(packageDir);
-  console.log(`built ${relative(process.cwd(), join(packageDir, "dist")) || "dist"}: ${files} files`);
+  const args = process.argv.slice(2);
+  const ifChanged = args.includes("--if-changed");
+  const packageDir = resolve(args.find((arg) => !arg.startsWith("--")) ?? process.cwd());
+  if (!ifChanged || (await needsBuild(packageDir))) {
+    const files = await buildPackage(packageDir);
+    console.log(`built ${relative(process.cwd(), join(packageDir, "dist")) || "dist"}: ${files} files`);
+  }
 }
