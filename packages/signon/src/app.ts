@@ -7,6 +7,7 @@ import { answeringDatabaseOutages, HEALTH_CHECK_PATHS, lazySchemaCompilers, requ
 import { Eta } from "eta";
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type pg from "pg";
+import { relyingParty } from "./accounts/passkeys/relying-party.js";
 import type { SignonConfig } from "./config.js";
 import type { SignonContext } from "./context.js";
 import type { SignonDatabase } from "./db/database.js";
@@ -156,7 +157,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     engine: { eta: new Eta() },
     root: viewsDirectory,
     layout: "layout.eta",
-    defaultContext: { serviceName: "Tessera Sign-on" },
+    // passkeyOrigin: the only origin passkey ceremonies work at, which the pages' script checks the page against.
+    defaultContext: { serviceName: "Tessera Sign-on", passkeyOrigin: relyingParty(config).origin },
     // Templates compiled once, in development mode too (the default there compiles each on every request).
     production: true,
   });

@@ -2,6 +2,8 @@
 // A form marked data-passkey="register" or "authenticate" asks the server for options (a JSON post to
 // its data-options-url with the CSRF token), runs the WebAuthn ceremony, puts the credential as JSON in
 // its "response" field and submits itself; the server answers the form post as it answers any other.
+// Its data-passkey-origin is the only origin a passkey works at (Sign-on's public URL): a page opened at
+// another address says so and names the address to use, instead of starting a ceremony that must fail.
 (function () {
   "use strict";
 
@@ -95,8 +97,42 @@
     return authenticationJson(credential);
   }
 
+  /** The origin passkeys work at when this page is not open there, else null. */
+  function originElsewhere(form) {
+    var expected = form.getAttribute("data-passkey-origin");
+    return expected && expected !== window.location.origin ? expected : null;
+  }
+
+  // The browser would refuse the ceremony with a bare "This is an invalid domain." (or the server the answer,
+  // for another port): say where passkeys work, as an error, and link to this page there.
+  function sayWrongAddress(form, expected) {
+    var status = form.querySelector("[data-passkey-status]");
+    if (!status) return;
+    var address = expected + window.location.pathname + window.location.search;
+    var link = document.createElement("a");
+    link.href = address;
+    link.textContent = address;
+    status.className = "error-message";
+    status.setAttribute("role", "alert");
+    status.replaceChildren(
+      "Passkeys work only at " + expected + ", the address of Tessera Sign-on, and this page is open at " + window.location.origin + ". To use a passkey, go to ",
+      link,
+      ".",
+    );
+  }
+
   function attach(form) {
     form.hidden = false;
+    var expected = originElsewhere(form);
+    if (expected) {
+      var disabled = form.querySelector("button[type=submit]");
+      if (disabled) disabled.disabled = true;
+      sayWrongAddress(form, expected);
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+      });
+      return;
+    }
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button[type=submit]");

@@ -119,12 +119,27 @@ describe("GET /account/passkeys", () => {
   });
 });
 
+describe("the passkey pages' forms", () => {
+  it("carry the origin passkeys work at (the public URL's), for the script to check the page's address against", async () => {
+    const user = await createUser(signon.ctx);
+    const browser = await signedInBrowser(signon.app, user.email, defaultPassword);
+    const forms = [
+      /<form [^>]*id="add-passkey"[^>]*>/.exec((await browser.get("/account/passkeys")).body)?.[0],
+      /<form [^>]*id="sign-in-passkey"[^>]*>/.exec((await new InjectBrowser(signon.app).get("/sign-in")).body)?.[0],
+    ];
+    for (const form of forms) expect(form).toContain(' data-passkey-origin="http://localhost:3000"');
+    const options = await browser.postJson("/account/passkeys/options", { _csrf: csrfOf((await browser.get("/account/passkeys")).body) });
+    expect(new URL("http://localhost:3000").hostname).toBe(options.json<PublicKeyCredentialCreationOptionsJSON>().rp.id);
+  });
+});
+
 describe("GET /assets/passkeys.js", () => {
   it("serves the browser script", async () => {
     const response = await signon.app.inject({ method: "GET", url: "/assets/passkeys.js" });
     expect(response.statusCode).toBe(200);
     expect(response.headers["content-type"]).toBe("text/javascript; charset=utf-8");
     expect(response.body).toContain("navigator.credentials.create");
+    expect(response.body).toContain("data-passkey-origin");
   });
 });
 
