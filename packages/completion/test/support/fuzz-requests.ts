@@ -130,6 +130,7 @@ export const UNDOCUMENTED_ROUTES: Readonly<Record<string, UndocumentedRoute>> = 
   "GET /healthcheck/ready": { callers: ["none"], refusal: "detail", weight: 1 },
   "GET /metrics": { callers: ["metrics"], refusal: "metrics", weight: 1 },
   "GET /api/completion/v1/openapi.json": { callers: ["none", "learner"], refusal: "detail", weight: 1 },
+  "GET /api/completion/v1/": { callers: ["none", "learner"], refusal: "detail", weight: 1 },
   "PUT /auth/gds/api/users/:uid": { callers: ["push"], refusal: "signon-client", weight: 3 },
   "POST /auth/gds/api/users/:uid/reauth": { callers: ["push"], refusal: "signon-client", weight: 3 },
 };
