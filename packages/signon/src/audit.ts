@@ -56,6 +56,7 @@ export type AuditAction =
   | "application_updated"
   | "application_secret_rotated"
   | "application_retired"
+  | "application_unretired"
   | "organisation_updated"
   | "organisations_imported"
   | "application_access_given_up"

@@ -55,6 +55,7 @@ const actionWords: Record<AuditAction, string> = {
   application_updated: "Application changed",
   application_secret_rotated: "Application secret rotated",
   application_retired: "Application retired",
+  application_unretired: "Application brought back from retirement",
   organisation_updated: "Organisation changed",
   organisations_imported: "Organisations imported",
   application_access_given_up: "Gave up their access to an application",

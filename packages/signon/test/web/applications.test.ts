@@ -275,6 +275,59 @@ describe("POST /applications/:id/retire (confirmed)", () => {
   });
 });
 
+describe("POST /applications/:id/unretire", () => {
+  it("brings a retired application back: the dashboard offers it, authorize and its client secret work again, audited", async () => {
+    const client = await createApp(signon.ctx, { name: "Returning", homeUri: "https://returning.example/" });
+    const person = await createUser(signon.ctx, { permissions: { Returning: ["signin"] } });
+    const own = await signedInBrowser(signon.app, person.email, defaultPassword);
+    const browser = await superadmin();
+    const page = `/applications/${client.application.id}`;
+    await browser.submit(page, `${page}/retire`, { confirm: "yes" });
+    expect((await own.get("/")).body).not.toContain("Returning");
+
+    const retired = await browser.get(page);
+    expect(retired.body).toContain("It can be brought back (below)");
+    expect(retired.body).toContain(`<form method="post" action="${page}/unretire">`);
+    expect(retired.body).toContain("Bring back Returning</button>");
+    expect(retired.body).not.toContain(`${page}/retire"`);
+
+    const response = await browser.submit(page, `${page}/unretire`);
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe(page);
+    const back = await browser.get(page);
+    expect(back.body).toContain("Returning is back in use: it signs people in again, and its client secret and unexpired tokens work again.");
+    expect(back.body).toContain(`action="${page}/retire"`);
+    expect(back.body).not.toContain("/unretire");
+    const [row] = await db.select().from(applications).where(eq(applications.id, client.application.id));
+    expect(row?.retired).toBe(false);
+    const audited = (await auditActions("application_unretired")).filter((event) => event.applicationId === client.application.id);
+    expect(audited.map((event) => ({ details: event.details, ip: event.ip }))).toEqual([{ details: { name: "Returning" }, ip: "127.0.0.1" }]);
+
+    expect(await clientAuthenticates(client.clientId, client.clientSecret)).toBe(true);
+    expect((await own.get("/")).body).toContain('<a href="https://returning.example/">Returning</a>');
+    const authorize = await own.get(authorizeUrl({ response_type: "code", client_id: client.clientId, redirect_uri: client.redirectUri, state: "s" }));
+    expect(authorize.statusCode).toBe(302);
+    expect(new URL(authorize.headers.location as string).searchParams.get("state")).toBe("s");
+    expect(authorize.headers.location).toMatch(/^https:\/\/app\d+\.example\/auth\/callback\?code=/);
+  });
+
+  it("leaves an application in use alone, with a message; 404 for an unknown one; 403 without the CSRF token", async () => {
+    const client = await createApp(signon.ctx, { name: "Never retired" });
+    const browser = await superadmin();
+    const page = `/applications/${client.application.id}`;
+    const response = await browser.submit(page, `${page}/unretire`);
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe(page);
+    expect((await browser.get(page)).body).toContain("Never retired is not retired.");
+    expect((await auditActions("application_unretired")).filter((event) => event.applicationId === client.application.id)).toEqual([]);
+
+    expect((await browser.submit(page, "/applications/4a1c9f7e-1111-4a4a-8b8b-000000000000/unretire")).statusCode).toBe(404);
+    await db.update(applications).set({ retired: true }).where(eq(applications.id, client.application.id));
+    expect((await browser.postForm(`${page}/unretire`, {})).statusCode).toBe(403);
+    expect((await db.select().from(applications).where(eq(applications.id, client.application.id)))[0]?.retired).toBe(true);
+  });
+});
+
 describe("GET /applications/:id/pushes and POST …/retry", () => {
   it("shows each push with its user, kind, status, attempts, last error and next attempt, and retries a failed one", async () => {
     const client = await createApp(signon.ctx, { name: "Receiver" });
@@ -380,6 +433,7 @@ describe("who may manage applications", () => {
         [`/applications/${id}`, editFields({ redirect_uris: "https://evil.example/cb" })],
         [`/applications/${id}/rotate-secret`, { confirm: "yes" }],
         [`/applications/${id}/retire`, { confirm: "yes" }],
+        [`/applications/${id}/unretire`, {}],
         [`/applications/${id}/pushes/${push?.id}/retry`, {}],
       ];
       for (const [action, fields] of posts) {

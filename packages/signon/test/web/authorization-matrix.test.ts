@@ -68,6 +68,7 @@ function sectionRoutes(w: World): { method: "GET" | "POST"; url: string; fields?
     { method: "POST", url: `/applications/${w.application.id}`, fields: appFields },
     { method: "POST", url: `/applications/${w.application.id}/rotate-secret`, fields: { confirm: "yes" } },
     { method: "POST", url: `/applications/${w.application.id}/retire`, fields: { confirm: "yes" } },
+    { method: "POST", url: `/applications/${w.application.id}/unretire` },
     { method: "POST", url: `/applications/${w.application.id}/pushes/1/retry` },
     { method: "POST", url: "/api-users/new", fields: { name: "Mine", email: "mine@example.org" } },
     { method: "POST", url: `/api-users/${w.apiUser.uid}/tokens`, fields: { application_id: w.application.id, permissions: "", expires_in_days: "30" } },

@@ -79,7 +79,7 @@ describe("GET and POST /applications/:id/retire", () => {
 
     await expectTwoSteps(browser, action, {
       title: "Retire Old Publisher",
-      says: ["Old Publisher can no longer sign anyone in: 2 people may sign in to it today.", "1 API token included", "This cannot be undone."],
+      says: ["Old Publisher can no longer sign anyone in: 2 people may sign in to it today.", "1 API token included", "You can bring Old Publisher back later from its page."],
       cancel: `/applications/${client.application.id}`,
     });
     expect((await getUserJson(app, accessToken)).statusCode).toBe(200);
@@ -94,6 +94,10 @@ describe("GET and POST /applications/:id/retire", () => {
     const again = await browser.get(action);
     expect(again.statusCode).toBe(303);
     expect(textOf(await browser.follow(again))).toContain("Old Publisher is already retired.");
+
+    // Brought back, its unexpired tokens work again.
+    expect((await browser.submit(`/applications/${client.application.id}`, `/applications/${client.application.id}/unretire`)).statusCode).toBe(303);
+    expect((await getUserJson(app, accessToken)).statusCode).toBe(200);
   });
 });
 

@@ -65,6 +65,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/applications/{application}/rotate-secret", fields: ["confirm"] },
   { path: "/applications/{application}/openid-connect", fields: ["scope_openid", "scope_profile", "scope_email", "id_token_alg", "post_logout_redirect_uris", "backchannel_logout_uri"] },
   { path: "/applications/{application}/retire", fields: ["confirm"] },
+  { path: "/applications/{application}/unretire", fields: [] },
   { path: "/applications/{application}/pushes/{push}/retry", fields: [] },
   { path: "/api-users/new", fields: ["name", "email"] },
   { path: "/api-users/{apiUser}/tokens", fields: ["application_id", "permissions", "expires_in_days"] },

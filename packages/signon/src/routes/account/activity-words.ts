@@ -76,6 +76,7 @@ const byYou: Record<string, string> = {
   application_updated: "You changed an application",
   application_secret_rotated: "You replaced an application's secret",
   application_retired: "You retired an application",
+  application_unretired: "You brought back a retired application",
   organisation_created: "You created an organisation",
   organisation_updated: "You changed an organisation",
   api_user_created: "You created an API user",

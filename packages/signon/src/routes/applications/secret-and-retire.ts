@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { retireApplication } from "../../applications/retire-application.js";
+import { retireApplication, unretireApplication } from "../../applications/retire-application.js";
 import { rotateClientSecret } from "../../applications/rotate-secret.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
@@ -13,6 +13,8 @@ import { countOf } from "../../web/wording.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const ConfirmBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })), ...confirmField }, { additionalProperties: false });
+// `_csrf` is optional so that a form without it gets the CSRF check's 403, not a 400.
+const CsrfOnlyBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
 
 /** The confirmation page of `POST /applications/:id/rotate-secret`. */
 function rotateConfirmation(application: Application, reach: ApplicationReach): ConfirmationPage {
@@ -41,7 +43,7 @@ function retireConfirmation(application: Application, reach: ApplicationReach): 
       `Its client secret stops working, and so does every token issued for it, ${countOf(reach.liveApiTokens, "API token", "API tokens")} included.`,
       `No change to a person is sent to ${application.name} any more, and no new token or secret can be issued for it.`,
     ],
-    finality: "This cannot be undone.",
+    finality: `You can bring ${application.name} back later from its page.`,
     action: `/applications/${application.id}/retire`,
     confirmLabel: `Retire ${application.name}`,
     cancel: { href: `/applications/${application.id}`, label: `Cancel: back to ${application.name}` },
@@ -65,7 +67,9 @@ const alreadyRetired = (name: string) => `${name} is already retired.`;
  * `GET /applications/:id/rotate-secret` and `GET /applications/:id/retire`
  * say what will happen; only their form's post with `confirm=yes` acts. The
  * new secret is shown once; a post without the confirmation gets the
- * confirmation page again (400) and changes nothing.
+ * confirmation page again (400) and changes nothing. `POST
+ * /applications/:id/unretire` (the button on a retired application's page)
+ * brings a retired application back.
  */
 const applicationSecretAndRetireRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const pageOptions = { config: { errorFormat: "html" as const }, schema: { params: Params } };
@@ -119,6 +123,23 @@ const applicationSecretAndRetireRoutes: FastifyPluginAsyncTypebox = async (app) 
       text: `${retired.name} is retired: it can no longer sign anyone in, and its tokens no longer work.`,
     });
   });
+
+  app.post(
+    "/applications/:id/unretire",
+    { config: { errorFormat: "html" }, schema: { params: Params, body: CsrfOnlyBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
+      if (!application) return sendNotFound(request, reply, "application");
+      const location = `/applications/${application.id}`;
+      if (!application.retired) return redirectWithFlash(request, reply, location, { kind: "error", text: `${application.name} is not retired.` });
+      const back = await unretireApplication(app.signon, application.id, actorOf(request));
+      if (!back) return sendNotFound(request, reply, "application");
+      return redirectWithFlash(request, reply, location, {
+        kind: "success",
+        text: `${back.name} is back in use: it signs people in again, and its client secret and unexpired tokens work again.`,
+      });
+    },
+  );
 };
 
 export default applicationSecretAndRetireRoutes;
