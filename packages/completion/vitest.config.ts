@@ -10,6 +10,7 @@ export default defineProject({
     // Generous: a loaded two-core CI machine runs several workers at once; tests never assert timings.
     testTimeout: 20_000,
     // One embedded PostgreSQL server for the run; each worker slot gets its own database on it.
-    globalSetup: ["@tessera/db/testing/global-setup"],
+    // Sign-on runs beside it as shipped (tests/support): built again first when its sources changed.
+    globalSetup: ["@tessera/db/testing/global-setup", "@tessera/test-support/built"],
   },
 });

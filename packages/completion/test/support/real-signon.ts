@@ -1,8 +1,8 @@
-import { startSignon, type RunningSignon } from "@tessera/signon";
 import type { TestDatabase } from "@tessera/db/testing";
-// The `signon` command's own entry point, run in this process so that each
-// operator step costs a database round trip rather than a Node start-up.
+// The operator's steps run the `signon` command's own entry point in this process: each costs a database
+// round trip rather than a Node.js start-up (the command line as shipped is tested where it is the subject).
 import { runCli } from "@tessera/signon/cli";
+import { freePort, startShipped } from "@tessera/test-support";
 
 /** The Sign-on application name the completion service is registered under. */
 export const COMPLETION_APP = "completion";
@@ -17,8 +17,8 @@ interface CreatedUser {
 }
 
 /**
- * The real Sign-on (`@tessera/signon`) for one test file: started through its
- * own `startSignon` on a free 127.0.0.1 port, on the test file's database
+ * The real Sign-on for one test file, as shipped: its built entry point in a
+ * process of its own on a free 127.0.0.1 port, on the test file's database
  * (schema `signon` next to `completion`), with the `completion` application
  * registered. Users, permissions and bearer tokens are made the way an
  * operator makes them: with the `signon` command (`users create`,
@@ -50,14 +50,12 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
   const env: Record<string, string> = {
     NODE_ENV: "development",
     DATABASE_URL: database.url,
-    SIGNON_HOST: "127.0.0.1",
-    SIGNON_PORT: "0",
     SIGNON_ARGON2_MEMORY_KIB: "64",
     SIGNON_ARGON2_TIME_COST: "1",
+    SIGNON_MAIL_PRINT: "false",
     SIGNON_PUSH_DELIVERY: options.pushBase === undefined ? "false" : "true",
   };
-  const running: RunningSignon = await startSignon(env, { logger: false });
-
+  const running = await startShipped("signon", { port: await freePort(), env, name: "completion-tests-signon" });
   async function cli(...args: string[]): Promise<Record<string, unknown>> {
     let stdout = "";
     let stderr = "";
@@ -75,7 +73,7 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
     const pushBase = options.pushBase === undefined ? [] : ["--push-base", options.pushBase];
     ({ client_id: clientId } = (await cli("apps", "create", "--name", COMPLETION_APP, "--redirect-uri", "http://127.0.0.1:3001/auth/gds/callback", ...pushBase, "--permissions", "staff,masquerade,admin")) as { client_id: string });
   } catch (error) {
-    await running.close();
+    await running.stop();
     throw error;
   }
 
@@ -110,6 +108,6 @@ export async function startRealSignon(database: TestDatabase<Record<string, unkn
       record.token ??= String((await cli("tokens", "issue", "--email", email, "--app", COMPLETION_APP))["access_token"]);
       return { token: record.token, uid: record.uid };
     },
-    close: () => running.close(),
+    close: () => running.stop(),
   };
 }
