@@ -2,6 +2,7 @@ import { systemClock, type Clock } from "./clock.js";
 import type { Fetch } from "./http/send.js";
 import type { SessionStore } from "./storage/session-store.js";
 import type { UserStore } from "./storage/user-store.js";
+import type { SignonUserDetails } from "./user.js";
 
 /** Where Sign-on serves the endpoints this client calls (paths relative to `signonUrl`). */
 export interface SignonPaths {
@@ -17,6 +18,20 @@ export interface SignonPaths {
    * which a redirect cannot make). gds-sso's Sign-on used `/users/sign_out`.
    */
   signOut: string;
+}
+
+/**
+ * A stand-in person for developing an application without Sign-on, as
+ * gds-sso's `GDS_SSO_STRATEGY=mock`: every request is signed in as them.
+ */
+export interface SignonMockUser {
+  uid: string;
+  name: string;
+  email: string;
+  /** This application's permissions of the stand-in; `signin` is added, as every user Sign-on lets in holds it. */
+  permissions: readonly string[];
+  organisationSlug?: string | null | undefined;
+  organisationContentId?: string | null | undefined;
 }
 
 /** How to reach Sign-on: all that checking bearer tokens needs. */
@@ -38,6 +53,14 @@ export interface BearerVerifierOptions {
   bearerCacheTtlSeconds?: number;
   /** How many bearer-token checks are remembered; default 10 000. */
   bearerCacheMaxEntries?: number;
+  /**
+   * Development without Sign-on: every request is signed in as this person,
+   * for the browser guards and the bearer-token guards alike, and Sign-on is
+   * never called. Refused when `nodeEnv` is `production`.
+   */
+  mockUser?: SignonMockUser | undefined;
+  /** The environment `mockUser` is checked against; default `process.env.NODE_ENV`. */
+  nodeEnv?: string | undefined;
 }
 
 /** Everything the Sign-on client needs; see `resolveSignonClientConfig` for the defaults. */
@@ -65,6 +88,8 @@ export interface BearerVerifierConfig {
   requestTimeoutMs: number;
   bearerCacheTtlSeconds: number;
   bearerCacheMaxEntries: number;
+  /** The stand-in every request is signed in as, or `null`: Sign-on decides. */
+  mockUser: SignonUserDetails | null;
 }
 
 /** `SignonClientOptions` with every default filled in and checked. */
@@ -107,6 +132,7 @@ export function resolveBearerVerifierConfig(options: BearerVerifierOptions): Bea
     requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
     bearerCacheTtlSeconds,
     bearerCacheMaxEntries: options.bearerCacheMaxEntries ?? 10_000,
+    mockUser: resolveMockUser(options.mockUser, options.nodeEnv ?? process.env["NODE_ENV"]),
   };
   requireNonNegative(config, ["requestTimeoutMs", "bearerCacheTtlSeconds", "bearerCacheMaxEntries"]);
   return config;
@@ -132,6 +158,33 @@ export function resolveSignonClientConfig(options: SignonClientOptions): SignonC
   };
   requireNonNegative(config, ["sessionTtlSeconds", "signInTtlSeconds", "refreshMarginSeconds"]);
   return config;
+}
+
+/**
+ * Checks the stand-in of mock mode. Throws naming `mockUser` when it is
+ * unusable, or given at all where `NODE_ENV` is `production`: a mock signs
+ * anyone in as anyone.
+ */
+function resolveMockUser(mock: SignonMockUser | undefined, nodeEnv: string | undefined): SignonUserDetails | null {
+  if (mock === undefined) return null;
+  if (nodeEnv === "production") {
+    throw new Error("mockUser must not be set when NODE_ENV is production: it signs every request in without Sign-on");
+  }
+  for (const field of ["uid", "name", "email"] as const) {
+    if (typeof mock[field] !== "string" || mock[field] === "") throw new Error(`mockUser.${field} is required`);
+  }
+  if (!Array.isArray(mock.permissions) || mock.permissions.some((permission) => typeof permission !== "string" || permission === "")) {
+    throw new Error("mockUser.permissions must be a list of permission names");
+  }
+  return {
+    uid: mock.uid,
+    name: mock.name,
+    email: mock.email,
+    permissions: [...new Set(["signin", ...mock.permissions])].sort(),
+    organisationSlug: mock.organisationSlug ?? null,
+    organisationContentId: mock.organisationContentId ?? null,
+    disabled: false,
+  };
 }
 
 function requireNonNegative<T extends object>(config: T, names: readonly (keyof T & string)[]): void {

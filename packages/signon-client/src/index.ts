@@ -6,6 +6,7 @@ export type {
   SignonPaths,
   BearerVerifierOptions,
   BearerVerifierConfig,
+  SignonMockUser,
 } from "./config.js";
 export { systemClock, type Clock } from "./clock.js";
 export type { Fetch } from "./http/send.js";

@@ -58,6 +58,11 @@ export class SignonClient {
     return receiveReauth(this.config.userStore, this.config.sessionStore, uid);
   }
 
+  /** In mock mode (`mockUser`), the stand-in every request is signed in as; else `null`. */
+  get mockUser(): SignonUserDetails | null {
+    return this.config.mockUser;
+  }
+
   /** Where to send the browser after it signed out here. */
   get signonSignOutUrl(): string {
     return `${this.config.signonUrl}${this.config.paths.signOut}`;

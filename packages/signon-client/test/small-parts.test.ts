@@ -89,6 +89,7 @@ describe("resolveSignonClientConfig", () => {
       bearerCacheTtlSeconds: 60,
       bearerCacheMaxEntries: 10000,
       requestTimeoutMs: 10000,
+      mockUser: null,
     });
   });
 

@@ -36,8 +36,9 @@ export class BearerTokenVerifier {
     this.#cache = new BoundedTtlCache(config.bearerCacheTtlSeconds * 1000, config.bearerCacheMaxEntries);
   }
 
-  /** The token's user (with this application's permissions), or `null` when Sign-on rejects it. */
+  /** The token's user (with this application's permissions), or `null` when Sign-on rejects it; in mock mode, the stand-in whatever the token. */
   async verify(token: string): Promise<SignonUserDetails | null> {
+    if (this.config.mockUser !== null) return this.config.mockUser;
     if (token.length > MAX_BEARER_TOKEN_LENGTH) return null;
     const key = sha256Hex(`${this.config.clientId}\n${token}`);
     const cached = this.#cache.get(key, this.config.clock.now());
@@ -62,6 +63,11 @@ export class BearerTokenVerifier {
     this.#forgets += 1;
     this.#inFlight.clear();
     return this.#cache.deleteWhere((user) => user?.uid === uid);
+  }
+
+  /** The stand-in every token belongs to in mock mode (`mockUser`), else `null`. */
+  get mockUser(): SignonUserDetails | null {
+    return this.config.mockUser;
   }
 
   /** How many answers are remembered now. */

@@ -3,6 +3,7 @@ import fastifyPlugin from "fastify-plugin";
 import { createBearerTokenVerifier, type BearerTokenVerifier } from "../bearer/bearer-token-verifier.js";
 import type { BearerVerifierOptions } from "../config.js";
 import { bearerTokenGuard } from "./guards.js";
+import { warnOfMockMode } from "./mock-mode.js";
 
 /** What the bearer plugin adds to the Fastify instance as `app.signonBearer`. */
 export interface SignonBearerDecoration {
@@ -22,8 +23,9 @@ async function signonBearer(app: FastifyInstance, options: BearerVerifierOptions
   if (!app.hasRequestDecorator("signonApiUser")) app.decorateRequest("signonApiUser", null);
   app.decorate("signonBearer", {
     verifier,
-    requireBearerToken: (permissions = []) => bearerTokenGuard((token) => verifier.verify(token), permissions),
+    requireBearerToken: (permissions = []) => bearerTokenGuard((token) => verifier.verify(token), permissions, verifier.mockUser),
   });
+  if (verifier.mockUser !== null) warnOfMockMode(app, verifier.mockUser);
 }
 
 /**

@@ -6,6 +6,7 @@ import { SignonClient } from "../signon-client.js";
 import type { SignonUser, SignonUserDetails } from "../user.js";
 import { browserRoutes } from "./browser-routes.js";
 import { createGuards, type ForbiddenHandler, type SignonGuards } from "./guards.js";
+import { mockBrowserRoutes, mockSessionUser, warnOfMockMode } from "./mock-mode.js";
 import { escapeHtml, sendPage } from "./pages.js";
 import { receiverRoutes, USER_UPDATE_PERMISSION } from "./receiver-routes.js";
 import { SessionCookie } from "./session-cookie.js";
@@ -70,7 +71,13 @@ async function signonPlugin(app: FastifyInstance, options: SignonPluginOptions):
   app.decorate("signonClient", { client, paths, ...guards });
   app.decorateRequest("signonUser", null);
   if (!app.hasRequestDecorator("signonApiUser")) app.decorateRequest("signonApiUser", null);
+  const mockUser = client.config.mockUser;
+  if (mockUser !== null) warnOfMockMode(app, mockUser);
   app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+    if (mockUser !== null) {
+      if (!request.url.startsWith(`${paths.api}/`)) request.signonUser = mockSessionUser(mockUser);
+      return;
+    }
     const sessionId = cookie.read(request);
     if (sessionId === undefined || request.url.startsWith(`${paths.api}/`)) return;
     try {
@@ -82,7 +89,7 @@ async function signonPlugin(app: FastifyInstance, options: SignonPluginOptions):
     }
   });
 
-  await app.register(browserRoutes(client, paths, cookie));
+  await app.register(mockUser === null ? browserRoutes(client, paths, cookie) : mockBrowserRoutes(paths));
   await app.register(
     receiverRoutes({
       guard: guards.requireBearerToken([USER_UPDATE_PERMISSION]),
