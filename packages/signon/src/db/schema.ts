@@ -255,8 +255,12 @@ export const sessions = signon.table(
     userAgent: text("user_agent"),
     /** Password checked, 2-step code not yet: the session signs nobody in until the code is entered. */
     awaitingSecondFactor: boolean("awaiting_second_factor").notNull().default(false),
-    /** A message shown once on the next page (flash), then cleared. */
-    flash: jsonb("flash").$type<{ kind: "success" | "error"; text: string }>(),
+    /**
+     * A message shown once on the next page (flash), then cleared; with a
+     * secret made by the post before (sealed, `web/one-time-secret.ts`) for
+     * the one page that shows it.
+     */
+    flash: jsonb("flash").$type<{ kind: "success" | "error"; text: string; secret?: { for: string; sealed: string } }>(),
     /**
      * How the person signed in, as RFC 8176 `amr` values in the order used:
      * `pwd` (password), `otp` (authenticator app code), `hwk` (passkey).

@@ -100,9 +100,18 @@ describe("GET /api-users/:uid and its tokens", () => {
       permissions: "read",
       expires_in_days: "30",
     });
-    expect(issued.statusCode).toBe(200);
-    const token = tokenPattern.exec(issued.body)?.[1] as string;
+    expect(issued.statusCode).toBe(303);
+    expect(issued.headers.location).toBe(`/api-users/${apiUser.uid}/new-token`);
+    const shown = await browser.get(issued.headers.location as string);
+    expect(shown.statusCode).toBe(200);
+    expect(shown.body).toContain("A token for Content API is issued to Indexer.");
+    expect(shown.body).toContain("<dt>Permissions</dt><dd>read, signin</dd>");
+    const token = tokenPattern.exec(shown.body)?.[1] as string;
     expect(token).toMatch(/^[0-9a-f]{64}$/);
+    // A reload shows it no more.
+    const again = await browser.get(issued.headers.location as string);
+    expect(again.body).not.toContain(token);
+    expect(again.body).toContain("cannot be shown again");
     const [stored] = await db.select().from(accessTokens).where(eq(accessTokens.userUid, apiUser.uid));
     expect(stored?.tokenHash).toBe(sha256Hex(token));
     expect(stored?.expiresAt.getTime()).toBe(signon.clock.now().getTime() + 30 * 24 * 3600 * 1000);

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
-import { auditEvents, applications, pushDeliveries, userPermissions } from "../../src/db/schema.js";
+import { auditEvents, applications, pushDeliveries, sessions, userPermissions } from "../../src/db/schema.js";
 import { sha256Hex } from "../../src/security/random.js";
 import { signedInBrowser, type InjectBrowser } from "../support/browser.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
@@ -78,15 +78,34 @@ describe("GET /applications", () => {
 });
 
 describe("POST /applications/new", () => {
-  it("registers the application and shows its secret once, storing only its digest", async () => {
+  it("registers the application and redirects to its secret, shown once (a reload shows it no more), storing only its digest", async () => {
     const browser = await superadmin();
     expect((await browser.get("/applications/new")).statusCode).toBe(200);
     const response = await browser.submit("/applications/new", "/applications/new", validForm);
-    expect(response.statusCode).toBe(200);
-    const secret = /<p class="secret"[^>]*>([0-9a-f]{64})<\/p>/.exec(response.body)?.[1] as string;
-    expect(secret).toMatch(/^[0-9a-f]{64}$/);
-
+    expect(response.statusCode).toBe(303);
     const [row] = await db.select().from(applications).where(eq(applications.name, "Publisher"));
+    expect(response.headers.location).toBe(`/applications/${row?.id}/secret`);
+    expect(response.body).toBe("");
+    const waiting = JSON.stringify(await db.select({ flash: sessions.flash }).from(sessions));
+
+    const shown = await browser.get(response.headers.location as string);
+    expect(shown.statusCode).toBe(200);
+    expect(shown.headers["cache-control"]).toBe("no-store");
+    expect(shown.body).toContain("Publisher is registered. Give it its client id and this secret.");
+    const secret = /<p class="secret"[^>]*>([0-9a-f]{64})<\/p>/.exec(shown.body)?.[1] as string;
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(shown.body).toContain(row?.clientId);
+    // Kept only sealed in the session until shown, then gone.
+    expect(waiting).toContain('"sealed":"v1.');
+    expect(waiting).not.toContain(secret);
+    expect((await db.select({ flash: sessions.flash }).from(sessions)).filter((one) => one.flash?.secret !== undefined)).toEqual([]);
+
+    const again = await browser.get(response.headers.location as string);
+    expect(again.statusCode).toBe(200);
+    expect(again.body).not.toContain(secret);
+    expect(again.body).not.toContain('class="secret"');
+    expect(again.body).toContain("cannot be shown again");
+
     expect(row).toMatchObject({
       redirectUris: ["https://publisher.example/auth/callback", "https://publisher.example/other"],
       homeUri: "https://publisher.example/",
@@ -97,7 +116,6 @@ describe("POST /applications/new", () => {
       retired: false,
       clientSecretHash: sha256Hex(secret),
     });
-    expect(response.body).toContain(row?.clientId);
     expect(await clientAuthenticates(row?.clientId as string, secret)).toBe(true);
     expect((await browser.get(`/applications/${row?.id}`)).body).not.toContain(secret);
     expect(await auditActions("application_created")).toHaveLength(1);
@@ -234,13 +252,17 @@ describe("GET and POST /applications/:id", () => {
 });
 
 describe("POST /applications/:id/rotate-secret (confirmed)", () => {
-  it("shows a new secret once; the old one stops working at once", async () => {
+  it("redirects to the new secret, shown once; the old one stops working at once", async () => {
     const client = await createApp(signon.ctx, { name: "Rotated" });
     expect(await clientAuthenticates(client.clientId, client.clientSecret)).toBe(true);
     const browser = await superadmin();
     const response = await browser.submit(`/applications/${client.application.id}`, `/applications/${client.application.id}/rotate-secret`, { confirm: "yes" });
-    expect(response.statusCode).toBe(200);
-    const secret = /<p class="secret"[^>]*>([0-9a-f]{64})<\/p>/.exec(response.body)?.[1] as string;
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe(`/applications/${client.application.id}/secret`);
+    const shown = await browser.get(response.headers.location as string);
+    expect(shown.body).toContain("The old secret of Rotated no longer works. Give it this one.");
+    const secret = /<p class="secret"[^>]*>([0-9a-f]{64})<\/p>/.exec(shown.body)?.[1] as string;
+    expect((await browser.get(response.headers.location as string)).body).not.toContain(secret);
     expect(secret).not.toBe(client.clientSecret);
     expect(await clientAuthenticates(client.clientId, client.clientSecret)).toBe(false);
     expect(await clientAuthenticates(client.clientId, secret)).toBe(true);
@@ -423,7 +445,7 @@ describe("who may manage applications", () => {
       const eventsBefore = (await db.select().from(auditEvents)).length;
       const id = client.application.id;
 
-      for (const url of ["/applications", "/applications/new", `/applications/${id}`, `/applications/${id}/pushes`, `/applications/${id}/rotate-secret`, `/applications/${id}/retire`]) {
+      for (const url of ["/applications", "/applications/new", `/applications/${id}`, `/applications/${id}/pushes`, `/applications/${id}/rotate-secret`, `/applications/${id}/retire`, `/applications/${id}/secret`]) {
         const response = await browser.get(url);
         expect(response.statusCode, url).toBe(403);
         expect(response.body).toContain("You cannot do that");

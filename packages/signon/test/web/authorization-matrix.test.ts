@@ -62,8 +62,8 @@ function userRoutes(uid: string, w: World, email: string): { method: "GET" | "PO
 function sectionRoutes(w: World): { method: "GET" | "POST"; url: string; fields?: Record<string, string> }[] {
   const appFields = { redirect_uris: "https://x.example/cb", home_uri: "", push_base_url: "", permissions: "", delegatable_permissions: "" };
   return [
-    ...["/applications", "/applications/new", `/applications/${w.application.id}`, `/applications/${w.application.id}/pushes`, `/applications/${w.application.id}/rotate-secret`, `/applications/${w.application.id}/retire`, `/applications/${w.application.id}/usage`, `/applications/${w.application.id}/usage.csv`].map((url) => ({ method: "GET" as const, url })),
-    ...["/api-users", "/api-users/new", `/api-users/${w.apiUser.uid}`, `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke`, "/organisations", "/organisations/new", `/organisations/${w.home.id}`].map((url) => ({ method: "GET" as const, url })),
+    ...["/applications", "/applications/new", `/applications/${w.application.id}`, `/applications/${w.application.id}/pushes`, `/applications/${w.application.id}/rotate-secret`, `/applications/${w.application.id}/retire`, `/applications/${w.application.id}/usage`, `/applications/${w.application.id}/usage.csv`, `/applications/${w.application.id}/secret`].map((url) => ({ method: "GET" as const, url })),
+    ...["/api-users", "/api-users/new", `/api-users/${w.apiUser.uid}`, `/api-users/${w.apiUser.uid}/tokens/${w.grant.id}/revoke`, `/api-users/${w.apiUser.uid}/new-token`, "/organisations", "/organisations/new", `/organisations/${w.home.id}`].map((url) => ({ method: "GET" as const, url })),
     { method: "POST", url: "/applications/new", fields: { name: "Mine", ...appFields } },
     { method: "POST", url: `/applications/${w.application.id}`, fields: appFields },
     { method: "POST", url: `/applications/${w.application.id}/rotate-secret`, fields: { confirm: "yes" } },

@@ -114,8 +114,8 @@ describe("GET and POST /applications/:id/rotate-secret", () => {
     });
 
     const rotated = await browser.submit(action, action, { confirm: "yes" });
-    expect(rotated.statusCode).toBe(200);
-    expect(rotated.body).toMatch(/<p class="secret"[^>]*>[0-9a-f]{64}<\/p>/);
+    expect(rotated.statusCode).toBe(303);
+    expect((await browser.follow(rotated)).body).toMatch(/<p class="secret"[^>]*>[0-9a-f]{64}<\/p>/);
     const [row] = await ctx.db.select().from(applications).where(eq(applications.id, client.application.id));
     expect(row?.clientSecretHash).not.toBe(client.application.clientSecretHash);
     expect(await eventCount("application_secret_rotated")).toBe(1);

@@ -47,7 +47,7 @@ describe("creation events of the web pages", () => {
       permissions: "editor",
       delegatable_permissions: "",
     });
-    expect(application.statusCode).toBe(200);
+    expect(application.statusCode).toBe(303);
     expect(await latest("application_created")).toEqual(from);
   });
 

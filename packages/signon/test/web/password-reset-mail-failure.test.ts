@@ -2,7 +2,6 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { InjectBrowser } from "../support/browser.js";
 import { createUser } from "../support/factories.js";
 import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
-import { textOf } from "./account-support.js";
 
 // A mail server that refuses connections: nothing listens on port 1.
 const database = await openTestDatabase();
@@ -18,9 +17,7 @@ describe("POST /password-reset when the mail cannot be sent", () => {
     const person = await createUser(signon.ctx);
     const known = await new InjectBrowser(signon.app).submit("/password-reset", "/password-reset", { email: person.email });
     const unknown = await new InjectBrowser(signon.app).submit("/password-reset", "/password-reset", { email: "nobody@example.org" });
-    expect(known.statusCode).toBe(200);
-    expect(unknown.statusCode).toBe(200);
-    const strip = (text: string, email: string) => text.replace(email, "ADDRESS");
-    expect(strip(textOf(known), person.email)).toBe(strip(textOf(unknown), "nobody@example.org"));
+    expect(known.statusCode).toBe(303);
+    expect({ status: unknown.statusCode, location: unknown.headers.location, body: unknown.body }).toEqual({ status: known.statusCode, location: known.headers.location, body: known.body });
   });
 });

@@ -4,7 +4,6 @@ import { settleBackgroundMails } from "../../src/mail/send-mail.js";
 import { InjectBrowser } from "../support/browser.js";
 import { createUser } from "../support/factories.js";
 import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
-import { textOf } from "./account-support.js";
 
 // A mail server that accepts connections and never says a word: a send to it waits until the connection ends.
 const connections: Socket[] = [];
@@ -52,10 +51,9 @@ describe("POST /password-reset when the mail server does not answer", () => {
   it("answers without waiting for the mail, as for an unknown address; the failed send is logged once the connection ends", async () => {
     const person = await createUser(ctx);
     const known = await new InjectBrowser(app).submit("/password-reset", "/password-reset", { email: person.email });
-    expect(known.statusCode).toBe(200);
+    expect(known.statusCode).toBe(303);
     const unknown = await new InjectBrowser(app).submit("/password-reset", "/password-reset", { email: "nobody@example.org" });
-    expect(unknown.statusCode).toBe(200);
-    expect(textOf(known).replace(person.email, "ADDRESS")).toBe(textOf(unknown).replace("nobody@example.org", "ADDRESS"));
+    expect({ status: unknown.statusCode, location: unknown.headers.location, body: unknown.body }).toEqual({ status: known.statusCode, location: known.headers.location, body: known.body });
 
     // The mail was on its way to the silent server, which still holds the connection: the answer did not wait for it.
     await connectionCount(1);

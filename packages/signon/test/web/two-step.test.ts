@@ -106,6 +106,12 @@ describe("POST /account/two-step", () => {
     expect(page.body).toContain("2-step verification is on");
     expect(page.body).toContain("On since");
     expect(page.body).not.toContain("<svg");
+    expect(page.body).not.toContain(secret.replace(/(.{4})/g, "$1 ").trim());
+    // The answer was a redirect: reloading the page shows it without posting the code again, and the message once.
+    expect(page.body).toContain("2-step verification is on. You will enter a code when you sign in.");
+    const reloaded = await browser.get("/account/two-step");
+    expect(reloaded.body).toContain("On since");
+    expect(reloaded.body).not.toContain("You will enter a code when you sign in.");
 
     const stored = await reload(user);
     expect(stored.otpEnabledAt).toEqual(signon.clock.now());

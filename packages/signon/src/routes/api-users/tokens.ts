@@ -9,6 +9,7 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { listIssuedTokens } from "../../repositories/api-user-tokens.js";
 import { listLiveApplications } from "../../repositories/application-admin.js";
 import type { User } from "../../repositories/users.js";
+import { redirectWithSecret, takeSecret } from "../../web/one-time-secret.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { isId, sendNotFound } from "../../web/admin-section.js";
@@ -23,6 +24,14 @@ const IssueBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** An issued token as it waits, sealed, for the page that shows it once. */
+interface IssuedToken {
+  accessToken: string;
+  expiresAt: string;
+  application: string;
+  permissions: string[];
+}
 
 type IssueForm = { application_id: string; permissions: string; expires_in_days: string };
 const emptyIssueForm: IssueForm = { application_id: "", permissions: "", expires_in_days: "730" };
@@ -71,14 +80,27 @@ export async function findApiUserParam(request: FastifyRequest, uid: string): Pr
 
 /**
  * `GET /api-users/:uid`: an API user with its tokens and a form to issue one;
- * `POST /api-users/:uid/tokens` issues a token and shows it once (revoking
- * one is in `revoke-token.ts`).
+ * `POST /api-users/:uid/tokens` issues a token and redirects to `GET
+ * /api-users/:uid/new-token`, which shows it once (revoking one is in
+ * `revoke-token.ts`).
  */
 const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/api-users/:uid", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
     const apiUser = await findApiUserParam(request, request.params.uid);
     if (!apiUser) return sendNotFound(request, reply, "API user");
     return showApiUser(request, reply, apiUser);
+  });
+
+  app.get("/api-users/:uid/new-token", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
+    const apiUser = await findApiUserParam(request, request.params.uid);
+    if (!apiUser) return sendNotFound(request, reply, "API user");
+    const waiting = takeSecret(request, `/api-users/${apiUser.uid}/new-token`);
+    const token = waiting === null ? null : (JSON.parse(waiting) as IssuedToken);
+    return renderPage(request, reply, "api-users/token.eta", {
+      title: token ? `Token for ${token.application}` : `New token for ${apiUser.name}`,
+      apiUser,
+      token: token && { ...token, expiresAt: new Date(token.expiresAt) },
+    });
   });
 
   app.post(
@@ -108,7 +130,14 @@ const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
           signedInUser(request).uid,
           requestOrigin(request),
         );
-        return await renderPage(request, reply, "api-users/token.eta", { title: `Token for ${issued.application}`, apiUser, ...issued });
+        const shown: IssuedToken = { ...issued, expiresAt: issued.expiresAt.toISOString() };
+        return await redirectWithSecret(
+          request,
+          reply,
+          `/api-users/${apiUser.uid}/new-token`,
+          { kind: "success", text: `A token for ${issued.application} is issued to ${apiUser.name}.` },
+          JSON.stringify(shown),
+        );
       } catch (error) {
         if (error instanceof AccountError) return showApiUser(request, reply, apiUser, { values, errors: { application_id: error.message } });
         throw error;

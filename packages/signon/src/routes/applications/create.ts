@@ -4,6 +4,7 @@ import { registerApplication, RegistrationError } from "../../applications/regis
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
+import { redirectWithSecret } from "../../web/one-time-secret.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 
@@ -42,8 +43,9 @@ const emptyForm = {
 
 /**
  * `GET /applications/new` shows the form; `POST /applications/new` registers
- * the application and shows its client id and secret, once (the secret is
- * stored only as its digest and never shown again).
+ * the application and redirects to `GET /applications/:id/secret`, which
+ * shows its client id and secret once (the secret is stored only as its
+ * digest and never shown again).
  */
 const applicationCreateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/applications/new", { config: { errorFormat: "html" } }, async (request, reply) =>
@@ -79,12 +81,13 @@ const applicationCreateRoutes: FastifyPluginAsyncTypebox = async (app) => {
           signedInUser(request).uid,
           requestOrigin(request),
         );
-        return renderPage(request, reply, "applications/secret.eta", {
-          title: `${application.name} is registered`,
-          intro: "The application is registered. Give it these credentials.",
-          application,
+        return redirectWithSecret(
+          request,
+          reply,
+          `/applications/${application.id}/secret`,
+          { kind: "success", text: `${application.name} is registered. Give it its client id and this secret.` },
           clientSecret,
-        });
+        );
       } catch (error) {
         // The name is the one rule checked against the database (two people may pick the same name at once).
         if (error instanceof RegistrationError) return showErrors({ name: error.message });

@@ -7,6 +7,7 @@ import { findApplicationById } from "../../repositories/application-admin.js";
 import { findApplicationReach, type ApplicationReach } from "../../repositories/application-reach.js";
 import type { Application } from "../../repositories/applications.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
+import { redirectWithSecret, takeSecret } from "../../web/one-time-secret.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
 import { countOf } from "../../web/wording.js";
@@ -66,7 +67,8 @@ const alreadyRetired = (name: string) => `${name} is already retired.`;
  * Replacing the client secret and retiring an application are two steps:
  * `GET /applications/:id/rotate-secret` and `GET /applications/:id/retire`
  * say what will happen; only their form's post with `confirm=yes` acts. The
- * new secret is shown once; a post without the confirmation gets the
+ * new secret is shown once, on `GET /applications/:id/secret` (the page the
+ * post redirects to, as after registration); a post without the confirmation gets the
  * confirmation page again (400) and changes nothing. `POST
  * /applications/:id/unretire` (the button on a retired application's page)
  * brings a retired application back.
@@ -95,12 +97,20 @@ const applicationSecretAndRetireRoutes: FastifyPluginAsyncTypebox = async (app) 
     }
     const rotated = await rotateClientSecret(app.signon, application.id, actorOf(request));
     if (!rotated) return sendNotFound(request, reply, "application");
-    return renderPage(request, reply, "applications/secret.eta", {
-      title: `New client secret for ${application.name}`,
-      intro: "The old secret no longer works. Give the application this one.",
-      application: rotated.application,
-      clientSecret: rotated.clientSecret,
-    });
+    return redirectWithSecret(
+      request,
+      reply,
+      `/applications/${application.id}/secret`,
+      { kind: "success", text: `The old secret of ${application.name} no longer works. Give it this one.` },
+      rotated.clientSecret,
+    );
+  });
+
+  app.get("/applications/:id/secret", pageOptions, async (request, reply) => {
+    const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
+    if (!application) return sendNotFound(request, reply, "application");
+    const clientSecret = takeSecret(request, `/applications/${application.id}/secret`);
+    return renderPage(request, reply, "applications/secret.eta", { title: `Client secret of ${application.name}`, application, clientSecret });
   });
 
   app.get("/applications/:id/retire", pageOptions, async (request, reply) => {

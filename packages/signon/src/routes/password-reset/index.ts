@@ -43,8 +43,13 @@ const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const errors = { email: "Too many requests from your network. Wait a while and try again." };
         return renderPage(request, reply, "password-reset/request.eta", { title: "Reset your password", email, errors }, 429);
       }
-      return renderPage(request, reply, "password-reset/sent.eta", { title: "Check your e-mail", email });
+      // Redirected, so that reloading the page sends no second mail; the same answer whatever the address.
+      return reply.header("cache-control", "no-store").redirect("/password-reset/sent", 303);
     },
+  );
+
+  app.get("/password-reset/sent", { config: { errorFormat: "html" } }, async (request, reply) =>
+    renderPage(request, reply, "password-reset/sent.eta", { title: "Check your e-mail" }),
   );
 
   app.get("/password-reset/done", { config: { errorFormat: "html" } }, async (request, reply) =>
