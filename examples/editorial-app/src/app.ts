@@ -70,6 +70,7 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
     sessionStore,
     cookieName: "editorial_session",
     onForbidden: forbiddenPage(config.signonUrl),
+    ...(config.mockUser === undefined ? {} : { mockUser: config.mockUser, nodeEnv: config.nodeEnv }),
   });
   app.get("/healthz", async () => ({ status: "ok" }));
   registerHealthChecks(app, {

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { SignonMockUser } from "@tessera/signon-client";
 
 /** Where the application keeps its users and sessions. */
 export interface DatabaseConfig {
@@ -23,6 +24,13 @@ export interface EditorialAppConfig {
   database: DatabaseConfig;
   /** How often expired sessions are removed, in milliseconds (`EDITORIAL_APP_SESSION_SWEEP_MS`, default 10 minutes). */
   sessionSweepMs?: number | undefined;
+  /**
+   * Development without Sign-on (`EDITORIAL_APP_SIGNON_MOCK_USER`): every
+   * request is signed in as this stand-in (the client kit's mock mode).
+   */
+  mockUser?: SignonMockUser | undefined;
+  /** `NODE_ENV`, which the client kit checks `mockUser` against (it refuses `production`). */
+  nodeEnv?: string | undefined;
 }
 
 /** Where `server.ts` listens. */
@@ -49,6 +57,7 @@ export class ConfigError extends Error {
  * | `DATABASE_URL` | the embedded PostgreSQL server of `EDITORIAL_APP_DATA_DIR` (`./data`) |
  * | `DATABASE_STATEMENT_TIMEOUT_SECONDS` (a statement without an answer after this long fails, 503) | `30` |
  * | `EDITORIAL_APP_SESSION_SWEEP_MS` (how often expired sessions are removed) | `600000` (10 minutes) |
+ * | `EDITORIAL_APP_SIGNON_MOCK_USER` (development without Sign-on: JSON `{"uid","name","email","permissions":[…]}` every request is signed in as; the client id and secret are then optional) | none; refused when `NODE_ENV` is `production` |
  * | `HOST`, `PORT` | `127.0.0.1`, `3002` |
  */
 export function configFromEnv(
@@ -60,9 +69,10 @@ export function configFromEnv(
     throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(env["PORT"])}`);
   }
   const appUrl = url("EDITORIAL_APP_URL", env["EDITORIAL_APP_URL"] ?? `http://localhost:${port}`);
+  const mock = mockUser(env);
   return {
     signonUrl: url("SIGNON_URL", env["SIGNON_URL"] ?? "http://localhost:3000"),
-    ...credentials(env, readFile),
+    ...(mock === undefined ? credentials(env, readFile) : mockCredentials(env)),
     redirectUri: `${appUrl}/auth/gds/callback`,
     database: {
       url: env["DATABASE_URL"] || undefined,
@@ -70,9 +80,62 @@ export function configFromEnv(
       statementTimeoutSeconds: seconds("DATABASE_STATEMENT_TIMEOUT_SECONDS", env["DATABASE_STATEMENT_TIMEOUT_SECONDS"], 30),
     },
     sessionSweepMs: sweepInterval(env["EDITORIAL_APP_SESSION_SWEEP_MS"]),
+    ...(mock === undefined ? {} : { mockUser: mock, nodeEnv: env["NODE_ENV"] ?? "development" }),
     host: env["HOST"] ?? "127.0.0.1",
     port,
   };
+}
+
+const MOCK_USER = "EDITORIAL_APP_SIGNON_MOCK_USER";
+
+/**
+ * The stand-in of `EDITORIAL_APP_SIGNON_MOCK_USER`: a JSON object shaped like
+ * the `user` of Sign-on's `/user.json` (`uid`, `name`, `email`,
+ * `permissions`, optional `organisation_slug` and `organisation_content_id`).
+ * Refused when `NODE_ENV` is `production`.
+ */
+function mockUser(env: Record<string, string | undefined>): SignonMockUser | undefined {
+  const value = env[MOCK_USER];
+  if (value === undefined || value.trim() === "") return undefined;
+  if (env["NODE_ENV"] === "production") {
+    throw new ConfigError(`${MOCK_USER} must not be set when NODE_ENV is production: it signs every request in without Sign-on`);
+  }
+  const shape = `a JSON object such as {"uid":"dev-1","name":"Dev Eloper","email":"dev@example.org","permissions":["admin"]}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError(`${MOCK_USER} must be ${shape}, got ${JSON.stringify(value)}`);
+  }
+  const user = (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {}) as Record<string, unknown>;
+  const text = (field: string) => {
+    const given = user[field];
+    if (typeof given !== "string" || given.trim() === "") throw new ConfigError(`${MOCK_USER} needs "${field}": ${shape}`);
+    return given;
+  };
+  const optionalText = (field: string) => {
+    const given = user[field];
+    if (given === undefined || given === null) return null;
+    if (typeof given !== "string") throw new ConfigError(`${MOCK_USER}: "${field}" must be a string or null`);
+    return given;
+  };
+  const permissions = user["permissions"] ?? [];
+  if (!Array.isArray(permissions) || permissions.some((permission) => typeof permission !== "string" || permission === "")) {
+    throw new ConfigError(`${MOCK_USER}: "permissions" must be a list of permission names`);
+  }
+  return {
+    uid: text("uid"),
+    name: text("name"),
+    email: text("email"),
+    permissions: permissions as string[],
+    organisationSlug: optionalText("organisation_slug"),
+    organisationContentId: optionalText("organisation_content_id"),
+  };
+}
+
+/** In mock mode Sign-on is never called: its credentials are taken when given, else stand-ins. */
+function mockCredentials(env: Record<string, string | undefined>): { clientId: string; clientSecret: string } {
+  return { clientId: env["EDITORIAL_APP_CLIENT_ID"] || "signon-mock", clientSecret: env["EDITORIAL_APP_CLIENT_SECRET"] || "signon-mock" };
 }
 
 function credentials(
