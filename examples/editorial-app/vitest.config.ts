@@ -10,7 +10,8 @@ export default defineProject({
     // Generous: a loaded two-core CI machine runs several workers at once; tests never assert timings.
     testTimeout: 20_000,
     // One embedded test database server per worker slot, shared by the files of that slot.
-    globalSetup: ["@tessera/db/testing/global-setup"],
+    // The end-to-end tests run Sign-on and the application as shipped (tests/support): built again first when changed.
+    globalSetup: ["@tessera/db/testing/global-setup", "@tessera/test-support/built"],
     // Starting the embedded database takes seconds on a busy machine.
     hookTimeout: 60_000,
   },

@@ -1,9 +1,8 @@
 import { signonMigrations } from "@tessera/signon";
 import { signonClientMigrations } from "@tessera/signon-client/postgres";
 import { useTestDatabase } from "@tessera/db/testing";
-import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, listenEditorialApp, registerEditorialApp } from "./support/editorial-app.js";
+import { freePort, registerEditorialApp, startShippedEditorialApp } from "./support/editorial-app.js";
 import { HttpBrowser } from "./support/http-browser.js";
 import { eventually, startPushingSignon, type PushingSignon } from "./support/pushing-signon.js";
 import { signInForm } from "./support/real-signon.js";
@@ -18,7 +17,7 @@ const database = await useTestDatabase({
 
 const password = "correct horse battery staple";
 let signon: PushingSignon;
-let app: FastifyInstance;
+let app: { close(): Promise<void> } | undefined;
 let appUrl: string;
 
 beforeAll(async () => {
@@ -33,7 +32,9 @@ beforeAll(async () => {
     signon.cli("permissions", "grant", "--email", "ed@example.org", "--app", "Editorial", "--permissions", "signin"),
     signon.cli("permissions", "grant", "--email", "sue@example.org", "--app", "Editorial", "--permissions", "signin"),
   ]);
-  ({ app, url: appUrl } = await listenEditorialApp({ ...registration, database: { url: database.url } }, appPort));
+  const started = await startShippedEditorialApp(registration, database.url, appPort);
+  app = started;
+  appUrl = started.url;
 }, 180_000);
 
 afterAll(async () => {

@@ -1,9 +1,8 @@
 import { signonMigrations } from "@tessera/signon";
 import { signonClientMigrations } from "@tessera/signon-client/postgres";
 import { useTestDatabase } from "@tessera/db/testing";
-import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { freePort, listenEditorialApp, registerEditorialApp } from "./support/editorial-app.js";
+import { freePort, registerEditorialApp, startShippedEditorialApp } from "./support/editorial-app.js";
 import { HttpBrowser } from "./support/http-browser.js";
 import { signInForm, startRealSignon, type RealSignon } from "./support/real-signon.js";
 
@@ -17,7 +16,7 @@ const database = await useTestDatabase({
 
 const password = "correct horse battery staple";
 let signon: RealSignon;
-let app: FastifyInstance;
+let app: { close(): Promise<void> } | undefined;
 let appUrl: string;
 let publisherToken: Record<string, unknown>;
 
@@ -41,7 +40,9 @@ beforeAll(async () => {
     signon.cli("permissions", "grant", "--email", "publisher@example.org", "--app", "Editorial", "--permissions", "signin"),
   ]);
   publisherToken = await signon.cli("tokens", "issue", "--email", "publisher@example.org", "--app", "Editorial");
-  ({ app, url: appUrl } = await listenEditorialApp({ ...registration, database: { url: database.url } }, appPort));
+  const started = await startShippedEditorialApp(registration, database.url, appPort);
+  app = started;
+  appUrl = started.url;
 }, 180_000);
 
 afterAll(async () => {

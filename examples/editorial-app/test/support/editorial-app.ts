@@ -1,6 +1,7 @@
 import { useTestDatabase } from "@tessera/db/testing";
 export { freePort } from "@tessera/db/testing";
 import { signonClientMigrations } from "@tessera/signon-client/postgres";
+import { startShipped } from "@tessera/test-support";
 import Fastify, { type FastifyInstance } from "fastify";
 import editorialApp from "../../src/app.js";
 import type { EditorialAppConfig } from "../../src/config.js";
@@ -19,6 +20,28 @@ export async function listenEditorialApp(
   await app.register(editorialApp, { config });
   const url = await app.listen({ host: "127.0.0.1", port });
   return { app, url };
+}
+
+/**
+ * Starts the editorial application as shipped (its built entry point in a process of its own, configured
+ * from the environment) on 127.0.0.1:`port`, registered as `registration` says; returns its origin.
+ */
+export async function startShippedEditorialApp(
+  registration: Omit<EditorialAppConfig, "database">,
+  databaseUrl: string,
+  port: number,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const service = await startShipped("editorial", {
+    port,
+    env: {
+      DATABASE_URL: databaseUrl,
+      SIGNON_URL: registration.signonUrl,
+      EDITORIAL_APP_URL: new URL(registration.redirectUri).origin,
+      EDITORIAL_APP_CLIENT_ID: registration.clientId,
+      EDITORIAL_APP_CLIENT_SECRET: registration.clientSecret,
+    },
+  });
+  return { url: service.url, close: () => service.stop() };
 }
 
 /** What registers an application in Sign-on: its origin and its CLI. */

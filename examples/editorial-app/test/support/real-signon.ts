@@ -1,18 +1,10 @@
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { startSignon } from "@tessera/signon";
-import type { FastifyInstance } from "fastify";
-
-const run = promisify(execFile);
-const signonCli = fileURLToPath(new URL("../../../../node_modules/@tessera/signon/bin/signon.js", import.meta.url));
+import { signonCli, startShipped } from "@tessera/test-support";
 
 /** Sign-on's environment for tests: development mode, argon2 lowered so sign-in stays fast. */
 function signonEnv(database: { url: string; kind: "embedded" | "postgres" }, port: number): Record<string, string> {
   return {
     NODE_ENV: "development",
     DATABASE_URL: database.url,
-    SIGNON_PORT: String(port),
     SIGNON_PUBLIC_URL: `http://127.0.0.1:${port}`,
     SIGNON_ARGON2_MEMORY_KIB: "64",
     SIGNON_ARGON2_TIME_COST: "1",
@@ -21,30 +13,25 @@ function signonEnv(database: { url: string; kind: "embedded" | "postgres" }, por
   };
 }
 
-/** The real Sign-on (`@tessera/signon`), listening on 127.0.0.1:`port`, with its CLI at hand. */
+/** The real Sign-on, as shipped, listening on 127.0.0.1:`port`, with its command line at hand. */
 export interface RealSignon {
-  app: FastifyInstance;
   url: string;
   /** Runs `signon <args> --json` against the same database and returns the parsed output. */
   cli(...args: string[]): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
-/** Starts the real Sign-on (its own start-up: config from the environment, migrations, listen) on 127.0.0.1:`port`. */
+/** Starts the real Sign-on as shipped (its built entry point in a process of its own: config from the environment, migrations, listen) on 127.0.0.1:`port`. */
 export async function startRealSignon(
   database: { url: string; kind: "embedded" | "postgres" },
   port: number,
 ): Promise<RealSignon> {
   const env = signonEnv(database, port);
-  const running = await startSignon(env, { logger: false });
+  const running = await startShipped("signon", { port, env });
   return {
-    app: running.app,
     url: running.url,
-    async cli(...args) {
-      const { stdout } = await run(process.execPath, [signonCli, ...args, "--json"], { env: { ...process.env, ...env } });
-      return JSON.parse(stdout) as Record<string, unknown>;
-    },
-    close: () => running.close(),
+    cli: (...args) => signonCli(env, ...args),
+    close: () => running.stop(),
   };
 }
 

@@ -2,25 +2,25 @@ import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { HttpBrowser } from "../support/http-browser.js";
-import { listenSignon } from "../support/listening.js";
+import { startShippedSignon } from "../support/listening.js";
 import { openTestDatabase } from "../support/signon.js";
 
 const database = await openTestDatabase();
-let server: Awaited<ReturnType<typeof listenSignon>>;
+let server: Awaited<ReturnType<typeof startShippedSignon>>;
 let as: oauth.AuthorizationServer;
 let client: Awaited<ReturnType<typeof createApp>>;
 let email: string;
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 beforeAll(async () => {
-  server = await listenSignon(database);
+  server = await startShippedSignon(database);
   const issuer = new URL(server.issuer);
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }));
   client = await createApp(server.ctx, { name: "Strict client", redirectUris: ["http://127.0.0.1:9/callback"] });
   email = (await createUser(server.ctx, { permissions: { "Strict client": ["signin"] } })).email;
 });
 afterAll(async () => {
-  await server.app.close();
+  await server.close();
   await database.close();
 });
 

@@ -5,17 +5,17 @@ import { setOpenIdSettings, openIdSettingsOf } from "../../src/oidc/client-setti
 import { rotateSigningKeys } from "../../src/oidc/signing-keys.js";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { HttpBrowser } from "../support/http-browser.js";
-import { listenSignon } from "../support/listening.js";
+import { startShippedSignon } from "../support/listening.js";
 import { openTestDatabase } from "../support/signon.js";
 
 const database = await openTestDatabase();
-let server: Awaited<ReturnType<typeof listenSignon>>;
+let server: Awaited<ReturnType<typeof startShippedSignon>>;
 let client: Awaited<ReturnType<typeof createApp>>;
 let config: oidc.Configuration;
 let user: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
-  server = await listenSignon(database);
+  server = await startShippedSignon(database);
   client = await createApp(server.ctx, { name: "Wiki", redirectUris: ["http://127.0.0.1:9/callback"], permissions: ["editor"] });
   await setOpenIdSettings(server.ctx, client.application, { ...openIdSettingsOf(client.application), scopes: ["openid", "profile", "email"] }, { uid: null, origin: null });
   user = await createUser(server.ctx, { permissions: { Wiki: ["signin", "editor"] } });
@@ -26,7 +26,7 @@ beforeAll(async () => {
   oidc.enableNonRepudiationChecks(config);
 });
 afterAll(async () => {
-  await server.app.close();
+  await server.close();
   await database.close();
 });
 
@@ -167,6 +167,8 @@ describe("openid-client (strict OpenID Connect) against a listening Sign-on", ()
     expect(saved?.jwks?.keys?.map((key) => key.kid)).toContain(oldKid);
     // Active at once (a rotation's new key normally signs only a minute after it is published).
     const [newKey] = await rotateSigningKeys(server.ctx, "command", 0);
+    // A running server reads the key it signs with at most once a minute; started again (a rolling restart), at once.
+    await server.restart();
     // A client process started again with the JWKS it kept from a minute ago (getJwksCache / setJwksCache):
     // on a key id new to it, it fetches the JWKS again.
     const restarted = await oidc.discovery(new URL(server.issuer), client.clientId, undefined, oidc.ClientSecretBasic(client.clientSecret), {

@@ -2,17 +2,17 @@ import { AuthorizationCode } from "simple-oauth2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { HttpBrowser } from "../support/http-browser.js";
-import { listenSignon } from "../support/listening.js";
+import { startShippedSignon } from "../support/listening.js";
 import { openTestDatabase } from "../support/signon.js";
 
 const database = await openTestDatabase();
-let server: Awaited<ReturnType<typeof listenSignon>>;
+let server: Awaited<ReturnType<typeof startShippedSignon>>;
 
 beforeAll(async () => {
-  server = await listenSignon(database);
+  server = await startShippedSignon(database);
 });
 afterAll(async () => {
-  await server.app.close();
+  await server.close();
   await database.close();
 });
 
