@@ -6,7 +6,7 @@ import { generatePassword } from "../accounts/password-policy.js";
 import { importOrganisations } from "../accounts/import-organisations.js";
 import { maxImportBytes, readOrganisationImportFile } from "../accounts/organisation-import-file.js";
 import { createOrganisation, requireOrganisation } from "../accounts/organisations.js";
-import { firstStartCommand } from "../bootstrap/first-start-command.js";
+import { firstStartCommand } from "./first-start-command.js";
 import { applicationFormValues, checkApplicationForm } from "../applications/application-fields.js";
 import { grantPermissions, requireApplication, revokePermissions } from "../applications/permissions.js";
 import { ApplicationNameTaken, updateApplication } from "../applications/update-application.js";
@@ -23,19 +23,8 @@ import { resolveSecretKey } from "../security/secret-box.js";
 import { checkOpenIdSettings, OpenIdSettingsError, openIdSettingsOf, setOpenIdSettings, type OpenIdClientSettings } from "../oidc/client-settings.js";
 import { rotateSigningKeys } from "../oidc/signing-keys.js";
 import type { Application } from "../repositories/applications.js";
-import { UsageError, type CommandResult } from "./output.js";
+import { UsageError, type Command, type Options } from "./output.js";
 
-/** Parsed option values, as `node:util` `parseArgs` gives them. */
-export type Options = Record<string, string | boolean | string[] | undefined>;
-
-/** A CLI command: the options it takes and what it does. */
-export interface Command {
-  usage: string;
-  options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
-  /** Names of the positional arguments it takes, in order (none when absent). */
-  positionals?: readonly string[];
-  run(ctx: SignonContext, options: Options): Promise<CommandResult>;
-}
 
 function required(options: Options, name: string): string {
   const value = options[name];

@@ -1,4 +1,5 @@
 import type { Writable } from "node:stream";
+import type { SignonContext } from "../context.js";
 
 /** Where the CLI writes, passed in so tests can read it. */
 export interface CliIo {
@@ -17,3 +18,15 @@ export interface CommandResult {
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
 export class UsageError extends Error {}
+
+/** Parsed option values, as `node:util` `parseArgs` gives them. */
+export type Options = Record<string, string | boolean | string[] | undefined>;
+
+/** A CLI command: the options it takes and what it does. */
+export interface Command {
+  usage: string;
+  options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
+  /** Names of the positional arguments it takes, in order (none when absent). */
+  positionals?: readonly string[];
+  run(ctx: SignonContext, options: Options): Promise<CommandResult>;
+}

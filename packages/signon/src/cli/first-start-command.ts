@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import type { Command } from "../cli/commands.js";
-import { runFirstStart } from "./first-start.js";
+import type { Command } from "./output.js";
+import { runFirstStart } from "../bootstrap/first-start.js";
 
 function text(value: string | boolean | string[] | undefined): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
