@@ -18,6 +18,7 @@ export { silentLogger } from "./logger.js";
 export type { Logger } from "./logger.js";
 export { startPostgresServer } from "./postgres-server/postgres-server.js";
 export type { PostgresServer, PostgresServerOptions, Transport } from "./postgres-server/postgres-server.js";
+export type { PostgresBinaries } from "./postgres-server/binaries.js";
 export { PostgresServerError } from "./postgres-server/postgres-server-error.js";
 export type { PostgresServerProblem } from "./postgres-server/postgres-server-error.js";
 export type { EarlierDataConversion } from "./postgres-server/convert-earlier-data.js";

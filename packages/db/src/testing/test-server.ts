@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startPostgresServer } from "../postgres-server/postgres-server.js";
+import { startPostgresServer, type PostgresServerOptions } from "../postgres-server/postgres-server.js";
 import { testLogger } from "./test-logger.js";
 
 /** An embedded PostgreSQL server for tests, in a temporary folder of its own. */
@@ -26,9 +26,10 @@ const TEST_SETTINGS = {
 
 /**
  * Starts an embedded PostgreSQL server on a new cluster in a temporary
- * folder (initdb without flushes: about a second).
+ * folder (initdb without flushes: about a second). `binaries` and
+ * `binaryCache` as for `startPostgresServer`.
  */
-export async function startTestServer(): Promise<TestServer> {
+export async function startTestServer(options: Pick<PostgresServerOptions, "binaries" | "binaryCache"> = {}): Promise<TestServer> {
   const home = await mkdtemp(path.join(tmpdir(), "tessera-test-pg-"));
   // Run by root, the server runs as the account "postgres", which must be let through.
   await chmod(home, 0o711);
@@ -38,6 +39,7 @@ export async function startTestServer(): Promise<TestServer> {
       durable: false,
       settings: TEST_SETTINGS,
       log: testLogger,
+      ...options,
     });
     return {
       url: server.url,
