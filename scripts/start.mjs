@@ -579,7 +579,7 @@ try {
         ...report,
         "",
         "Tessera is running:",
-        `  Sign-on      ${urls.signonPublic}`,
+        `  Sign-on      ${urls.signonPublic} (sign in at this address: passkeys work only at the public URL)`,
         `  Completion   ${urls.completion}/api/completion/v1/`,
         `  Editorial    ${urls.editorial} (example application)`,
         "Press Ctrl-C to stop.",

@@ -182,3 +182,25 @@ describe("each main page, as a superadmin", () => {
     await checkPage(page, "dev-mail");
   });
 });
+
+describe("long unbroken values", () => {
+  it("keep the users table's columns on a 1200 px screen: the cells wrap", async () => {
+    const longName = `Wolfeschlegelsteinhausenbergerdorff${"x".repeat(165)}`;
+    await system.signonCli("users", "create", "--email", "long-name@example.org", "--name", longName);
+    await page.setViewportSize({ width: 1200, height: 800 });
+    await page.goto(`${system.signonUrl}/users?q=long-name`);
+    await expect.poll(() => page.getByRole("link", { name: longName }).count()).toBe(1);
+
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    const headers = await page.locator("table th").all();
+    expect(headers.length).toBeGreaterThan(3);
+    for (const header of headers) {
+      const box = await header.boundingBox();
+      expect(box, (await header.textContent()) ?? "").not.toBeNull();
+      expect((box?.x ?? 0) + (box?.width ?? 0), `${await header.textContent()} is on screen`).toBeLessThanOrEqual(1200);
+    }
+    await checkPage(page, "users-long-name");
+    await page.setViewportSize({ width: 1024, height: 800 });
+  });
+});

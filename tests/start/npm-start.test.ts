@@ -85,7 +85,7 @@ describe("npm start on ports of its own (first start)", () => {
     expect(ready).toContain(
       [
         "Tessera is running:",
-        `  Sign-on      http://localhost:${ports.SIGNON_PORT}`,
+        `  Sign-on      http://localhost:${ports.SIGNON_PORT} (sign in at this address: passkeys work only at the public URL)`,
         `  Completion   http://127.0.0.1:${ports.COMPLETION_PORT}/api/completion/v1/`,
         `  Editorial    http://127.0.0.1:${ports.EDITORIAL_APP_PORT} (example application)`,
       ].join("\n"),
@@ -93,6 +93,10 @@ describe("npm start on ports of its own (first start)", () => {
     expect(ready).toContain(`signs in at http://localhost:${ports.SIGNON_PORT}/sign-in`);
     expect(ready).toContain("sets up 2-step verification (an authenticator app) at the first sign-in");
     for (const port of Object.values(ports)) expect(await answers(Number(port))).toBe(true);
+    // Every address it prints answers.
+    const printed = [...ready.slice(ready.indexOf("Tessera is running:")).matchAll(/ {2}\S+ +(http:\/\/\S+)/g)].map((match) => match[1] as string);
+    expect(printed).toHaveLength(3);
+    for (const address of printed) expect((await fetch(address.replace("localhost", "127.0.0.1"))).status, address).toBe(200);
   });
 
   it("gave the first start the URLs of those ports: the example application's sign-in reaches Sign-on's form", async () => {

@@ -5,6 +5,12 @@ import { createServer } from "node:net";
 const LOWEST_PORT = 10_000;
 
 /**
+ * Ports at or above LOWEST_PORT that `fetch` refuses to connect to (the Fetch standard's "bad ports"):
+ * a server listening there could not be reached by the tests' own requests, or a browser's.
+ */
+const FETCH_BAD_PORTS = new Set([10_080]);
+
+/**
  * A free TCP port on 127.0.0.1, for a server that must know its port before
  * it listens. It is drawn at random from below the kernel's ephemeral range:
  * a port from that range (what `listen(0)` hands out) can be taken by any
@@ -15,7 +21,7 @@ export async function freePort(): Promise<number> {
   const [lowestEphemeral] = ephemeralPortRange();
   for (let attempt = 0; attempt < 50 && lowestEphemeral - LOWEST_PORT > 1_000; attempt++) {
     const port = LOWEST_PORT + Math.floor(Math.random() * (lowestEphemeral - LOWEST_PORT));
-    if (await canListen(port)) return port;
+    if (!FETCH_BAD_PORTS.has(port) && (await canListen(port))) return port;
   }
   return kernelPort();
 }
