@@ -11,7 +11,7 @@ const { database, signon } = await useTestSignon();
 const { app, ctx } = signon;
 
 /** Posts `submit` twice at once while `holderInsert` holds the key; returns both answers once the holder rolled back. */
-async function postedTwiceAtOnce(holderInsert: string, submit: () => Promise<{ statusCode: number; body: string }>) {
+async function postedTwiceAtOnce<T extends { statusCode: number }>(holderInsert: string, submit: () => Promise<T>): Promise<T[]> {
   const holder = await database.pool.connect();
   try {
     await holder.query("begin");
