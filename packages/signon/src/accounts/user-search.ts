@@ -1,5 +1,5 @@
 import type { SignonContext } from "../context.js";
-import { countUsers, estimatePermissionHolders, fewHoldersLimit, searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
+import { countUsers, estimatePermissionHolders, type UserCount, fewHoldersLimit, searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
 import { readKeysetPage, type KeysetPage, type PagePosition } from "../repositories/keyset.js";
 import { assignableRoles, managedOrganisationIds, type Actor } from "../web/policy.js";
 import { lockSeconds } from "./sign-in.js";
@@ -94,8 +94,8 @@ export async function findManageableUsers(ctx: SignonContext, search: UserSearch
   return readKeysetPage(position, usersPerPage, (at, limit) => searchUsers(ctx.db, search, at, limit), (row) => ({ text: row.sortName, uid: row.uid }));
 }
 
-/** How many people match: exact up to `exactCountLimit`, an estimate beyond. */
-export async function countManageableUsers(ctx: SignonContext, search: UserSearch): Promise<{ count: number; exact: boolean }> {
+/** How many people match: exact up to `exactCountLimit`, "more than" it, or an estimate (see `countUsers`). */
+export async function countManageableUsers(ctx: SignonContext, search: UserSearch): Promise<UserCount> {
   return countUsers(ctx.db, search, exactCountLimit);
 }
 

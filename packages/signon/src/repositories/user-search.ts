@@ -257,19 +257,51 @@ export function toUserExportRow(row: unknown[]): UserListRow & { permissions: st
   };
 }
 
+/** How many people match a search, as the list says it. */
+export interface UserCount {
+  /** Exact, the limit counted past, or PostgreSQL's estimate. */
+  count: number;
+  /** Counted one by one: `count` is the number of people who match. */
+  exact: boolean;
+  /** Counted one by one up to the limit, and more match: "more than `count`". */
+  moreThan: boolean;
+}
+
+/** The most time the count of a list may take (a database statement timeout); past it, the list shows the estimate. */
+export const countBudgetMs = 100;
+
 /**
- * How many people match. PostgreSQL's estimate first (EXPLAIN: planning
- * only, from its statistics); when it is over `exactUpTo`, that is the answer
- * (never less than `exactUpTo + 1`). Otherwise the people are counted, up to
- * `exactUpTo + 1`, through the plan of a small result: exact when at most
- * `exactUpTo`, else the larger of the two.
+ * How many people match, in work bounded whatever the filters. PostgreSQL's
+ * estimate first (EXPLAIN: planning only, from its statistics); when it is
+ * over `exactUpTo`, that is the answer ("about N"). Otherwise the people are
+ * counted through the page's own query (the plan PostgreSQL picks for the
+ * list), stopping at `exactUpTo + 1`: exact when at most `exactUpTo`, else
+ * "more than `exactUpTo`". The count runs under a statement timeout of
+ * `budgetMs`: filters whose matches no index finds (a rare combination of
+ * common ones) would make it read everyone, and then the estimate is the
+ * answer instead.
  */
-export async function countUsers(db: SignonDatabase, search: UserSearch, exactUpTo: number): Promise<{ count: number; exact: boolean }> {
+export async function countUsers(db: SignonDatabase, search: UserSearch, exactUpTo: number, budgetMs = countBudgetMs): Promise<UserCount> {
   const estimate = await estimateUsers(db, search);
-  if (estimate > exactUpTo) return { count: estimate, exact: false };
-  const counted = await db.execute<{ count: number }>(userCountQuery(db, search, exactUpTo));
-  const count = counted.rows[0]?.count ?? 0;
-  return count <= exactUpTo ? { count, exact: true } : { count: Math.max(estimate, count), exact: false };
+  if (estimate > exactUpTo) return { count: estimate, exact: false, moreThan: false };
+  let count: number;
+  try {
+    count = await db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`set local statement_timeout = ${Math.max(1, Math.round(budgetMs))}`));
+      const counted = await tx.execute<{ count: number }>(userCountQuery(tx, search, exactUpTo));
+      return counted.rows[0]?.count ?? 0;
+    });
+  } catch (error) {
+    if (isStatementTimeout(error)) return { count: estimate, exact: false, moreThan: false };
+    throw error;
+  }
+  return count <= exactUpTo ? { count, exact: true, moreThan: false } : { count: exactUpTo, exact: false, moreThan: true };
+}
+
+/** Whether PostgreSQL cancelled a statement for its statement timeout (SQLSTATE 57014), as the driver or drizzle reports it. */
+function isStatementTimeout(error: unknown): boolean {
+  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  return candidate?.code === "57014" || candidate?.cause?.code === "57014";
 }
 
 /** PostgreSQL's estimate of how many people match (EXPLAIN of the list without its order and limit). */
@@ -280,31 +312,13 @@ export async function estimateUsers(db: SignonDatabase, search: UserSearch): Pro
 }
 
 /**
- * The counting query of `countUsers` (it stops at `exactUpTo + 1`), for
- * EXPLAIN. With a permission filter it starts from the holders of the
- * permission (its index) and looks each one up in `users` (a lateral
- * subquery the planner keeps as it is), rather than scan `users` to hash it.
+ * The counting query of `countUsers`, for EXPLAIN: the first page's query
+ * with room for `exactUpTo + 1` people, counted. It reads what the first
+ * pages would, through the same plan: no plan of its own that could start
+ * from a common filter's every match.
  */
 export function userCountQuery(db: SignonDatabase, search: UserSearch, exactUpTo: number): SQL {
-  if (search.permission === undefined) {
-    const limited = db
-      .select({ one: sql`1` })
-      .from(users)
-      .leftJoin(organisations, eq(organisations.id, users.organisationId))
-      .where(and(...conditions(search)))
-      .limit(exactUpTo + 1);
-    return db.select({ count: sql<number>`count(*)::int` }).from(limited.as("limited")).getSQL();
-  }
-  const rest = and(...conditions({ ...search, permission: undefined }));
-  return sql`select count(*)::int as count from (
-    select 1 from ${userPermissions}
-    cross join lateral (
-      select 1 from ${users} left join ${organisations} on ${organisations.id} = ${users.organisationId}
-      where ${users.uid} = ${userPermissions.userUid} and ${rest} offset 0
-    ) as person
-    where ${userPermissions.applicationId} = ${search.permission.applicationId} and ${userPermissions.permission} = ${search.permission.permission}
-    limit ${exactUpTo + 1}
-  ) as limited`;
+  return sql`select count(*)::int as count from (${userPageQuery(db, search, { kind: "first" }, exactUpTo + 1)}) as limited`;
 }
 
 /** A user with the name of their organisation and whether it requires 2-step verification, or `null` when no user has this uid. */
