@@ -7,6 +7,7 @@ import { loadConfig, signonApp, signonServerOptions } from "@tessera/signon";
 import Fastify from "fastify";
 import { createUser } from "../../packages/signon/src/accounts/manage-users.js";
 import * as schema from "../../packages/signon/src/db/schema.js";
+import { findUserByEmail } from "../../packages/signon/src/repositories/users.js";
 import { statementRunner } from "../../packages/signon/src/db/statements.js";
 
 /** What the server hands to the load. */
@@ -28,7 +29,8 @@ const config = loadConfig({
 });
 const ctx = { db, statements: statementRunner(pool, config.preparedStatements), config, now: () => new Date() };
 const password = "bench password 123";
-const admin = await createUser(ctx, { email: "bench-admin@bench.example", name: "Bench Administrator", role: "superadmin", password });
+// A kept database (BENCH_SCALE_KEEP=1) has the administrator of its first run already.
+const admin = (await findUserByEmail(db, "bench-admin@bench.example")) ?? (await createUser(ctx, { email: "bench-admin@bench.example", name: "Bench Administrator", role: "superadmin", password }));
 
 const app = Fastify(signonServerOptions(config, false));
 await app.register(signonApp, { config, db, pool });

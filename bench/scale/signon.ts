@@ -10,6 +10,11 @@
 // BENCH_SCALE_OLD_SPACE_MB: the server's heap ceiling (default 512, as docs/deployment.md runs it; 0 for Node's own).
 // BENCH_SCALE_SIGNON_DATABASE: the database created on that server for the run and dropped after it
 // (default tessera_bench_scale_signon).
+// BENCH_SCALE_COMBINATIONS: random combinations of every filter drawn at the largest size (default 200; 0: none),
+// each with 3 requests to warm up and BENCH_SCALE_COMBINATION_SAMPLES (default 10) timed; BENCH_SCALE_SEED seeds
+// the draws (default 1). Any combination whose p99 is over 200 ms makes the run end with exit code 1.
+// BENCH_SCALE_KEEP=1: keep the generated database after the run and reuse it when it holds as many people
+// (for repeated runs while working on a read; a size's generation takes minutes at 1M).
 import { createDrizzle, createPool, runMigrations, withStatementTimeout } from "@tessera/db";
 import { dropDatabase, recreateDatabase } from "@tessera/db/testing";
 import { loadConfig, signonMigrations } from "@tessera/signon";
@@ -21,7 +26,8 @@ import { statementRunner } from "../../packages/signon/src/db/statements.js";
 import { encodeRowKey, type PagePosition, type RowKey } from "../../packages/signon/src/repositories/keyset.js";
 import { estimateUsers, userCountQuery, userPageQuery } from "../../packages/signon/src/repositories/user-search.js";
 import type { Actor } from "../../packages/signon/src/web/policy.js";
-import { generatePeople } from "../../packages/signon/test/support/generated-people.js";
+import { generatePeople, type GeneratedPeople } from "../../packages/signon/test/support/generated-people.js";
+import { describeCombination, drawCombinations, explainAnalyze, type Combination } from "./signon-combinations.js";
 import { forkSide, stopSide } from "../support/forked-side.js";
 import type { ScaleServer } from "./signon-serve.js";
 
@@ -29,6 +35,14 @@ const serverUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:543
 const databaseName = process.env.BENCH_SCALE_SIGNON_DATABASE || "tessera_bench_scale_signon";
 const sizes = (process.env.BENCH_SCALE_PEOPLE || "1000,100000,1000000").split(",").map(Number);
 const samples = Number(process.env.BENCH_SCALE_SAMPLES || 40);
+const combinationCount = Number(process.env.BENCH_SCALE_COMBINATIONS ?? 200);
+const combinationSamples = Number(process.env.BENCH_SCALE_COMBINATION_SAMPLES || 10);
+const seed = Number(process.env.BENCH_SCALE_SEED || 1);
+const keep = process.env.BENCH_SCALE_KEEP === "1";
+/** The users list's goal at every size, for every combination of filters: p99 at most this, over HTTP. */
+const goalP99Ms = 200;
+/** How many of the slowest combinations are printed with their plans. */
+const slowestShown = 10;
 /** How many of the slowest reads at each size get EXPLAIN ANALYZE. */
 const explainedReads = 3;
 // The server runs as docs/deployment.md runs it in production: Node's own young generation, and a heap
@@ -104,9 +118,9 @@ function pathOf(read: Read, base = "/users"): string {
   return query === "" ? base : `${base}?${query}`;
 }
 
-async function measure(browser: Browser, path: string): Promise<Measured> {
+async function measure(browser: Browser, path: string, timedRequests = samples): Promise<Measured> {
   const times: number[] = [];
-  for (let i = 0; i < samples + 3; i++) {
+  for (let i = 0; i < timedRequests + 3; i++) {
     const started = performance.now();
     const response = await browser.fetch(path);
     await response.arrayBuffer();
@@ -155,18 +169,26 @@ export async function run(): Promise<void> {
     table.set(label, row);
   };
   const explained: string[] = [];
+  let combinationReport: string[] = [];
 
   try {
     for (const size of sizes) {
-      const url = await recreateDatabase(serverUrl, databaseName);
+      const kept = keep ? await keptDatabase(size) : null;
+      const url = kept?.url ?? (await recreateDatabase(serverUrl, databaseName));
       const pool = createPool({ url, max: 4, statementTimeoutMs: null });
       const db = createDrizzle(pool, schema);
-      const generationStarted = performance.now();
-      await runMigrations(pool, [signonMigrations]);
-      const generated = await withStatementTimeout(null, () => generatePeople(db, size, 100_000));
-      await db.execute(sql`vacuum analyze signon.users`);
-      await db.execute(sql`vacuum analyze signon.user_permissions`);
-      console.log(`${size.toLocaleString("en-GB")} people generated in ${((performance.now() - generationStarted) / 1000).toFixed(1)} s`);
+      let generated: GeneratedPeople;
+      if (kept) {
+        generated = kept.generated;
+        console.log(`${size.toLocaleString("en-GB")} people: reusing ${databaseName} (BENCH_SCALE_KEEP=1)`);
+      } else {
+        const generationStarted = performance.now();
+        await runMigrations(pool, [signonMigrations]);
+        generated = await withStatementTimeout(null, () => generatePeople(db, size, 100_000));
+        await db.execute(sql`vacuum analyze signon.users`);
+        await db.execute(sql`vacuum analyze signon.user_permissions`);
+        console.log(`${size.toLocaleString("en-GB")} people generated in ${((performance.now() - generationStarted) / 1000).toFixed(1)} s`);
+      }
 
       const [middle] = (
         await db.execute<{ text: string; uid: string }>(
@@ -208,8 +230,11 @@ export async function run(): Promise<void> {
         record(
           `\`users.csv\`, everyone (young generation: ${semiSpaceMiB ? `${semiSpaceMiB} MB semi-spaces` : "Node's own"}; heap ceiling: ${oldSpaceMiB > 0 ? `${oldSpaceMiB} MB` : "Node's own"})`,
           size,
-          `${csv.seconds.toFixed(2)} s, first byte ${format(csv.firstByteMs)} ms, RSS +${csv.rssGrowthMiB.toFixed(0)} MiB (${csv.rows.toLocaleString("en-GB")} rows)`,
+          `${csv.seconds.toFixed(2)} s (${Math.round(csv.rows / csv.seconds).toLocaleString("en-GB")} rows/s), first byte ${format(csv.firstByteMs)} ms, RSS +${csv.rssGrowthMiB.toFixed(0)} MiB (${csv.rows.toLocaleString("en-GB")} rows)`,
         );
+        if (size === Math.max(...sizes) && combinationCount > 0) {
+          combinationReport = await measureCombinations(browser, db, pool, url, size, generated);
+        }
 
         for (const slowest of timed.sort((a, b) => b.p99 - a.p99).slice(0, explainedReads)) {
           const config = loadConfig({ DATABASE_URL: url, SIGNON_TWO_STEP_REQUIRED_ROLES: "none" });
@@ -232,7 +257,7 @@ export async function run(): Promise<void> {
       }
     }
   } finally {
-    await dropDatabase(serverUrl, databaseName);
+    if (!keep) await dropDatabase(serverUrl, databaseName);
   }
 
   const header = `| Read | ${sizes.map((size) => `${size.toLocaleString("en-GB")} people`).join(" | ")} |`;
@@ -242,4 +267,78 @@ export async function run(): Promise<void> {
   for (const [label, row] of table) console.log(`| ${label} | ${sizes.map((size) => row.get(size) ?? "").join(" | ")} |`);
   console.log(`\nEXPLAIN ANALYZE of the ${explainedReads} slowest reads at each size\n`);
   for (const plan of explained) console.log(`${plan}\n`);
+  for (const line of combinationReport) console.log(line);
+}
+
+/** The kept database of an earlier run with BENCH_SCALE_KEEP=1, when it holds `size` people; else null. */
+async function keptDatabase(size: number): Promise<{ url: string; generated: GeneratedPeople } | null> {
+  const url = new URL(serverUrl);
+  url.pathname = `/${databaseName}`;
+  const pool = createPool({ url: url.toString(), max: 1, statementTimeoutMs: null });
+  try {
+    const people = await pool.query<{ n: number }>("select count(*)::int as n from signon.users where not is_api_user and email like 'person%'");
+    if (people.rows[0]?.n !== size) return null;
+    const organisations = await pool.query<{ id: string }>("select id from signon.organisations where slug like 'generated-%' order by created_at, slug");
+    const application = await pool.query<{ id: string }>("select id from signon.applications order by created_at limit 1");
+    const someone = await pool.query<{ email: string }>("select email from signon.users where email like 'person%' order by email limit 1");
+    return {
+      url: url.toString(),
+      generated: { organisationIds: organisations.rows.map((row) => row.id), applicationId: application.rows[0]?.id ?? "", someEmail: someone.rows[0]?.email ?? "" },
+    };
+  } catch {
+    return null;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Times every drawn combination over HTTP, prints the slowest with their plans, and sets exit code 1 when one is over the goal. */
+async function measureCombinations(
+  browser: Browser,
+  db: ReturnType<typeof createDrizzle<typeof schema>>,
+  pool: ReturnType<typeof createPool>,
+  url: string,
+  size: number,
+  generated: GeneratedPeople,
+): Promise<string[]> {
+  const combinations = drawCombinations(seed, combinationCount, generated);
+  const timed: { combination: Combination; measured: Measured }[] = [];
+  for (const combination of combinations) {
+    const read: Read = { label: "", filters: combination.filters, position: combination.position };
+    timed.push({ combination, measured: await measure(browser, pathOf(read), combinationSamples) });
+  }
+  timed.sort((a, b) => b.measured.p99 - a.measured.p99);
+  const over = timed.filter(({ measured }) => measured.p99 > goalP99Ms);
+  const p99s = timed.map(({ measured }) => measured.p99).sort((a, b) => a - b);
+  const lines = [
+    `\nUsers list, ${combinations.length} random combinations of every filter at ${size.toLocaleString("en-GB")} people (seed ${seed}; 3 warm-ups and ${combinationSamples} timed requests each)`,
+    `p99 over the combinations: median ${format(percentile(p99s, 50))} ms, slowest ${format(p99s.at(-1) ?? 0)} ms; over ${goalP99Ms} ms: ${over.length}\n`,
+    `The ${slowestShown} slowest:\n`,
+    "| Combination | p50 / p99 |",
+    "|---|---|",
+    ...timed.slice(0, slowestShown).map(({ combination, measured }) => `| ${describeCombination(combination, generated.organisationIds)} | ${format(measured.p50)} / ${format(measured.p99)} ms |`),
+    "",
+  ];
+  const config = loadConfig({ DATABASE_URL: url, SIGNON_TWO_STEP_REQUIRED_ROLES: "none" });
+  const ctx = { db, statements: statementRunner(pool, false), config, now: () => new Date() };
+  const actor: Actor = { uid: "00000000-0000-4000-8000-000000000000", role: "superadmin", organisationId: null };
+  for (const { combination, measured } of timed.slice(0, slowestShown)) {
+    const filters: UserFilters = { text: "", role: "", organisation: "", status: "", permission: "", twoStep: "", ...combination.filters };
+    const search = await resolvedSearch(ctx, actor, filters);
+    lines.push(`-- ${describeCombination(combination, generated.organisationIds)} (p99 ${format(measured.p99)} ms): the page`);
+    lines.push(await explainAnalyze(db, userPageQuery(db, search, combination.position, 51)), "");
+    const estimate = await estimateUsers(db, search);
+    if (estimate <= 1000) {
+      lines.push("-- the count (under its 100 ms statement timeout in the service)", await explainAnalyze(db, userCountQuery(db, search, 1000)), "");
+    } else {
+      lines.push(`-- the count: PostgreSQL's estimate, ${estimate.toLocaleString("en-GB")} (EXPLAIN only)`, "");
+    }
+  }
+  if (over.length > 0) {
+    lines.push(`FAILED: ${over.length} of ${combinations.length} combinations over ${goalP99Ms} ms p99 at ${size.toLocaleString("en-GB")} people.`);
+    process.exitCode = 1;
+  } else {
+    lines.push(`Every combination under ${goalP99Ms} ms p99 at ${size.toLocaleString("en-GB")} people.`);
+  }
+  return lines;
 }

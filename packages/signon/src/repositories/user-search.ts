@@ -265,6 +265,8 @@ export interface UserCount {
   exact: boolean;
   /** Counted one by one up to the limit, and more match: "more than `count`". */
   moreThan: boolean;
+  /** The estimate stands in for a count that ran past its time: `count` is PostgreSQL's estimate. */
+  tooSlowToCount: boolean;
 }
 
 /** The most time the count of a list may take (a database statement timeout); past it, the list shows the estimate. */
@@ -274,16 +276,15 @@ export const countBudgetMs = 100;
  * How many people match, in work bounded whatever the filters. PostgreSQL's
  * estimate first (EXPLAIN: planning only, from its statistics); when it is
  * over `exactUpTo`, that is the answer ("about N"). Otherwise the people are
- * counted through the page's own query (the plan PostgreSQL picks for the
- * list), stopping at `exactUpTo + 1`: exact when at most `exactUpTo`, else
- * "more than `exactUpTo`". The count runs under a statement timeout of
+ * counted (`userCountQuery`), stopping at `exactUpTo + 1`: exact when at most
+ * `exactUpTo`, else "more than `exactUpTo`". The count runs under a statement timeout of
  * `budgetMs`: filters whose matches no index finds (a rare combination of
  * common ones) would make it read everyone, and then the estimate is the
  * answer instead.
  */
 export async function countUsers(db: SignonDatabase, search: UserSearch, exactUpTo: number, budgetMs = countBudgetMs): Promise<UserCount> {
   const estimate = await estimateUsers(db, search);
-  if (estimate > exactUpTo) return { count: estimate, exact: false, moreThan: false };
+  if (estimate > exactUpTo) return { count: estimate, exact: false, moreThan: false, tooSlowToCount: false };
   let count: number;
   try {
     count = await db.transaction(async (tx) => {
@@ -292,10 +293,12 @@ export async function countUsers(db: SignonDatabase, search: UserSearch, exactUp
       return counted.rows[0]?.count ?? 0;
     });
   } catch (error) {
-    if (isStatementTimeout(error)) return { count: estimate, exact: false, moreThan: false };
+    if (isStatementTimeout(error)) return { count: estimate, exact: false, moreThan: false, tooSlowToCount: true };
     throw error;
   }
-  return count <= exactUpTo ? { count, exact: true, moreThan: false } : { count: exactUpTo, exact: false, moreThan: true };
+  return count <= exactUpTo
+    ? { count, exact: true, moreThan: false, tooSlowToCount: false }
+    : { count: exactUpTo, exact: false, moreThan: true, tooSlowToCount: false };
 }
 
 /** Whether PostgreSQL cancelled a statement for its statement timeout (SQLSTATE 57014), as the driver or drizzle reports it. */
@@ -312,13 +315,22 @@ export async function estimateUsers(db: SignonDatabase, search: UserSearch): Pro
 }
 
 /**
- * The counting query of `countUsers`, for EXPLAIN: the first page's query
- * with room for `exactUpTo + 1` people, counted. It reads what the first
- * pages would, through the same plan: no plan of its own that could start
- * from a common filter's every match.
+ * The counting query of `countUsers`, for EXPLAIN: the people matching every
+ * filter, in no order, stopping at `exactUpTo + 1`. Asked only when PostgreSQL
+ * estimates at most `exactUpTo`, it gets the plan PostgreSQL finds cheapest
+ * for all of the filters together (the most selective index first), and,
+ * with no order to sort by, stops reading as soon as it has counted past the
+ * limit. No plan is forced on it: the holders of a common permission, say,
+ * are never its starting point unless they are the few.
  */
 export function userCountQuery(db: SignonDatabase, search: UserSearch, exactUpTo: number): SQL {
-  return sql`select count(*)::int as count from (${userPageQuery(db, search, { kind: "first" }, exactUpTo + 1)}) as limited`;
+  const limited = db
+    .select({ one: sql`1` })
+    .from(users)
+    .leftJoin(organisations, eq(organisations.id, users.organisationId))
+    .where(and(...conditions(search)))
+    .limit(exactUpTo + 1);
+  return db.select({ count: sql<number>`count(*)::int` }).from(limited.as("limited")).getSQL();
 }
 
 /** A user with the name of their organisation and whether it requires 2-step verification, or `null` when no user has this uid. */
