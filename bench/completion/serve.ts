@@ -4,6 +4,7 @@
 //
 // Beside the service it serves the floor routes the benchmark compares the detail read with: one that runs the bare
 // SQL and then sends a body of the detail read's size, and one that only sends that body.
+import { createWriteStream } from "node:fs";
 import { PerformanceObserver, type PerformanceEntry } from "node:perf_hooks";
 import { createDrizzle, createPool } from "@tessera/db";
 import Fastify from "fastify";
@@ -15,6 +16,8 @@ import {
   turnOffAllocationSitePretenuring,
   type CallerResolver,
 } from "@tessera/completion";
+import { courseStatsSql } from "../../packages/completion/src/repositories/course-sums.js";
+import { pageActiveLearnersSql } from "../../packages/completion/src/repositories/learner-reads.js";
 import { bareDetail } from "./detail-query.js";
 
 /** What the benchmark gets back once the service listens. */
@@ -30,7 +33,13 @@ export interface CollectionReport {
 }
 
 /** What the benchmark asks of the service process; each is answered with one message. */
-export type ServiceRequest = { floorBody: string } | "collections" | "stop";
+export type ServiceRequest = { floorBody: string } | "collections" | "statements" | "stop";
+
+/** A statement the service sent to PostgreSQL (recorded between two "statements" requests), for EXPLAIN. */
+export interface RecordedStatement {
+  text: string;
+  values: unknown[];
+}
 
 // As the service's own server does; BENCH_PRETENURING=on keeps V8's default, to compare.
 if (process.env["BENCH_PRETENURING"] !== "on") turnOffAllocationSitePretenuring();
@@ -39,12 +48,26 @@ const course = process.argv[3]!;
 const learners = Number(process.argv[4]);
 
 const pool = createPool({ url, max: 10 });
+// Every statement the service sends, kept until the benchmark asks for them: the slowest reads get EXPLAIN ANALYZE.
+let recorded: RecordedStatement[] = [];
+const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+  const [first, second] = args;
+  if (typeof first === "string") recorded.push({ text: first, values: Array.isArray(second) ? second : [] });
+  else if (first !== null && typeof first === "object" && "text" in first) {
+    const config = first as { text: string; values?: unknown[] };
+    recorded.push({ text: config.text, values: config.values ?? (Array.isArray(second) ? second : []) });
+  }
+  if (recorded.length > 1000) recorded = recorded.slice(-100);
+  return query(...args);
+};
 const db = createDrizzle(pool, completionSchema);
 const staffCaller = { uid: "bench", email: "bench@example.com", name: "Bench", permissions: ["signin", "staff"] };
 // The benchmark measures this service, not Sign-on: every token is the staff caller.
 const callers: CallerResolver = { resolveCaller: async () => staffCaller };
 const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true }, db, callers);
-const app = await buildApp(ctx);
+// Logging every request as the service's server does (level info), to /dev/null: its cost is part of a read's.
+const app = await buildApp(ctx, { logger: { level: "info", stream: createWriteStream("/dev/null") } });
 const port = Number(new URL(await app.listen({ host: "127.0.0.1", port: 0 })).port);
 
 const floor = Fastify();
@@ -54,6 +77,19 @@ let floorRead = 0;
 floor.get("/floor-sql", async (_request, reply) => {
   await bareDetail(pool, course, `learner${1 + ((floorRead++ * 7919) % learners)}`);
   return reply.header("content-type", "application/json; charset=utf-8").send(body);
+});
+// The floors of the scale benchmark's reads: the same statement as the service's route, prepared, then its rows sent
+// as JSON by a bare route, with nothing else (no authentication, no schema, no logging, no hooks).
+floor.get<{ Querystring: { cohorts?: string; exclude_roles?: string } }>("/floor-stats", async (request, reply) => {
+  const { cohorts, exclude_roles: excludeRoles } = request.query;
+  const values: unknown[] = [course, ...(cohorts ? [Number(cohorts)] : []), ...(excludeRoles ? [excludeRoles.split(",")] : [])];
+  const result = await pool.query({ name: `floor_stats_${cohorts ? 1 : 0}${excludeRoles ? 1 : 0}`, text: courseStatsSql(Boolean(cohorts), Boolean(excludeRoles)), values, rowMode: "array" });
+  return reply.header("content-type", "application/json; charset=utf-8").send(JSON.stringify(result.rows));
+});
+floor.get<{ Querystring: { offset?: string; limit?: string } }>("/floor-detail", async (request, reply) => {
+  const values = [course, Number(request.query.offset ?? 0), Number(request.query.limit ?? 100)];
+  const result = await pool.query({ name: "floor_detail_page", text: pageActiveLearnersSql(false, false), values, rowMode: "array" });
+  return reply.header("content-type", "application/json; charset=utf-8").send(JSON.stringify(result.rows));
 });
 const floorPort = Number(new URL(await floor.listen({ host: "127.0.0.1", port: 0 })).port);
 
@@ -73,6 +109,9 @@ process.on("message", (message: ServiceRequest) => {
   if (message === "collections") {
     process.send?.(collections);
     collections = emptyReport();
+  } else if (message === "statements") {
+    process.send?.(recorded);
+    recorded = [];
   } else if (message === "stop") {
     Promise.all([app.close(), floor.close()])
       .then(() => pool.end())

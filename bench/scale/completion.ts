@@ -8,6 +8,11 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default; the server, not the database)
 //   BENCH_SCALE_COMPLETION_DATABASE=tessera_bench_scale_completion  (created, then dropped)
 //   BENCH_SCALE_MILLION=1  adds 1M learners; BENCH_SCALE_SIZES=1000,100000 picks the sizes; BENCH_SCALE_READS=500
+//   BENCH_SCALE_COMBINATIONS=200  random combinations of the list's, detail's and stats' parameters drawn at the largest
+//   size (BENCH_SCALE_SEED seeds them), each 3 requests to warm up and 10 timed; one over 200 ms p99 ends the run with
+//   exit code 1. Then each read route against its floor (a bare Fastify route in the service's process running the
+//   same statement and sending its rows), in alternating blocks: p99 and their ratio, with the service's garbage
+//   collection in each.
 import { fork, type ChildProcess } from "node:child_process";
 import { Agent, request as httpRequest } from "node:http";
 import { performance } from "node:perf_hooks";
@@ -17,7 +22,8 @@ import { COMPLETION_MIGRATIONS, completionSchema, DEFAULT_AGGREGATOR_TYPES, load
 import { CourseStructures } from "../../packages/completion/src/domain/course-structures.js";
 import { courseStatsSql } from "../../packages/completion/src/repositories/course-sums.js";
 import { pageActiveLearnersSql } from "../../packages/completion/src/repositories/learner-reads.js";
-import type { Serving } from "../completion/serve.js";
+import type { CollectionReport, RecordedStatement, Serving } from "../completion/serve.js";
+import { seededRandom } from "./signon-combinations.js";
 
 const SERVER = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DATABASE = process.env["BENCH_SCALE_COMPLETION_DATABASE"] ?? "tessera_bench_scale_completion";
@@ -26,6 +32,10 @@ const SIZES = (process.env["BENCH_SCALE_SIZES"] ?? (process.env["BENCH_SCALE_MIL
   .map(Number)
   .sort((a, b) => a - b);
 const READS = Number(process.env["BENCH_SCALE_READS"] ?? 500);
+const COMBINATIONS = Number(process.env["BENCH_SCALE_COMBINATIONS"] ?? 200);
+const SEED = Number(process.env["BENCH_SCALE_SEED"] || 1);
+/** Every read's goal at the largest size, for every combination of parameters: p99 at most this, over HTTP. */
+const GOAL_P99_MS = 200;
 const COURSE = "course-v1:ScaleX+Big101+2026";
 const PAGE_SIZE = 100;
 
@@ -153,10 +163,10 @@ async function timeSql(client: pg.Client, name: string, text: string, values: un
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-function startService(url: string, learners: number): Promise<{ child: ChildProcess; port: number }> {
+function startService(url: string, learners: number): Promise<{ child: ChildProcess; port: number; floorPort: number }> {
   const child = fork(new URL("../completion/serve.ts", import.meta.url).pathname, [url, COURSE, String(learners)], { execArgv: ["--import", "tsx"] });
   return new Promise((resolve, reject) => {
-    child.once("message", (message: Serving) => resolve({ child, port: message.port }));
+    child.once("message", (message: Serving) => resolve({ child, port: message.port, floorPort: message.floorPort }));
     child.once("exit", (code) => reject(new Error(`the service exited (${code})`)));
   });
 }
@@ -165,6 +175,163 @@ async function stopService(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.send("stop");
   await exited;
+}
+
+/** Sends `request` to the service process and resolves with its answer. */
+function ask<T>(child: ChildProcess, request: "statements" | "collections"): Promise<T> {
+  return new Promise((resolve) => {
+    child.once("message", (message) => resolve(message as T));
+    child.send(request);
+  });
+}
+
+/** Block keys of the generated course, for `root_block` and the detail's requested fields. */
+const BLOCKS = {
+  chapter: "block-v1:ScaleX+Big101+2026+type@chapter+block@ch1",
+  sequential: "block-v1:ScaleX+Big101+2026+type@sequential+block@s2_3",
+};
+
+/** `count` seeded draws of the read routes' parameters at `learners` learners (the detail's pages counted in `count`). */
+function drawReads(count: number, learners: number, activeCount: number): string[] {
+  const random = seededRandom(SEED);
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)] as T;
+  const learner = () => 1 + Math.floor(random() * learners);
+  const paths: string[] = [];
+  for (let n = 0; n < count; n += 1) {
+    const params = new URLSearchParams();
+    const kind = random();
+    if (kind < 0.3) {
+      if (random() < 0.8) params.set("username", `learner${learner()}`);
+      if (random() < 0.4) params.set("requested_fields", pick(["chapter", "chapter,sequential", "mean", "sequential,vertical"]));
+      if (random() < 0.3) params.set("page_size", pick(["1", "10", "100"]));
+      if (random() < 0.2) params.set("mobile_only", pick(["true", "false"]));
+      paths.push(`/api/completion/v1/course/?${params.toString()}`);
+    } else if (kind < 0.7) {
+      const who = random();
+      if (who < 0.35) params.set("username", `learner${learner()}`);
+      else if (who < 0.55) params.set("user_ids", Array.from({ length: 1 + Math.floor(random() * 20) }, learner).join(","));
+      const pageSize = pick([10, 50, 100, 500]);
+      if (who >= 0.35) {
+        params.set("page_size", String(pageSize));
+        const last = Math.max(1, Math.ceil(activeCount / pageSize));
+        if (who >= 0.55) params.set("page", String(pick([1, 2, Math.ceil(last / 2), last])));
+      }
+      if (random() < 0.3) params.set("root_block", pick([BLOCKS.chapter, BLOCKS.sequential]));
+      if (random() < 0.4) params.set("requested_fields", pick(["chapter", "chapter,sequential", "mean", "sequential,vertical,mean"]));
+      paths.push(`/api/completion/v1/course/${COURSE}/?${params.toString()}`);
+    } else {
+      if (random() < 0.6) params.set("cohorts", String(pick([1, 2, 3])));
+      if (random() < 0.6) params.set("exclude_roles", pick(["staff", "beta_testers", "staff,beta_testers"]));
+      const query = params.toString();
+      paths.push(`/api/completion/v1/stats/${COURSE}/${query === "" ? "" : `?${query}`}`);
+    }
+  }
+  return paths;
+}
+
+/** 3 requests to warm up, then `timed` timed ones: p50 and p99 in ms. */
+async function timePath(port: number, path: string, timed: number): Promise<{ p50: number; p99: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < timed + 3; i += 1) {
+    const start = performance.now();
+    const response = await get(port, path);
+    if (response.status !== 200) throw new Error(`${path}: ${response.status} ${response.body.slice(0, 300)}`);
+    if (i >= 3) samples.push(performance.now() - start);
+  }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+/** The random combinations at the largest size: the slowest ten with EXPLAIN of the statements they sent; exit code 1 over the goal. */
+async function measureCombinations(child: ChildProcess, port: number, client: pg.Client, learners: number, activeCount: number): Promise<string[]> {
+  const paths = drawReads(COMBINATIONS, learners, activeCount);
+  const timed: { path: string; p50: number; p99: number }[] = [];
+  for (const path of paths) timed.push({ path, ...(await timePath(port, path, 10)) });
+  timed.sort((a, b) => b.p99 - a.p99);
+  const over = timed.filter((read) => read.p99 > GOAL_P99_MS);
+  const p99s = timed.map((read) => read.p99).sort((a, b) => a - b);
+  const lines = [
+    `\nCompletion reads, ${paths.length} random combinations of the list's, detail's and stats' parameters at ${learners.toLocaleString("en")} learners (seed ${SEED}; 3 warm-ups and 10 timed requests each)`,
+    `p99 over the combinations: median ${percentile(p99s, 50).toFixed(2)} ms, slowest ${(p99s.at(-1) ?? 0).toFixed(2)} ms; over ${GOAL_P99_MS} ms: ${over.length}\n`,
+    "The 10 slowest:\n",
+    "| Read | p50 / p99 |",
+    "|---|---|",
+    ...timed.slice(0, 10).map((read) => `| \`${read.path.replace(`/api/completion/v1`, "")}\` | ${read.p50.toFixed(2)} / ${read.p99.toFixed(2)} ms |`),
+    "",
+  ];
+  for (const read of timed.slice(0, 10)) {
+    await ask<RecordedStatement[]>(child, "statements");
+    await get(port, read.path);
+    const statements = await ask<RecordedStatement[]>(child, "statements");
+    lines.push(`-- ${read.path} (p99 ${read.p99.toFixed(2)} ms): ${statements.length} statements; the slowest, EXPLAIN (ANALYZE, BUFFERS):`);
+    let slowest: { ms: number; plan: string } | null = null;
+    // Reads only: EXPLAIN ANALYZE runs what it explains, and a read may also record something (a learner linked on first sight).
+    for (const statement of statements.filter((one) => /^\s*(select|with)\b/i.test(one.text) && !/\b(insert|update|delete)\b/i.test(one.text))) {
+      try {
+        const result = await client.query<{ "QUERY PLAN": string }>(`explain (analyze, buffers) ${statement.text}`, statement.values);
+        const plan = result.rows.map((row) => row["QUERY PLAN"]).join("\n");
+        const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? 0);
+        if (slowest === null || ms > slowest.ms) slowest = { ms, plan };
+      } catch {
+        // A statement that writes or that EXPLAIN cannot take (none among the reads): not shown.
+      }
+    }
+    lines.push(slowest?.plan ?? "(no statement to explain)", "");
+  }
+  if (over.length > 0) {
+    lines.push(`FAILED: ${over.length} of ${paths.length} combinations over ${GOAL_P99_MS} ms p99 at ${learners.toLocaleString("en")} learners.`);
+    process.exitCode = 1;
+  } else {
+    lines.push(`Every combination under ${GOAL_P99_MS} ms p99 at ${learners.toLocaleString("en")} learners.`);
+  }
+  return lines;
+}
+
+/**
+ * Each read route against its floor, a bare Fastify route in the service's process running the same statement and
+ * sending its rows: `rounds` alternating blocks of `reads` requests each, so both meet the same machine. p50, p99,
+ * the ratio of the p99s, and the service's garbage collection during the route's blocks.
+ */
+async function compareWithFloors(child: ChildProcess, port: number, floorPort: number, lastOffset: number): Promise<string[]> {
+  const pairs: [string, string, string][] = [
+    ["stats, no filter", `/api/completion/v1/stats/${COURSE}/`, "/floor-stats"],
+    ["stats, cohorts=1&exclude_roles=staff,beta_testers", `/api/completion/v1/stats/${COURSE}/?cohorts=1&exclude_roles=staff,beta_testers`, "/floor-stats?cohorts=1&exclude_roles=staff,beta_testers"],
+    [`all-users detail, page 1 (page_size=${PAGE_SIZE})`, `/api/completion/v1/course/${COURSE}/?page_size=${PAGE_SIZE}`, `/floor-detail?offset=0&limit=${PAGE_SIZE}`],
+    [`all-users detail, last page`, `/api/completion/v1/course/${COURSE}/?page_size=${PAGE_SIZE}&page=${lastOffset / PAGE_SIZE + 1}`, `/floor-detail?offset=${lastOffset}&limit=${PAGE_SIZE}`],
+  ];
+  const lines = ["\nEach read route against its floor (the same statement in a bare Fastify route of the service's process), alternating blocks:\n", "| Read | route p50 / p99 | floor p50 / p99 | p99 ratio | the route's GC: minor (max) / major |", "|---|---|---|---|---|"];
+  const rounds = 5;
+  for (const [name, route, floor] of pairs) {
+    const routeSamples: number[] = [];
+    const floorSamples: number[] = [];
+    for (let i = 0; i < 50; i += 1) await get(port, route);
+    for (let i = 0; i < 50; i += 1) await get(floorPort, floor);
+    await ask<CollectionReport>(child, "collections");
+    const gc: CollectionReport = { minor: { count: 0, totalMs: 0, maxMs: 0 }, major: { count: 0, totalMs: 0, maxMs: 0 } };
+    for (let round = 0; round < rounds; round += 1) {
+      await ask<CollectionReport>(child, "collections");
+      for (let i = 0; i < READS / rounds; i += 1) {
+        const start = performance.now();
+        await get(port, route);
+        routeSamples.push(performance.now() - start);
+      }
+      const during = await ask<CollectionReport>(child, "collections");
+      for (const kind of ["minor", "major"] as const) {
+        gc[kind].count += during[kind].count;
+        gc[kind].totalMs += during[kind].totalMs;
+        gc[kind].maxMs = Math.max(gc[kind].maxMs, during[kind].maxMs);
+      }
+      for (let i = 0; i < READS / rounds; i += 1) {
+        const start = performance.now();
+        await get(floorPort, floor);
+        floorSamples.push(performance.now() - start);
+      }
+    }
+    const [r50, r99, f50, f99] = [percentile(routeSamples, 50), percentile(routeSamples, 99), percentile(floorSamples, 50), percentile(floorSamples, 99)];
+    lines.push(
+      `| ${name} | ${r50.toFixed(2)} / ${r99.toFixed(2)} ms | ${f50.toFixed(2)} / ${f99.toFixed(2)} ms | ${(r99 / f99).toFixed(2)} | ${gc.minor.count} (${gc.minor.maxMs.toFixed(2)} ms) / ${gc.major.count} |`,
+    );
+  }
+  return lines;
 }
 
 /** Runs the Completion scale benchmark and prints its table. */
@@ -186,6 +353,7 @@ export async function run(): Promise<void> {
     const table: string[][] = [];
     const plans: { size: number; name: string; ms: number; explain: () => Promise<string> }[] = [];
     let generated = 0;
+    const extra: string[] = [];
     for (const size of SIZES) {
       const started = performance.now();
       await generate(client, generated, size, courseRoot);
@@ -194,7 +362,7 @@ export async function run(): Promise<void> {
       const sums = await client.query<{ rows: string; buckets: string }>(
         `select (select count(*) from completion.course_stat_sums) as rows, (select count(*) from completion.course_learner_buckets) as buckets`,
       );
-      const { child, port } = await startService(url, size);
+      const { child, port, floorPort } = await startService(url, size);
       try {
         const stats = `/api/completion/v1/stats/${COURSE}/`;
         const filtered = `${stats}?cohorts=1&exclude_roles=staff,beta_testers`;
@@ -231,6 +399,10 @@ export async function run(): Promise<void> {
         }
         table.push(row);
         console.log(row.join("\n  "));
+        if (size === SIZES[SIZES.length - 1]) {
+          if (COMBINATIONS > 0) extra.push(...(await measureCombinations(child, port, client, size, count)));
+          extra.push(...(await compareWithFloors(child, port, floorPort, (lastPage - 1) * PAGE_SIZE)));
+        }
       } finally {
         await stopService(child);
       }
@@ -242,6 +414,7 @@ export async function run(): Promise<void> {
       console.log(await slowest.explain());
     }
     console.log("\nGoals at the largest size: stats under 10 ms p99, detail pages under 50 ms p99.");
+    for (const line of extra) console.log(line);
   } finally {
     agent.destroy();
     await client.end().catch(() => undefined);
