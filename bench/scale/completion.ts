@@ -1,4 +1,4 @@
-// Completion at scale: one course of 1k, 100k (and, with BENCH_SCALE_MILLION=1, 1M) active learners generated through
+// Completion at scale: one course of 1k, 100k and 1M (BENCH_SCALE_MILLION=0 leaves it out) active learners generated through
 // SQL (generate_series), then, through the real service over keep-alive HTTP (bench/completion/serve.ts, a fixed staff
 // caller), stats without a filter and with `cohorts` and `exclude_roles`, and the all-users detail page, first and
 // last (page_size=100): p50 / p99, each beside its SQL alone (prepared, from this process). Then EXPLAIN ANALYZE of
@@ -7,7 +7,7 @@
 //   npm run bench -- scale
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres  (default; the server, not the database)
 //   BENCH_SCALE_COMPLETION_DATABASE=tessera_bench_scale_completion  (created, then dropped)
-//   BENCH_SCALE_MILLION=1  adds 1M learners; BENCH_SCALE_SIZES=1000,100000 picks the sizes; BENCH_SCALE_READS=500
+//   BENCH_SCALE_MILLION=0  leaves out 1M learners; BENCH_SCALE_SIZES=1000,100000 picks the sizes; BENCH_SCALE_READS=500
 //   BENCH_SCALE_COMBINATIONS=200  random combinations of the list's, detail's and stats' parameters drawn at the largest
 //   size (BENCH_SCALE_SEED seeds them), each 3 requests to warm up and 10 timed; one over 200 ms p99 ends the run with
 //   exit code 1. Then each read route against its floor (a bare Fastify route in the service's process running the
@@ -27,7 +27,7 @@ import { seededRandom } from "./signon-combinations.js";
 
 const SERVER = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DATABASE = process.env["BENCH_SCALE_COMPLETION_DATABASE"] ?? "tessera_bench_scale_completion";
-const SIZES = (process.env["BENCH_SCALE_SIZES"] ?? (process.env["BENCH_SCALE_MILLION"] === "1" ? "1000,100000,1000000" : "1000,100000"))
+const SIZES = (process.env["BENCH_SCALE_SIZES"] ?? (process.env["BENCH_SCALE_MILLION"] === "0" ? "1000,100000" : "1000,100000,1000000"))
   .split(",")
   .map(Number)
   .sort((a, b) => a - b);

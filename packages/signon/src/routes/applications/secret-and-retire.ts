@@ -4,7 +4,7 @@ import { retireApplication, unretireApplication } from "../../applications/retir
 import { rotateClientSecret } from "../../applications/rotate-secret.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
-import { findApplicationReach, type ApplicationReach } from "../../repositories/application-reach.js";
+import { findApplicationReach, reachCountLimit, type ApplicationReach } from "../../repositories/application-reach.js";
 import type { Application } from "../../repositories/applications.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
 import { redirectWithSecret, takeSecret } from "../../web/one-time-secret.js";
@@ -24,7 +24,7 @@ function rotateConfirmation(application: Application, reach: ApplicationReach): 
     consequences: [
       `The secret ${application.name} uses now stops working at once.`,
       `Until ${application.name} is given the new secret, it cannot finish a sign-in or refresh a token: nobody can sign in to it ` +
-        `(${countOf(reach.peopleWhoMaySignIn, "person", "people")} may today).`,
+        `(${peopleCount(reach.peopleWhoMaySignIn)} may today).`,
       `The new secret is shown once, on the next page. Sign-on keeps only its digest.`,
       `Tokens already issued for ${application.name} keep working.`,
     ],
@@ -40,7 +40,7 @@ function retireConfirmation(application: Application, reach: ApplicationReach): 
   return {
     title: `Retire ${application.name}`,
     consequences: [
-      `${application.name} can no longer sign anyone in: ${countOf(reach.peopleWhoMaySignIn, "person", "people")} may sign in to it today.`,
+      `${application.name} can no longer sign anyone in: ${peopleCount(reach.peopleWhoMaySignIn)} may sign in to it today.`,
       `Its client secret stops working, and so does every token issued for it, ${countOf(reach.liveApiTokens, "API token", "API tokens")} included.`,
       `No change to a person is sent to ${application.name} any more, and no new token or secret can be issued for it.`,
     ],
@@ -153,3 +153,8 @@ const applicationSecretAndRetireRoutes: FastifyPluginAsyncTypebox = async (app) 
 };
 
 export default applicationSecretAndRetireRoutes;
+
+/** How many people the reach counted, "more than 10,000" past its limit. */
+function peopleCount(counted: number): string {
+  return counted > reachCountLimit ? `more than ${reachCountLimit.toLocaleString("en-GB")} people` : countOf(counted, "person", "people");
+}
