@@ -23,7 +23,7 @@ import { CourseStructures } from "../../packages/completion/src/domain/course-st
 import { courseStatsSql } from "../../packages/completion/src/repositories/course-sums.js";
 import { pageActiveLearnersSql } from "../../packages/completion/src/repositories/learner-reads.js";
 import type { CollectionReport, RecordedStatement, Serving } from "../completion/serve.js";
-import { seededRandom } from "./signon-combinations.js";
+import { seededRandom, verdict } from "./signon-combinations.js";
 
 const SERVER = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DATABASE = process.env["BENCH_SCALE_COMPLETION_DATABASE"] ?? "tessera_bench_scale_completion";
@@ -277,12 +277,7 @@ async function measureCombinations(child: ChildProcess, port: number, client: pg
     }
     lines.push(slowest?.plan ?? "(no statement to explain)", "");
   }
-  if (over.length > 0) {
-    lines.push(`FAILED: ${over.length} of ${paths.length} combinations over ${GOAL_P99_MS} ms p99 at ${learners.toLocaleString("en")} learners.`);
-    process.exitCode = 1;
-  } else {
-    lines.push(`Every combination under ${GOAL_P99_MS} ms p99 at ${learners.toLocaleString("en")} learners.`);
-  }
+  lines.push(verdict(over.length, paths.length, GOAL_P99_MS, `${learners.toLocaleString("en")} learners`));
   return lines;
 }
 

@@ -71,3 +71,10 @@ export async function explainAnalyze(db: { execute: (query: SQLWrapper) => Promi
   const rows = (await db.execute(sql`explain (analyze, buffers) ${query}`)).rows as { "QUERY PLAN": string }[];
   return rows.map((row) => row["QUERY PLAN"]).join("\n");
 }
+
+/** The last line of a combinations table: whether every combination met the goal; sets exit code 1 when one did not. */
+export function verdict(over: number, total: number, goalMs: number, where: string): string {
+  if (over === 0) return `Every combination under ${goalMs} ms p99 at ${where}.`;
+  process.exitCode = 1;
+  return `FAILED: ${over} of ${total} combinations over ${goalMs} ms p99 at ${where}.`;
+}
