@@ -23,7 +23,7 @@ import { CourseStructures } from "../../packages/completion/src/domain/course-st
 import { courseStatsSql } from "../../packages/completion/src/repositories/course-sums.js";
 import { pageActiveLearnersSql } from "../../packages/completion/src/repositories/learner-reads.js";
 import type { CollectionReport, RecordedStatement, Serving } from "../completion/serve.js";
-import { seededRandom, verdict } from "./signon-combinations.js";
+import { seededRandom, verdict } from "./combinations.js";
 
 const SERVER = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DATABASE = process.env["BENCH_SCALE_COMPLETION_DATABASE"] ?? "tessera_bench_scale_completion";

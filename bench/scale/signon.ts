@@ -27,7 +27,7 @@ import { encodeRowKey, type PagePosition, type RowKey } from "../../packages/sig
 import { estimateUsers, userCountQuery, userPageQuery } from "../../packages/signon/src/repositories/user-search.js";
 import type { Actor } from "../../packages/signon/src/web/policy.js";
 import { generatePeople, type GeneratedPeople } from "../../packages/signon/test/support/generated-people.js";
-import { describeCombination, drawCombinations, explainAnalyze, verdict, type Combination } from "./signon-combinations.js";
+import { describeCombination, drawCombinations, explainAnalyze, verdict, type Combination } from "./combinations.js";
 import { forkSide, stopSide } from "../support/forked-side.js";
 import type { ScaleServer } from "./signon-serve.js";
 

@@ -1,5 +1,10 @@
+/** The SQLSTATE of a database error, as the driver or drizzle (in its cause) reports it. */
+export function sqlStateOf(error: unknown): unknown {
+  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  return candidate?.code ?? candidate?.cause?.code;
+}
+
 /** Whether a database error is a unique-constraint violation (SQLSTATE 23505), as the driver or drizzle reports it. */
 export function isUniqueViolation(error: unknown): boolean {
-  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  return candidate?.code === "23505" || candidate?.cause?.code === "23505";
+  return sqlStateOf(error) === "23505";
 }

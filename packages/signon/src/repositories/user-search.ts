@@ -2,6 +2,7 @@ import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } 
 import type { SignonDatabase } from "../db/database.js";
 import { organisations, userPermissions, users } from "../db/schema.js";
 import { keysetClauses, type PagePosition } from "./keyset.js";
+import { sqlStateOf } from "./unique-violation.js";
 
 /** Every role the `users_role_check` constraint allows. */
 const everyRole = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
@@ -293,18 +294,13 @@ export async function countUsers(db: SignonDatabase, search: UserSearch, exactUp
       return counted.rows[0]?.count ?? 0;
     });
   } catch (error) {
-    if (isStatementTimeout(error)) return { count: estimate, exact: false, moreThan: false, tooSlowToCount: true };
+    // 57014: cancelled by the statement timeout.
+    if (sqlStateOf(error) === "57014") return { count: estimate, exact: false, moreThan: false, tooSlowToCount: true };
     throw error;
   }
   return count <= exactUpTo
     ? { count, exact: true, moreThan: false, tooSlowToCount: false }
     : { count: exactUpTo, exact: false, moreThan: true, tooSlowToCount: false };
-}
-
-/** Whether PostgreSQL cancelled a statement for its statement timeout (SQLSTATE 57014), as the driver or drizzle reports it. */
-function isStatementTimeout(error: unknown): boolean {
-  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  return candidate?.code === "57014" || candidate?.cause?.code === "57014";
 }
 
 /** PostgreSQL's estimate of how many people match (EXPLAIN of the list without its order and limit). */

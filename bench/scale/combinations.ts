@@ -1,3 +1,5 @@
+// Random combinations for the scale bench: the seeded generator and the verdict both parts use, and the users list's draws.
+//
 // The users list under random combinations of every filter and search, not only the ones the fixed table
 // runs: seeded draws of text (none, common, rare, nobody's, a whole or partial address), role, organisation
 // (one, or none), status, permission (common or rare) and 2-step state, on the first or the last page. Each
