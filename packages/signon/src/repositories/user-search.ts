@@ -288,8 +288,7 @@ export async function countUsers(db: SignonDatabase, search: UserSearch, exactUp
   if (estimate > exactUpTo) return { count: estimate, exact: false, moreThan: false, tooSlowToCount: false };
   let count: number;
   try {
-    count = await db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`set local statement_timeout = ${Math.max(1, Math.round(budgetMs))}`));
+    count = await inCountTransaction(db, budgetMs, async (tx) => {
       const counted = await tx.execute<{ count: number }>(userCountQuery(tx, search, exactUpTo));
       return counted.rows[0]?.count ?? 0;
     });
@@ -301,6 +300,22 @@ export async function countUsers(db: SignonDatabase, search: UserSearch, exactUp
   return count <= exactUpTo
     ? { count, exact: true, moreThan: false, tooSlowToCount: false }
     : { count: exactUpTo, exact: false, moreThan: true, tooSlowToCount: false };
+}
+
+/**
+ * Runs `work` in a transaction set up as the count runs: a statement timeout
+ * of `budgetMs`, and sequential scans only where no index can serve. The few
+ * matches the count is asked for are found through an index (a rare
+ * permission's holders, each looked up by primary key), never by hashing a
+ * scan of everyone, which the planner may find cheaper on a smaller table
+ * but which grows with it.
+ */
+export async function inCountTransaction<T>(db: SignonDatabase, budgetMs: number, work: (tx: SignonDatabase) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql.raw(`set local statement_timeout = ${Math.max(1, Math.round(budgetMs))}`));
+    await tx.execute(sql.raw("set local enable_seqscan = off"));
+    return work(tx as unknown as SignonDatabase);
+  });
 }
 
 /** PostgreSQL's estimate of how many people match (EXPLAIN of the list without its order and limit). */
@@ -316,8 +331,9 @@ export async function estimateUsers(db: SignonDatabase, search: UserSearch): Pro
  * estimates at most `exactUpTo`, it gets the plan PostgreSQL finds cheapest
  * for all of the filters together (the most selective index first), and,
  * with no order to sort by, stops reading as soon as it has counted past the
- * limit. No plan is forced on it: the holders of a common permission, say,
- * are never its starting point unless they are the few.
+ * limit. Beside keeping sequential scans for when no index serves
+ * (`inCountTransaction`), no plan is forced on it: the holders of a common
+ * permission, say, are never its starting point unless they are the few.
  */
 export function userCountQuery(db: SignonDatabase, search: UserSearch, exactUpTo: number): SQL {
   const limited = db
