@@ -19,14 +19,15 @@ export function neutraliseFormula(cell: string): string {
 export const permissionSeparator = ";";
 
 /**
- * People read from the database per round trip of the export's cursor. Small
- * on purpose: less of a batch is still being read when the young generation
- * is collected, so less moves to the old one. Over 100,000 people this kept
- * the server's RSS growth at +20–24 MiB against +87 with 1,000 a batch, at the
- * same speed; over a million the growth is set by the young generation's
- * size instead (see "The users list at scale" in the README).
+ * People read from the database per round trip of the export's cursor, which
+ * asks for the next batch while this one is written out. Small on purpose:
+ * less of a batch is still being read when the young generation is
+ * collected, so less moves to the old one (over 100,000 people, +20–24 MiB of
+ * RSS at 100 a batch against +87 at 1,000). Over a million people, 250 took
+ * 9.0–9.7 s against 10.7–10.9 at 100 and 9.3–9.5 at 500, each at +9–12 MiB
+ * (`npm run bench -- scale`; see "The users list at scale" in the README).
  */
-export const csvBatchSize = 100;
+export const csvBatchSize = 250;
 
 /**
  * The users CSV as a stream for a response. `Readable.from` reads one batch

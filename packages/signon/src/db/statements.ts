@@ -13,7 +13,8 @@ export interface StatementRunner {
   /**
    * Reads a query's rows through a server-side cursor, `batchSize` at a time,
    * each row an array of values with `pg`'s usual types: the memory it takes
-   * is one batch, however many rows there are. The connection is held until
+   * is two batches (the one given and the next, read meanwhile), however many
+   * rows there are. The connection is held until
    * the last batch has been read or the iteration stops.
    */
   cursor(query: { text: string; values: readonly unknown[] }, batchSize: number): AsyncGenerator<unknown[][], void, undefined>;
@@ -37,16 +38,23 @@ export function statementRunner(pool: pg.Pool, prepare: boolean): StatementRunne
       const client = await pool.connect();
       let broken: Error | undefined;
       const cursor = client.query(new Cursor<unknown[]>(query.text, [...query.values], { rowMode: "array" }));
+      // One batch is asked for ahead: the server reads it while the caller works on the one before.
+      let ahead: Promise<unknown[][]> | undefined;
       try {
+        ahead = cursor.read(batchSize);
         for (;;) {
-          const rows = await cursor.read(batchSize);
+          const rows = await ahead;
+          ahead = undefined;
           if (rows.length === 0) return;
+          ahead = cursor.read(batchSize);
           yield rows;
         }
       } catch (error) {
         broken = error instanceof Error ? error : new Error(String(error));
         throw error;
       } finally {
+        // A caller that stops early leaves a batch on its way: it is taken before the cursor closes.
+        if (ahead !== undefined) await ahead.catch((error: unknown) => (broken ??= error instanceof Error ? error : new Error(String(error))));
         if (broken === undefined) await cursor.close().catch((error: unknown) => (broken = error instanceof Error ? error : new Error(String(error))));
         // A connection whose cursor failed is not given back to the pool as it is.
         client.release(broken);
