@@ -7,6 +7,7 @@ import { silentLogger, type Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
 import { createPool } from "./pool.js";
 import { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
+import { ReadRouter } from "./read-replicas.js";
 import { PostgresServerError } from "./postgres-server/postgres-server-error.js";
 import { connectionUrl, runningServer } from "./postgres-server/running-server.js";
 
@@ -40,6 +41,13 @@ export interface StartDatabaseOptions<TSchema extends Record<string, unknown>> {
    * it starts waiting and one when the database answers. Default `false`.
    */
   waitWhileUnavailable?: boolean;
+  /**
+   * `DATABASE_READ_URL`: replicas for the reads that tolerate a little lag
+   * (see {@link ReadRouter}). None: the primary serves every read.
+   */
+  readUrls?: readonly string[];
+  /** `DATABASE_READ_MAX_LAG_MS`: a replica further behind is skipped (default 5,000). */
+  readMaxLagMs?: number;
 }
 
 /** The longest wait between two attempts to reach the database at start-up. */
@@ -51,7 +59,11 @@ export interface StartedDatabase<TSchema extends Record<string, unknown>> {
   url: string;
   pool: pg.Pool;
   db: Database<TSchema>;
-  /** Ends the pool, then stops the embedded server if this process started it. */
+  /** Where reads that tolerate lag go: a replica close enough to the primary, else the primary. */
+  reads: ReadRouter;
+  /** The database for one read that tolerates lag (`reads.pool()`'s). */
+  readDb(): Database<TSchema>;
+  /** Ends the pools, then stops the embedded server if this process started it. */
   close(): Promise<void>;
 }
 
@@ -79,9 +91,20 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
     log,
     ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
   });
+  const replicas = (options.readUrls ?? []).map((readUrl) => ({
+    url: readUrl,
+    pool: createPool({
+      url: readUrl,
+      max: options.poolMax ?? 10,
+      log,
+      ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+    }),
+  }));
+  const reads = new ReadRouter({ primary: pool, replicas, log, ...(options.readMaxLagMs === undefined ? {} : { maxLagMs: options.readMaxLagMs }) });
   const close = async (): Promise<void> => {
+    reads.stop();
     try {
-      await pool.end();
+      await Promise.all([pool.end(), ...replicas.map((replica) => replica.pool.end())]);
     } finally {
       await local?.stop();
     }
@@ -120,7 +143,9 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   if (waitingSince !== null) {
     log.info(`database: reached ${where} after ${((Date.now() - waitingSince) / 1000).toFixed(1)} s (${attempts} failed attempt(s))`);
   }
-  return { url, pool, db: createDrizzle(pool, options.schema), close };
+  const db = createDrizzle(pool, options.schema);
+  const readDbs = new Map<pg.Pool, Database<TSchema>>([[pool, db], ...replicas.map((replica): [pg.Pool, Database<TSchema>] => [replica.pool, createDrizzle(replica.pool, options.schema)])]);
+  return { url, pool, db, reads, readDb: () => readDbs.get(reads.pool()) ?? db, close };
 }
 
 /**

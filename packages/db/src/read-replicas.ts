@@ -1,0 +1,212 @@
+import type pg from "pg";
+import { describeDatabaseError } from "./faults.js";
+import { silentLogger, type Logger } from "./logger.js";
+
+/** How far behind the primary a replica may be and still serve reads, by default (`DATABASE_READ_MAX_LAG_MS`). */
+export const DEFAULT_READ_MAX_LAG_MS = 5000;
+
+/** How often each replica's position, and the primary's, is read by default. */
+export const DEFAULT_LAG_CHECK_INTERVAL_MS = 1000;
+
+/** A replica that reads may be sent to, as the router last saw it. */
+export interface ReadReplicaState {
+  /** The replica's address without its password (`host:port/database`): the metrics' label. */
+  name: string;
+  /** Milliseconds of the primary's history that the replica has not replayed yet; `null` before the first check or while it cannot be reached. */
+  lagMs: number | null;
+  /** Whether its last check answered. */
+  reachable: boolean;
+}
+
+/** Options of {@link ReadRouter}. */
+export interface ReadRouterOptions {
+  primary: pg.Pool;
+  /** One pool per replica, with the address it was made for. */
+  replicas: readonly { url: string; pool: pg.Pool }[];
+  /** A replica further behind than this is skipped (default {@link DEFAULT_READ_MAX_LAG_MS}). */
+  maxLagMs?: number;
+  /** Default {@link DEFAULT_LAG_CHECK_INTERVAL_MS}. */
+  checkIntervalMs?: number;
+  log?: Logger;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+/** The primary's write position at one moment: what a replica must have replayed to hold everything written until then. */
+interface PrimarySample {
+  at: number;
+  lsn: bigint;
+}
+
+/** A replica's pool, what its last check found, and how many reads went to it. */
+interface Replica {
+  pool: pg.Pool;
+  state: ReadReplicaState;
+  routed: number;
+}
+
+/** How many of the primary's positions are kept: at one a second, enough to measure a lag far past any limit. */
+const keptSamples = 600;
+
+/**
+ * Sends reads that tolerate a little lag to replicas that are close enough
+ * to the primary, and every other read to the primary.
+ *
+ * Lag is measured from write positions: every `checkIntervalMs` the router
+ * reads the primary's current WAL position (`pg_current_wal_lsn()`) and each
+ * replica's replayed position (`pg_last_wal_replay_lsn()`). A replica's lag is
+ * the age of the oldest primary position it has not replayed yet: 0 when it
+ * has replayed everything the primary had at the last check, however long
+ * since the last write (unlike `now() - pg_last_xact_replay_timestamp()`,
+ * which grows while nothing is written), and growing when it stops replaying
+ * while the primary goes on writing, even if its connection to the primary
+ * is lost. A server that is not in recovery (a replica promoted by a
+ * failover) has no lag.
+ *
+ * While the primary cannot be reached its position is not sampled, so the
+ * replicas keep the lag of the last check and go on serving reads; a replica
+ * that cannot be reached, or was never checked, is skipped. With no replica
+ * fit to serve, reads go to the primary.
+ */
+export class ReadRouter {
+  readonly #primary: pg.Pool;
+  readonly #replicas: Replica[];
+  readonly #maxLagMs: number;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #samples: PrimarySample[] = [];
+  #routedToPrimary = 0;
+  #next = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #checking: Promise<void> | undefined;
+
+  constructor(options: ReadRouterOptions) {
+    this.#primary = options.primary;
+    this.#replicas = options.replicas.map(({ url, pool }) => ({ pool, state: { name: replicaName(url), lagMs: null, reachable: false }, routed: 0 }));
+    this.#maxLagMs = options.maxLagMs ?? DEFAULT_READ_MAX_LAG_MS;
+    this.#log = options.log ?? silentLogger;
+    this.#now = options.now ?? Date.now;
+    if (this.#replicas.length > 0) {
+      const interval = options.checkIntervalMs ?? DEFAULT_LAG_CHECK_INTERVAL_MS;
+      this.#timer = setInterval(() => void this.check(), interval);
+      this.#timer.unref();
+      void this.check();
+    }
+  }
+
+  /** Whether any replica is configured. */
+  get hasReplicas(): boolean {
+    return this.#replicas.length > 0;
+  }
+
+  /**
+   * The pool for one read that tolerates lag: the next of the replicas
+   * within the limit, in turn, or the primary when none is.
+   */
+  pool(): pg.Pool {
+    const count = this.#replicas.length;
+    for (let tried = 0; tried < count; tried++) {
+      const replica = this.#replicas[(this.#next + tried) % count] as Replica;
+      if (replica.state.reachable && replica.state.lagMs !== null && replica.state.lagMs <= this.#maxLagMs) {
+        this.#next = (this.#next + tried + 1) % count;
+        replica.routed++;
+        return replica.pool;
+      }
+    }
+    this.#routedToPrimary++;
+    return this.#primary;
+  }
+
+  /** Each replica as last checked. */
+  replicas(): readonly ReadReplicaState[] {
+    return this.#replicas.map(({ state }) => ({ ...state }));
+  }
+
+  /** Reads sent to each target since the start: `primary` and each replica's name. */
+  routed(): ReadonlyMap<string, number> {
+    return new Map([["primary", this.#routedToPrimary], ...this.#replicas.map(({ state, routed }): [string, number] => [state.name, routed])]);
+  }
+
+  /** Reads the primary's position, then each replica's; one check at a time. */
+  check(): Promise<void> {
+    this.#checking ??= this.#checkAll().finally(() => {
+      this.#checking = undefined;
+    });
+    return this.#checking;
+  }
+
+  /** Stops checking. The pools are the caller's to end. */
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async #checkAll(): Promise<void> {
+    await this.#samplePrimary();
+    await Promise.all(this.#replicas.map((replica) => this.#checkReplica(replica.pool, replica.state)));
+  }
+
+  async #samplePrimary(): Promise<void> {
+    try {
+      // On a standby (the primary's address not yet following a failover) this fails, and no sample is taken.
+      const { rows } = await this.#primary.query<{ lsn: string }>("select pg_current_wal_lsn()::text as lsn");
+      const lsn = parseLsn((rows[0] as { lsn: string }).lsn);
+      this.#samples.push({ at: this.#now(), lsn });
+      if (this.#samples.length > keptSamples) this.#samples.shift();
+    } catch {
+      // The primary's own outage is reported by its pool; the replicas keep their last lag meanwhile.
+    }
+  }
+
+  async #checkReplica(pool: pg.Pool, state: ReadReplicaState): Promise<void> {
+    try {
+      const { rows } = await pool.query<{ recovering: boolean; lsn: string | null }>(
+        "select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn",
+      );
+      const row = rows[0] as { recovering: boolean; lsn: string | null };
+      const lagMs = !row.recovering ? 0 : row.lsn === null ? null : this.#lagOf(parseLsn(row.lsn));
+      if (!state.reachable) this.#log.info(`database: read replica ${state.name} answers${lagMs === null ? "" : ` (${lagMs} ms behind)`}`);
+      state.reachable = true;
+      state.lagMs = lagMs;
+    } catch (error) {
+      if (state.reachable) this.#log.warn(`database: read replica ${state.name} cannot be reached (${describeDatabaseError(error)}); reads go elsewhere until it answers`);
+      state.reachable = false;
+      state.lagMs = null;
+    }
+  }
+
+  /** The age of the oldest primary position after `replayed`; 0 when there is none. */
+  #lagOf(replayed: bigint): number | null {
+    const missing = this.#samples.find((sample) => sample.lsn > replayed);
+    if (missing !== undefined) return Math.max(0, this.#now() - missing.at);
+    // Before the primary's first sample nothing is known of how far behind it is.
+    return this.#samples.length === 0 ? null : 0;
+  }
+}
+
+/** A WAL position (`16/B374D848`) as a number. */
+export function parseLsn(text: string): bigint {
+  const [high, low] = text.split("/");
+  return (BigInt(`0x${high ?? "0"}`) << 32n) + BigInt(`0x${low ?? "0"}`);
+}
+
+/** `host:port/database` of a connection string, without its user or password. */
+export function replicaName(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}${parsed.port === "" ? "" : `:${parsed.port}`}${parsed.pathname}`;
+  } catch {
+    return "replica";
+  }
+}
+
+/**
+ * `DATABASE_READ_URL`: one or more connection strings, separated by spaces or
+ * by commas before the next `postgres://`; empty when absent.
+ */
+export function parseReadUrls(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(/\s+|,(?=\s*postgres(?:ql)?:\/\/)/)
+    .map((url) => url.trim())
+    .filter((url) => url !== "");
+}

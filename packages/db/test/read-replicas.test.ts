@@ -1,0 +1,158 @@
+import type pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseLsn, parseReadUrls, ReadRouter, replicaName } from "../src/read-replicas.js";
+
+/**
+ * A server as the router sees it: the primary answers its WAL position, a
+ * replica whether it is recovering and what it has replayed; `down` makes
+ * every query fail as a refused connection does.
+ */
+class FakeServer {
+  lsn = "0/1000";
+  recovering = true;
+  down = false;
+
+  asPool(): pg.Pool {
+    return {
+      query: async (text: string) => {
+        if (this.down) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5433"), { code: "ECONNREFUSED" });
+        if (text.includes("pg_current_wal_lsn")) return { rows: [{ lsn: this.lsn }] };
+        return { rows: [{ recovering: this.recovering, lsn: this.recovering ? this.lsn : null }] };
+      },
+    } as unknown as pg.Pool;
+  }
+}
+
+let clock = 0;
+const routers: ReadRouter[] = [];
+afterEach(() => {
+  for (const router of routers.splice(0)) router.stop();
+});
+
+function routerOf(primary: FakeServer, replicas: FakeServer[], maxLagMs = 5000) {
+  const primaryPool = primary.asPool();
+  const pools = replicas.map((replica) => replica.asPool());
+  const router = new ReadRouter({
+    primary: primaryPool,
+    replicas: pools.map((pool, index) => ({ url: `postgres://reader:secret@replica${index + 1}:5432/tessera`, pool })),
+    maxLagMs,
+    checkIntervalMs: 3_600_000,
+    now: () => clock,
+  });
+  routers.push(router);
+  const target = () => {
+    const pool = router.pool();
+    return pool === primaryPool ? "primary" : `replica${pools.indexOf(pool) + 1}`;
+  };
+  return { router, target };
+}
+
+describe("reads that tolerate lag", () => {
+  it("all go to the primary when no replica is configured", async () => {
+    const { router, target } = routerOf(new FakeServer(), []);
+    await router.check();
+    expect([target(), target()]).toEqual(["primary", "primary"]);
+    expect(router.routed()).toEqual(new Map([["primary", 2]]));
+  });
+
+  it("go to the replicas in turn while they have replayed what the primary had", async () => {
+    const primary = new FakeServer();
+    const { router, target } = routerOf(primary, [new FakeServer(), new FakeServer()]);
+    await router.check();
+    expect([target(), target(), target()]).toEqual(["replica1", "replica2", "replica1"]);
+    expect(router.replicas()).toEqual([
+      { name: "replica1:5432/tessera", lagMs: 0, reachable: true },
+      { name: "replica2:5432/tessera", lagMs: 0, reachable: true },
+    ]);
+    expect(Object.fromEntries(router.routed())).toEqual({ primary: 0, "replica1:5432/tessera": 2, "replica2:5432/tessera": 1 });
+  });
+
+  it("measure a replica's lag as the age of the oldest write it has not replayed, and skip it past the limit", async () => {
+    const primary = new FakeServer();
+    const stuck = new FakeServer();
+    const { router, target } = routerOf(primary, [stuck], 5000);
+    clock = 10_000;
+    await router.check();
+    expect(target()).toBe("replica1");
+    // The primary writes on; the replica replays nothing more.
+    for (const [at, lsn] of [[11_000, "0/2000"], [13_000, "0/3000"], [15_000, "0/4000"]] as const) {
+      clock = at;
+      primary.lsn = lsn;
+      await router.check();
+    }
+    expect(router.replicas()[0]?.lagMs).toBe(4000);
+    expect(target()).toBe("replica1");
+    clock = 16_001;
+    await router.check();
+    expect(router.replicas()[0]?.lagMs).toBe(5001);
+    expect(target()).toBe("primary");
+    // It catches up with the primary's position of the last check: no lag, whatever the time since the last write.
+    stuck.lsn = "0/4000";
+    clock = 60_000;
+    await router.check();
+    expect(router.replicas()[0]?.lagMs).toBe(0);
+    expect(target()).toBe("replica1");
+  });
+
+  it("skip a replica that cannot be reached, and use it again once it answers", async () => {
+    const replica = new FakeServer();
+    const { router, target } = routerOf(new FakeServer(), [replica]);
+    replica.down = true;
+    await router.check();
+    expect(router.replicas()[0]).toMatchObject({ reachable: false, lagMs: null });
+    expect(target()).toBe("primary");
+    replica.down = false;
+    await router.check();
+    expect(target()).toBe("replica1");
+  });
+
+  it("keep going to the replicas while the primary cannot be reached (a failover)", async () => {
+    const primary = new FakeServer();
+    const { router, target } = routerOf(primary, [new FakeServer()]);
+    clock = 1000;
+    await router.check();
+    primary.down = true;
+    clock = 30_000;
+    await router.check();
+    expect(router.replicas()[0]?.lagMs).toBe(0);
+    expect(target()).toBe("replica1");
+  });
+
+  it("count a server that is no longer recovering (promoted) as not behind", async () => {
+    const primary = new FakeServer();
+    primary.lsn = "0/9000";
+    const promoted = new FakeServer();
+    promoted.recovering = false;
+    const { router, target } = routerOf(primary, [promoted]);
+    await router.check();
+    expect(router.replicas()[0]?.lagMs).toBe(0);
+    expect(target()).toBe("replica1");
+  });
+
+  it("trust no replica before the primary's position has ever been read", async () => {
+    const primary = new FakeServer();
+    primary.down = true;
+    const { router, target } = routerOf(primary, [new FakeServer()]);
+    await router.check();
+    expect(router.replicas()[0]).toMatchObject({ reachable: true, lagMs: null });
+    expect(target()).toBe("primary");
+  });
+});
+
+describe("DATABASE_READ_URL", () => {
+  it("takes one or more addresses, separated by spaces or commas, and none when empty", () => {
+    expect(parseReadUrls(undefined)).toEqual([]);
+    expect(parseReadUrls(" ")).toEqual([]);
+    expect(parseReadUrls("postgres://a:5432/db")).toEqual(["postgres://a:5432/db"]);
+    expect(parseReadUrls("postgres://a:5432/db,postgres://b:5432/db postgresql://c/db")).toEqual(["postgres://a:5432/db", "postgres://b:5432/db", "postgresql://c/db"]);
+  });
+
+  it("names a replica without its user or password", () => {
+    expect(replicaName("postgres://reader:secret@db-2.internal:6432/tessera?sslmode=require")).toBe("db-2.internal:6432/tessera");
+  });
+
+  it("compares WAL positions as numbers", () => {
+    expect(parseLsn("16/B374D848")).toBe((0x16n << 32n) + 0xb374d848n);
+    expect(parseLsn("0/FFFFFFFF") < parseLsn("1/0")).toBe(true);
+  });
+});
