@@ -1,0 +1,130 @@
+// The failover cluster itself (issue 34): Patroni with a primary, a synchronous standby and an asynchronous
+// read replica, behind HAProxy. Under a loop of inserts through HAProxy's primary port, the primary's machine is
+// lost (Patroni and PostgreSQL SIGKILLed together): the synchronous standby takes over, the first insert
+// succeeds again within the issue's 15 s, nothing acknowledged is lost, reads through the replica port keep
+// answering, and the old primary comes back as a standby (pg_rewind) and becomes the synchronous standby again.
+// Needs Debian's patroni, etcd-server, haproxy and postgresql-15; skipped without them, except under CI=true.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { failoverPackages } from "./support/binaries.js";
+import { failoverClusterUnavailable, startFailoverCluster, type FailoverCluster } from "./support/cluster.js";
+import { ReadLoop, WriteLoop } from "./support/traffic.js";
+import { waitFor } from "./support/wait.js";
+
+const missing = failoverClusterUnavailable();
+if (missing !== null) {
+  const line = `tests/failover skipped: ${missing} (install with: apt-get install ${failoverPackages})`;
+  if (process.env["CI"] === "true") throw new Error(`${line}; CI must run this test`);
+  console.warn(line);
+}
+
+/** The issue's bound from the kill to the first insert acknowledged by the new primary. */
+const failoverBoundMs = 15_000;
+
+/** The same server's `failover` database. */
+const inDatabase = (url: string) => url.replace(/\/postgres$/, "/failover");
+
+async function run(url: string, sql: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's machine", () => {
+  let cluster: FailoverCluster;
+  let databaseUrl: string;
+
+  beforeAll(async () => {
+    cluster = await startFailoverCluster();
+    databaseUrl = await cluster.createDatabase("failover");
+    await run(databaseUrl, "create table writes (id integer primary key)");
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("promotes the synchronous standby, loses nothing acknowledged, keeps replicas answering and takes the old primary back", async ({ onTestFailed }) => {
+    onTestFailed(() => console.error(cluster.logTails()));
+    const oldLeader = await cluster.leader();
+    const standby = await cluster.syncStandby();
+    expect([oldLeader.name, standby.name].sort()).toEqual(["node1", "node2"]);
+
+    const replicaDatabaseUrl = inDatabase(cluster.replicaUrl);
+    for (const node of cluster.nodes.filter((node) => node.name !== oldLeader.name)) {
+      await waitFor(`the table to reach ${node.name}`, async () => ((await run(inDatabase(node.url), "select count(*) from writes")) ? true : null), {
+        timeoutMs: 30_000,
+      });
+    }
+    const writes = new WriteLoop(databaseUrl).start();
+    const reads = new ReadLoop(replicaDatabaseUrl).start();
+    await waitFor("inserts to be acknowledged before the kill", async () => (writes.acknowledged.length >= 200 ? true : null), {
+      timeoutMs: 30_000,
+    });
+
+    const killedAt = Date.now();
+    await cluster.loseMachine(oldLeader);
+    const acknowledgedBeforeKill = writes.acknowledged.filter((write) => write.at <= killedAt);
+
+    const newLeader = await cluster.waitForLeader({ not: oldLeader.name, timeoutMs: 60_000 });
+    expect(newLeader.name).toBe(standby.name);
+    const firstOnNewPrimary = await waitFor(
+      "an insert acknowledged by the new primary",
+      async () => writes.acknowledged.find((write) => write.serverPort === newLeader.pgPort) ?? null,
+      { timeoutMs: 60_000 },
+    );
+    const failoverMs = firstOnNewPrimary.at - killedAt;
+    // Some more inserts on the new primary, and reads meanwhile.
+    await waitFor("more inserts on the new primary", async () => (writes.acknowledged.at(-1)!.id >= firstOnNewPrimary.id + 50 ? true : null), {
+      timeoutMs: 30_000,
+    });
+    await writes.stop();
+    await reads.stop();
+
+    const readsDuringFailover = reads.answered.filter((read) => read.at > killedAt && read.at < firstOnNewPrimary.at);
+    const readers = [...new Set(readsDuringFailover.map((read) => cluster.nodes.find((node) => node.pgPort === read.serverPort)?.name))].sort();
+    console.log(
+      `failover: first insert on the new primary (${newLeader.name}) ${failoverMs} ms after the kill of ${oldLeader.name}; ` +
+        `${acknowledgedBeforeKill.length} inserts acknowledged before it, ${writes.acknowledged.length} in all, ${writes.failures.length} failed; ` +
+        `${readsDuringFailover.length} reads answered through the replica port meanwhile (by ${readers.join(" and ")}), ${reads.failures.length} failed (at most ${reads.longestFailureRun()} in a row)`,
+    );
+    expect(failoverMs).toBeLessThan(failoverBoundMs);
+
+    // Nothing acknowledged is lost: every acknowledged insert, before and after the kill, is on the new primary.
+    const { rows } = await run(inDatabase(newLeader.url), "select id from writes");
+    const stored = new Set(rows.map((row: { id: number }) => row.id));
+    expect(acknowledgedBeforeKill.length).toBeGreaterThan(0);
+    expect(writes.acknowledged.filter((write) => !stored.has(write.id))).toEqual([]);
+
+    // Reads kept answering through the replica port: a failed read was answered again on the next connection.
+    expect(readsDuringFailover.length).toBeGreaterThan(0);
+    expect(reads.longestFailureRun()).toBeLessThanOrEqual(2);
+
+    // The old primary rejoins as a standby (Patroni rewinds it onto the new timeline) and becomes the synchronous one again.
+    const broughtBackAt = Date.now();
+    await cluster.bringBack(oldLeader);
+    await cluster.waitUntilStreaming(oldLeader, 120_000);
+    const synchronousAgain = await waitFor(
+      `${oldLeader.name} to be the synchronous standby again`,
+      async () => ((await cluster.syncStandby().catch(() => null))?.name === oldLeader.name ? oldLeader : null),
+      { timeoutMs: 60_000 },
+    );
+    console.log(`failover: ${oldLeader.name} streaming again as the synchronous standby ${Date.now() - broughtBackAt} ms after it was started again`);
+    expect(await synchronousAgain.role()).toBe("sync_standby");
+    expect((await cluster.leader()).name).toBe(newLeader.name);
+
+    // And it replays everything the new primary holds, acknowledged inserts included, and what is committed now.
+    await run(databaseUrl, `insert into writes (id) values (${writes.acknowledged.at(-1)!.id + 1})`);
+    await waitFor(
+      `${oldLeader.name} to replay every row`,
+      async () => {
+        const { rows: replayed } = await run(inDatabase(oldLeader.url), "select count(*)::int as n from writes");
+        return replayed[0]?.n === stored.size + 1 ? true : null;
+      },
+      { timeoutMs: 30_000 },
+    );
+  });
+});

@@ -1,0 +1,267 @@
+// A PostgreSQL 15 failover cluster for tests, on 127.0.0.1: etcd, three Patroni nodes (node1 and node2 take
+// turns as primary and synchronous standby; node3 is an asynchronous read replica that is never promoted) and
+// HAProxy in front, one port following the primary and one spreading over the replicas.
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { failoverClusterUnavailable, postgresUser } from "./binaries.js";
+import { startEtcd, type Etcd } from "./etcd.js";
+import { startHaproxy, type Haproxy } from "./haproxy.js";
+import { defaultTimings, type PatroniTimings } from "./patroni-config.js";
+import { PatroniNode, type NodeRole } from "./patroni-node.js";
+import { freePorts } from "./ports.js";
+import { killTree, type LoggedProcess } from "./processes.js";
+import { failure, pause, waitFor } from "./wait.js";
+
+export { failoverClusterUnavailable } from "./binaries.js";
+export type { NodeRole } from "./patroni-node.js";
+export type { PatroniTimings } from "./patroni-config.js";
+
+export interface ClusterNode {
+  readonly name: string;
+  readonly pgPort: number;
+  readonly restPort: number;
+  /** This node's PostgreSQL directly, whatever its role. */
+  readonly url: string;
+  /** Patroni's process id, or null while the machine is lost. */
+  readonly pid: number | null;
+  role(): Promise<NodeRole>;
+}
+
+export interface FailoverCluster {
+  /** postgres://postgres@127.0.0.1:<HAProxy's primary port>/postgres: always the current primary. */
+  primaryUrl: string;
+  /** HAProxy's replica port: any running replica (the synchronous standby or node3). */
+  replicaUrl: string;
+  nodes: ClusterNode[];
+  /** The temporary directory holding every data directory, configuration and log. */
+  directory: string;
+  /** The node holding the leader lock, from Patroni's `GET /cluster`. */
+  leader(): Promise<ClusterNode>;
+  /** The synchronous standby, from Patroni's `GET /cluster`. */
+  syncStandby(): Promise<ClusterNode>;
+  /** Waits until a running node (other than `not`) holds the leader lock; 30 s by default. */
+  waitForLeader(options?: { not?: string; timeoutMs?: number }): Promise<ClusterNode>;
+  /** SIGKILLs the node's Patroni and its PostgreSQL (the postmaster and its children) together: the machine is lost. */
+  loseMachine(node: ClusterNode): Promise<void>;
+  /** Starts the node's Patroni again on its old data directory: it rejoins as a standby (pg_rewind where it diverged). */
+  bringBack(node: ClusterNode): Promise<void>;
+  /** Waits until the leader's `pg_stat_replication` shows `node` streaming; 60 s by default. */
+  waitUntilStreaming(node: ClusterNode, timeoutMs?: number): Promise<void>;
+  /** Creates a database on the primary; returns its URL through HAProxy's primary port. */
+  createDatabase(name: string): Promise<string>;
+  /** The tail of every process's log, for an error message. */
+  logTails(): string;
+  /** Kills every process of the cluster and removes its directory. */
+  stop(): Promise<void>;
+}
+
+export interface FailoverClusterOptions {
+  /** Patroni's ttl, loop_wait and retry_timeout (defaults: `defaultTimings`). */
+  timings?: Partial<PatroniTimings>;
+}
+
+/** How long the cluster may take to bootstrap: initdb, two base backups, a synchronous standby chosen. */
+const bootTimeoutMs = 120_000;
+
+interface ClusterMember {
+  name: string;
+  role: string;
+  state: string;
+}
+
+/** Starts the cluster and resolves once node1 is the primary, node2 its synchronous standby and node3 streaming, each reachable through HAProxy. */
+export async function startFailoverCluster(options: FailoverClusterOptions = {}): Promise<FailoverCluster> {
+  const unavailable = failoverClusterUnavailable();
+  if (unavailable !== null) throw new Error(`the failover cluster cannot run on this machine: ${unavailable}`);
+  const directory = mkdtempSync(join(tmpdir(), "tessera-failover-"));
+  // PostgreSQL runs as the postgres user when the tests run as root: it must reach its directories in here.
+  chmodSync(directory, 0o755);
+  let cluster: Cluster | null = null;
+  let etcd: Etcd | null = null;
+  try {
+    etcd = await startEtcd(directory);
+    const timings = { ...defaultTimings, ...options.timings };
+    const runAs = process.getuid?.() === 0 ? (postgresUser() ?? undefined) : undefined;
+    const [primaryPort, replicaPort, ...nodePorts] = await freePorts(2 + 3 * 2);
+    const nodes = ["node1", "node2", "node3"].map(
+      (name, index) =>
+        new PatroniNode(
+          { name, pgPort: nodePorts[2 * index]!, restPort: nodePorts[2 * index + 1]!, directory: join(directory, name), readReplicaOnly: name === "node3" },
+          { etcdHost: etcd!.host, timings },
+          runAs,
+        ),
+    );
+    const haproxy = startHaproxy(directory, { primary: primaryPort!, replica: replicaPort! }, nodes);
+    cluster = new Cluster(directory, etcd, nodes, haproxy);
+    await cluster.boot();
+    return cluster;
+  } catch (error) {
+    if (cluster) await cluster.stop();
+    else {
+      if (etcd) await stopProcess(etcd.process);
+      rmSync(directory, { recursive: true, force: true });
+    }
+    throw error;
+  }
+}
+
+class Cluster implements FailoverCluster {
+  readonly primaryUrl: string;
+  readonly replicaUrl: string;
+
+  constructor(
+    readonly directory: string,
+    private readonly etcd: Etcd,
+    readonly nodes: PatroniNode[],
+    private readonly haproxy: Haproxy,
+  ) {
+    this.primaryUrl = `postgres://postgres@127.0.0.1:${haproxy.primaryPort}/postgres`;
+    this.replicaUrl = `postgres://postgres@127.0.0.1:${haproxy.replicaPort}/postgres`;
+  }
+
+  /** node1 bootstraps the cluster (initdb) alone, so that it is the first primary; node2 and node3 then clone it. */
+  async boot(): Promise<void> {
+    const [node1, node2, node3] = this.nodes as [PatroniNode, PatroniNode, PatroniNode];
+    node1.start();
+    await this.waitForRole(node1, "primary", bootTimeoutMs);
+    node2.start();
+    node3.start();
+    await this.waitForRole(node2, "sync_standby", bootTimeoutMs);
+    await this.waitForRole(node3, "replica", bootTimeoutMs);
+    await this.waitUntilStreaming(node3, bootTimeoutMs);
+    await waitFor("HAProxy's primary port to reach the primary", async () => ((await inRecovery(this.primaryUrl)) === false ? true : null), {
+      timeoutMs: 30_000,
+      logs: [this.haproxy.process.logFile],
+    });
+    await waitFor("HAProxy's replica port to reach a replica", async () => ((await inRecovery(this.replicaUrl)) === true ? true : null), {
+      timeoutMs: 30_000,
+      logs: [this.haproxy.process.logFile],
+    });
+  }
+
+  async leader(): Promise<ClusterNode> {
+    return this.memberWithRole("leader");
+  }
+
+  async syncStandby(): Promise<ClusterNode> {
+    return this.memberWithRole("sync_standby");
+  }
+
+  async waitForLeader(options: { not?: string; timeoutMs?: number } = {}): Promise<ClusterNode> {
+    return waitFor(
+      `a leader${options.not ? ` other than ${options.not}` : ""}`,
+      async () => {
+        const leader = (await this.members()).find((member) => member.role === "leader" && member.state === "running" && member.name !== options.not);
+        return leader ? this.node(leader.name) : null;
+      },
+      { timeoutMs: options.timeoutMs ?? 30_000, logs: this.logFiles() },
+    );
+  }
+
+  async loseMachine(node: ClusterNode): Promise<void> {
+    await this.node(node.name).lose();
+  }
+
+  async bringBack(node: ClusterNode): Promise<void> {
+    const patroni = this.node(node.name);
+    patroni.start();
+    // Patroni answers on its REST port before PostgreSQL is back: enough to know it started on its old data.
+    await waitFor(`${node.name}'s Patroni to answer again`, async () => ((await patroni.role()) === "down" ? null : true), {
+      timeoutMs: 30_000,
+      logs: [patroni.logFile],
+    });
+  }
+
+  async waitUntilStreaming(node: ClusterNode, timeoutMs = 60_000): Promise<void> {
+    await waitFor(
+      `${node.name} to stream from the leader`,
+      async () => {
+        const leader = await this.leader();
+        const { rows } = await query<{ state: string }>(leader.url, "select state from pg_stat_replication where application_name = $1", [node.name]);
+        return rows.some((row) => row.state === "streaming") ? true : null;
+      },
+      { timeoutMs, logs: this.logFiles() },
+    );
+  }
+
+  async createDatabase(name: string): Promise<string> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+    await query(this.primaryUrl, `create database ${name}`);
+    return this.primaryUrl.replace(/\/postgres$/, `/${name}`);
+  }
+
+  logTails(): string {
+    return failure("logs of the failover cluster:", this.logFiles());
+  }
+
+  async stop(): Promise<void> {
+    await stopProcess(this.haproxy.process);
+    await Promise.all(this.nodes.map((node) => node.stop()));
+    await stopProcess(this.etcd.process);
+    rmSync(this.directory, { recursive: true, force: true });
+  }
+
+  private node(name: string): PatroniNode {
+    const node = this.nodes.find((candidate) => candidate.name === name);
+    if (!node) throw new Error(`no node named ${name}`);
+    return node;
+  }
+
+  /** The members as Patroni's `GET /cluster` lists them, from the first node that answers. */
+  private async members(): Promise<ClusterMember[]> {
+    for (const node of this.nodes) {
+      if (!node.running) continue;
+      const response = await fetch(`${node.restUrl}/cluster`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+      if (response?.ok) return ((await response.json()) as { members: ClusterMember[] }).members;
+    }
+    throw new Error("no Patroni answers GET /cluster");
+  }
+
+  private async memberWithRole(role: string): Promise<ClusterNode> {
+    const members = await this.members();
+    const member = members.find((candidate) => candidate.role === role);
+    if (!member) throw new Error(`no ${role} in the cluster: ${members.map((m) => `${m.name} ${m.role} ${m.state}`).join(", ")}`);
+    return this.node(member.name);
+  }
+
+  private async waitForRole(node: PatroniNode, role: NodeRole, timeoutMs: number): Promise<void> {
+    await waitFor(
+      `${node.name} to be ${role}`,
+      async () => {
+        if (!node.running) throw new Error(`${node.name}'s Patroni exited`);
+        return (await node.role()) === role ? true : null;
+      },
+      { timeoutMs, logs: this.logFiles() },
+    );
+  }
+
+  private logFiles(): string[] {
+    return [...this.nodes.map((node) => node.logFile), this.etcd.process.logFile, this.haproxy.process.logFile];
+  }
+}
+
+/** Runs one statement on a connection of its own. */
+async function query<Row extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    return await client.query<Row>(sql, values);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function inRecovery(url: string): Promise<boolean> {
+  const { rows } = await query<{ recovery: boolean }>(url, "select pg_is_in_recovery() as recovery");
+  return rows[0]!.recovery;
+}
+
+async function stopProcess(started: LoggedProcess): Promise<void> {
+  while (!started.hasExited()) {
+    killTree(started.pid);
+    await Promise.race([started.exited, pause(50)]);
+  }
+}

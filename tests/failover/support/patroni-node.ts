@@ -1,0 +1,121 @@
+// One machine of the cluster: Patroni and the PostgreSQL it runs, under an init of their own.
+import { chownSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { binaries } from "./binaries.js";
+import { patroniConfig, type NodeSpec, type PatroniTimings } from "./patroni-config.js";
+import { commandLineOf, descendantsOf, killTree, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
+import { pause } from "./wait.js";
+
+/**
+ * The machine's init, on Patroni's Python: it starts Patroni and reaps every process orphaned below it.
+ * Patroni starts the postmaster the way pg_ctl does, through a helper that exits at once, so the postmaster
+ * is an orphan from the start; without a subreaper it would belong to PID 1, which in a container often reaps
+ * nothing, and a killed postmaster left as a zombie still looks alive to the Patroni started after it.
+ * It exits once nothing is left below it.
+ */
+const nodeInit = `
+import ctypes, os, signal, subprocess, sys
+PR_SET_CHILD_SUBREAPER = 36
+ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+patroni = subprocess.Popen(sys.argv[1:])
+signal.signal(signal.SIGTERM, lambda *_: patroni.send_signal(signal.SIGTERM))
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+`;
+
+/** A node's role as its Patroni reports it; "not running" when Patroni answers but PostgreSQL is not up, "down" when Patroni does not answer. */
+export type NodeRole = "primary" | "sync_standby" | "replica" | "not running" | "down";
+
+export class PatroniNode {
+  readonly name: string;
+  readonly pgPort: number;
+  readonly restPort: number;
+  /** postgres://postgres@127.0.0.1:<port>/postgres: this node's PostgreSQL directly, whatever its role. */
+  readonly url: string;
+  readonly restUrl: string;
+  readonly directory: string;
+  readonly logFile: string;
+  private readonly configFile: string;
+  private init: LoggedProcess | null = null;
+
+  constructor(
+    spec: NodeSpec,
+    cluster: { etcdHost: string; timings: PatroniTimings },
+    private readonly runAs: RunAs | undefined,
+  ) {
+    this.name = spec.name;
+    this.pgPort = spec.pgPort;
+    this.restPort = spec.restPort;
+    this.url = `postgres://postgres@127.0.0.1:${spec.pgPort}/postgres`;
+    this.restUrl = `http://127.0.0.1:${spec.restPort}`;
+    this.directory = spec.directory;
+    this.logFile = join(spec.directory, "patroni.log");
+    this.configFile = join(spec.directory, "patroni.yml");
+    mkdirSync(spec.directory, { recursive: true, mode: 0o700 });
+    writeFileSync(this.configFile, JSON.stringify(patroniConfig(spec, cluster), null, 2));
+    if (runAs) {
+      chownSync(spec.directory, runAs.uid, runAs.gid);
+      chownSync(this.configFile, runAs.uid, runAs.gid);
+    }
+  }
+
+  /** Starts Patroni (on the data directory it left, if any: it then rejoins as a standby, rewound when needed). */
+  start(): void {
+    if (this.init && !this.init.hasExited()) throw new Error(`${this.name} is already running`);
+    this.init = startLogged(this.name, binaries.python, ["-c", nodeInit, binaries.patroni, this.configFile], {
+      logFile: this.logFile,
+      cwd: this.directory,
+      env: { PATH: "/usr/bin:/bin", HOME: this.directory, LANG: "C.UTF-8" },
+      runAs: this.runAs,
+    });
+  }
+
+  /** Whether the machine is up: its init, with Patroni below it, is running. */
+  get running(): boolean {
+    return this.init !== null && !this.init.hasExited();
+  }
+
+  /** Patroni's process id, or null when it is not running. */
+  get pid(): number | null {
+    if (!this.init || this.init.hasExited()) return null;
+    return descendantsOf(this.init.pid).find((pid) => commandLineOf(pid)?.includes(` ${binaries.patroni} `)) ?? null;
+  }
+
+  /** The node's role from its own Patroni (`GET /patroni`). */
+  async role(): Promise<NodeRole> {
+    const response = await fetch(`${this.restUrl}/patroni`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+    if (!response) return "down";
+    const status = (await response.json()) as { state?: string; role?: string; sync_standby?: boolean };
+    if (status.state !== "running") return "not running";
+    if (status.role === "master" || status.role === "primary") return "primary";
+    return status.sync_standby ? "sync_standby" : "replica";
+  }
+
+  /**
+   * SIGKILLs everything on the machine at once (Patroni, the postmaster and each of its children, a
+   * pg_basebackup or pg_rewind in progress), again until nothing is left, as when the machine is lost.
+   * Resolves once the init has reaped them all and exited.
+   */
+  async lose(): Promise<void> {
+    if (!this.running) throw new Error(`${this.name} is not running`);
+    await this.killEverything();
+  }
+
+  /** Kills the node's processes, as `lose` does, if it is running. */
+  async stop(): Promise<void> {
+    if (this.running) await this.killEverything();
+  }
+
+  private async killEverything(): Promise<void> {
+    const init = this.init!;
+    // The init reaps what is killed below it; should it not exit within 10 s, it is killed too.
+    const deadline = Date.now() + 10_000;
+    while (!init.hasExited()) {
+      killTree(init.pid, { keepRoot: Date.now() < deadline });
+      await Promise.race([init.exited, pause(50)]);
+    }
+  }
+}
