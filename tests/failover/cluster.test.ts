@@ -24,11 +24,11 @@ const failoverBoundMs = 15_000;
 /** The same server's `failover` database. */
 const inDatabase = (url: string) => url.replace(/\/postgres$/, "/failover");
 
-async function run(url: string, sql: string): Promise<pg.QueryResult> {
+async function run(url: string, sql: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return await client.query(sql);
+    return await client.query(sql, values);
   } finally {
     await client.end();
   }
@@ -55,9 +55,14 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
 
     const replicaDatabaseUrl = inDatabase(cluster.replicaUrl);
     for (const node of cluster.nodes.filter((node) => node.name !== oldLeader.name)) {
-      await waitFor(`the table to reach ${node.name}`, async () => ((await run(inDatabase(node.url), "select count(*) from writes")) ? true : null), {
-        timeoutMs: 30_000,
-      });
+      await waitFor(
+        `the table to reach ${node.name}`,
+        async () => {
+          await run(inDatabase(node.url), "select count(*) from writes");
+          return true;
+        },
+        { timeoutMs: 30_000 },
+      );
     }
     const writes = new WriteLoop(databaseUrl).start();
     const reads = new ReadLoop(replicaDatabaseUrl).start();
@@ -69,6 +74,7 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     await cluster.loseMachine(oldLeader);
     const acknowledgedBeforeKill = writes.acknowledged.filter((write) => write.at <= killedAt);
 
+    // The synchronous standby, never node3 (nofailover): it holds every acknowledged commit.
     const newLeader = await cluster.waitForLeader({ not: oldLeader.name, timeoutMs: 60_000 });
     expect(newLeader.name).toBe(standby.name);
     const firstOnNewPrimary = await waitFor(
@@ -99,9 +105,9 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     expect(acknowledgedBeforeKill.length).toBeGreaterThan(0);
     expect(writes.acknowledged.filter((write) => !stored.has(write.id))).toEqual([]);
 
-    // Reads kept answering through the replica port: a failed read was answered again on the next connection.
+    // Reads kept answering through the replica port: a failed read (a session HAProxy cut) was answered on the next connection.
     expect(readsDuringFailover.length).toBeGreaterThan(0);
-    expect(reads.longestFailureRun()).toBeLessThanOrEqual(2);
+    expect(reads.longestFailureRun()).toBeLessThanOrEqual(1);
 
     // The old primary rejoins as a standby (Patroni rewinds it onto the new timeline) and becomes the synchronous one again.
     const broughtBackAt = Date.now();
@@ -117,7 +123,7 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     expect((await cluster.leader()).name).toBe(newLeader.name);
 
     // And it replays everything the new primary holds, acknowledged inserts included, and what is committed now.
-    await run(databaseUrl, `insert into writes (id) values (${writes.acknowledged.at(-1)!.id + 1})`);
+    await run(databaseUrl, "insert into writes (id) values ($1)", [writes.acknowledged.at(-1)!.id + 1]);
     await waitFor(
       `${oldLeader.name} to replay every row`,
       async () => {
