@@ -1,3 +1,4 @@
+import type { ReadRouter } from "@tessera/db";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { lazySchemaCompilers, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
@@ -39,6 +40,8 @@ export interface AppOptions {
   readonly logger?: boolean | ServiceLoggerOptions;
   /** Bearer token that `GET /metrics` requires (`COMPLETION_METRICS_TOKEN`); `null` or absent: open. */
   readonly metricsToken?: string | null;
+  /** Where reads that tolerate lag go (`DATABASE_READ_URL`): its routing and each replica's lag are in `/metrics`. */
+  readonly readRouter?: ReadRouter;
   /** Largest accepted body of the admin import, in bytes (default 64 MiB). */
   readonly importBodyLimit?: number;
   /**
@@ -93,7 +96,7 @@ export async function buildApp(ctx: CompletionContext, options: AppOptions = {})
   screenEveryRoute(app);
   const onRoute = options.onRoute;
   if (onRoute) app.addHook("onRoute", (route) => onRoute(route as RouteOptions));
-  registerOperations(app, ctx, { metricsToken: options.metricsToken ?? null });
+  registerOperations(app, ctx, { metricsToken: options.metricsToken ?? null, ...(options.readRouter === undefined ? {} : { readRouter: options.readRouter }) });
   // Before the OpenAPI plugin, like the operations routes: they are Sign-on's interface, not this API's.
   if (options.signonPushes) await registerSignonPushes(app, options.signonPushes);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

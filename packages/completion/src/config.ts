@@ -1,7 +1,12 @@
+import { DEFAULT_READ_MAX_LAG_MS, parseReadUrls } from "@tessera/db";
 /** The completion service's configuration, read once at start-up. */
 export interface CompletionConfig {
   /** PostgreSQL connection string; undefined: the embedded PostgreSQL server of ./data. */
   readonly databaseUrl: string | undefined;
+  /** `DATABASE_READ_URL`: replicas for the reads that tolerate a little lag (list, detail, stats); empty: the primary serves them. */
+  readonly databaseReadUrls: readonly string[];
+  /** A replica further behind the primary than this many milliseconds is skipped. */
+  readonly databaseReadMaxLagMs: number;
   /** Most database connections this process opens; null: the pool's default (10 on PostgreSQL, 4 embedded). */
   readonly databasePoolSize: number | null;
   /** A database statement without an answer after this many seconds fails as "database unavailable" (its connection is given up). */
@@ -80,7 +85,7 @@ export function requireSignonClientId(config: CompletionConfig): string {
   if (config.signonClientId === null) {
     throw new ConfigError(
       "COMPLETION_SIGNON_CLIENT_ID is required: the client id of the completion application in Sign-on " +
-        "(`signon apps show --name completion`), so that only tokens issued to it are accepted.",
+        "(`signon apps show --app completion`), so that only tokens issued to it are accepted.",
     );
   }
   return config.signonClientId;
@@ -98,10 +103,19 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
   return text;
 }
 
+/** `DATABASE_READ_URL`'s addresses, each a PostgreSQL URL. */
+function readUrls(env: NodeJS.ProcessEnv): string[] {
+  const urls = parseReadUrls(env["DATABASE_READ_URL"]);
+  for (const text of urls) url({ DATABASE_READ_URL: text }, "DATABASE_READ_URL", "", ["postgres:", "postgresql:"]);
+  return urls;
+}
+
 /**
  * Reads the configuration from environment variables:
  * `DATABASE_URL` (default: none, which means the embedded database),
- * `DATABASE_POOL_SIZE` (1-1000; default 10),
+ * `DATABASE_READ_URL` (default: none; one or more replicas, separated by spaces or commas, for the list, detail and
+ * stats reads), `DATABASE_READ_MAX_LAG_MS` (0–3,600,000, default 5,000: a replica further behind is skipped),
+ * `DATABASE_POOL_SIZE` (1-1000; default 10, and as many again per replica),
  * `DATABASE_STATEMENT_TIMEOUT_SECONDS` (1-3600, default 30: a statement without an answer after this long fails, 503),
  * `SIGNON_URL` (default `http://127.0.0.1:3000`),
  * `COMPLETION_SIGNON_CLIENT_ID` (the `completion` application's client id in Sign-on; required by the server),
@@ -129,6 +143,8 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
   const databaseUrl = env["DATABASE_URL"] ? url(env, "DATABASE_URL", "", ["postgres:", "postgresql:"]) : undefined;
   return {
     databaseUrl,
+    databaseReadUrls: readUrls(env),
+    databaseReadMaxLagMs: integer(env, "DATABASE_READ_MAX_LAG_MS", DEFAULT_READ_MAX_LAG_MS, 0, 3_600_000),
     databasePoolSize: env["DATABASE_POOL_SIZE"] ? integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000) : null,
     databaseStatementTimeoutSeconds: integer(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, 1, 3600),
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),

@@ -1,4 +1,5 @@
-import { databaseReadinessChecks, echoRequestId, registerHealthChecks, registerMetrics, registerScrapedGauges, type ScrapedGauge } from "@tessera/service-kit";
+import type { ReadRouter } from "@tessera/db";
+import { databaseReadinessChecks, echoRequestId, registerHealthChecks, registerMetrics, registerReadRoutingMetrics, registerScrapedGauges, type ScrapedGauge } from "@tessera/service-kit";
 import { sql } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import type { CompletionContext } from "./context.js";
@@ -17,9 +18,10 @@ const staleGauges: readonly ScrapedGauge<StaleFigures>[] = [
 /**
  * What operators use: the request id header, `/healthcheck/live` and
  * `/healthcheck/ready` (database answers, migrations applied) and `/metrics`
- * (requests, latency, aggregation lag read at scrape time).
+ * (requests, latency, aggregation lag read at scrape time, and with replicas
+ * where reads went and each replica's lag).
  */
-export function registerOperations(app: FastifyInstance, ctx: CompletionContext, options: { metricsToken: string | null }): void {
+export function registerOperations(app: FastifyInstance, ctx: CompletionContext, options: { metricsToken: string | null; readRouter?: ReadRouter }): void {
   echoRequestId(app);
   const runQuery = async (text: string) => (await ctx.db.execute<Record<string, unknown>>(sql.raw(text))).rows;
   registerHealthChecks(app, { checks: databaseReadinessChecks(runQuery, [COMPLETION_MIGRATIONS]) });
@@ -27,4 +29,5 @@ export function registerOperations(app: FastifyInstance, ctx: CompletionContext,
   registerScrapedGauges(registry, () => readStaleFigures(ctx.db, ctx.now()), staleGauges, (error) => {
     app.log.warn({ err: error }, "metrics: could not read the stale records");
   });
+  if (options.readRouter !== undefined) registerReadRoutingMetrics(registry, options.readRouter);
 }

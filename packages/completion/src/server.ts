@@ -22,10 +22,11 @@ const database = await openCompletionDatabaseOrExit(
   { waitWhileUnavailable: true },
 );
 const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, clientId: signonClientId, cacheSeconds: config.callerCacheSeconds });
-const ctx = createContext(config, database.db, callers);
+const ctx = createContext(config, database.db, callers, () => new Date(), database.readDb);
 const app = await buildApp(ctx, {
   logger: { level: process.env["LOG_LEVEL"] ?? "info" },
   metricsToken: config.metricsToken,
+  readRouter: database.reads,
   trustProxy: config.trustProxy,
   signonPushes: callers.verifier,
 });

@@ -38,6 +38,8 @@ export function openCompletionDatabase(
 ): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl,
+    readUrls: config.databaseReadUrls,
+    readMaxLagMs: config.databaseReadMaxLagMs,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
     statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
     waitWhileUnavailable: options.waitWhileUnavailable ?? false,

@@ -5,6 +5,8 @@ describe("readConfig", () => {
   it("has documented defaults", () => {
     expect(readConfig({})).toEqual({
       databaseUrl: undefined,
+      databaseReadUrls: [],
+      databaseReadMaxLagMs: 5000,
       databasePoolSize: null,
       databaseStatementTimeoutSeconds: 30,
       signonUrl: "http://127.0.0.1:3000",
@@ -25,6 +27,8 @@ describe("readConfig", () => {
     expect(
       readConfig({
         DATABASE_URL: "postgres://u@db:5432/tessera",
+        DATABASE_READ_URL: "postgres://u@replica1:5432/tessera, postgres://u@replica2:5432/tessera",
+        DATABASE_READ_MAX_LAG_MS: "2000",
         DATABASE_POOL_SIZE: "25",
         DATABASE_STATEMENT_TIMEOUT_SECONDS: "12",
         SIGNON_URL: "https://signon.example.com",
@@ -40,6 +44,8 @@ describe("readConfig", () => {
       }),
     ).toEqual({
       databaseUrl: "postgres://u@db:5432/tessera",
+      databaseReadUrls: ["postgres://u@replica1:5432/tessera", "postgres://u@replica2:5432/tessera"],
+      databaseReadMaxLagMs: 2000,
       databasePoolSize: 25,
       databaseStatementTimeoutSeconds: 12,
       signonUrl: "https://signon.example.com",
@@ -72,6 +78,8 @@ describe("readConfig", () => {
 
   it.each([
     [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL must use postgres: or postgresql:/],
+    [{ DATABASE_READ_URL: "postgres://replica/db mysql://x" }, /DATABASE_READ_URL must use postgres: or postgresql:/],
+    [{ DATABASE_READ_MAX_LAG_MS: "-1" }, /DATABASE_READ_MAX_LAG_MS must be an integer from 0 to 3600000/],
     [{ SIGNON_URL: "not a url" }, /SIGNON_URL must be a URL/],
     [{ COMPLETION_AGGREGATOR_TYPES: "chapter" }, /must include course/],
     [{ COMPLETION_AGGREGATOR_TYPES: "course,mean" }, /"mean" is not a block type/],

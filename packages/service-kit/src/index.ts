@@ -15,3 +15,4 @@ export {
   type ErrorHandler,
 } from "./database-outage.js";
 export { answerWhileStarting, type StartingPort } from "./starting-port.js";
+export { registerReadRoutingMetrics } from "./read-routing-metrics.js";

@@ -1,11 +1,20 @@
 import { holds, PERMISSIONS, type SignonCaller } from "../auth/caller.js";
 import type { CompletionContext } from "../context.js";
-import { linkSignonUser, type LearnerRow } from "../repositories/learners.js";
+import { findLearnerBySignonUid, linkSignonUser, type LearnerRow } from "../repositories/learners.js";
 import { forbidden } from "./errors.js";
 
-/** The learner record of the caller (C7), linked by Sign-on uid or on first sight by e-mail; null when there is none. */
-export function callerLearner(ctx: CompletionContext, caller: SignonCaller): Promise<LearnerRow | null> {
-  return linkSignonUser(ctx.db, { uid: caller.uid, email: caller.email });
+/**
+ * The learner record of the caller (C7), linked by Sign-on uid or on first
+ * sight by e-mail; null when there is none. A link already made is read
+ * where the context reads; one to make is made (or found, when a replica has
+ * not replayed it yet) on the primary.
+ */
+export async function callerLearner(ctx: CompletionContext, caller: SignonCaller): Promise<LearnerRow | null> {
+  if (ctx.db !== ctx.primary) {
+    const linked = await findLearnerBySignonUid(ctx.db, caller.uid);
+    if (linked !== null) return linked;
+  }
+  return linkSignonUser(ctx.primary, { uid: caller.uid, email: caller.email });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from "@tessera/db/faults";
 import type { CompletionContext } from "../context.js";
 import { refreshStaleLearner } from "../aggregation/stale.js";
 import type { CourseStructure } from "../domain/course-structures.js";
@@ -72,18 +73,29 @@ export async function readLearnerInCourse(
 ): Promise<ItemChunks> {
   let shape = itemShape(structure, fields.types, root);
   let stored = learner.aggregates;
-  if (learner.stale && (await refreshStaleLearner(ctx.db, ctx.structures, ctx.settings, learner, structure.course.key, ctx.now()))) {
-    structure = await ctx.structures.forCourse(ctx.db, structure.course);
+  let fromCompletions = !storedUse(ctx, structure, shape).covers;
+  let refreshed = false;
+  if (learner.stale) {
+    try {
+      refreshed = await refreshStaleLearner(ctx.primary, ctx.structures, ctx.settings, learner, structure.course.key, ctx.now());
+    } catch (error) {
+      // Read on a replica while the primary is away (a failover): the figures the refresh would store, computed here.
+      if (ctx.db === ctx.primary || !isDatabaseUnavailable(error)) throw error;
+      fromCompletions = true;
+    }
+  }
+  if (refreshed) {
+    // What follows the refresh reads the primary it wrote to.
+    structure = await ctx.structures.forCourse(ctx.primary, structure.course);
     const sameRoot = root === null ? null : (structure.tree?.byKey.get(root.key) ?? null);
     shape = itemShape(structure, fields.types, sameRoot);
-    const keys = storedCovers(shape.needed, ctx.settings.aggregatorTypes) ? shape.needed.map((node) => node.key) : [];
-    const reread = await loadAggregates(ctx.db, structure.course.key, [learner.id], keys);
+    fromCompletions = !storedUse(ctx, structure, shape).covers;
+    const keys = fromCompletions ? [] : shape.needed.map((node) => node.key);
+    const reread = await loadAggregates(ctx.primary, structure.course.key, [learner.id], keys);
     stored = reread.get(learner.id) ?? new Map();
   }
   // Stored figures are read by block key, and a block without a stored row has completed nothing.
-  const progress = storedUse(ctx, structure, shape).covers
-    ? stored
-    : (await progressFromCompletions(ctx.db, structure, [learner.id])).get(learner.id);
+  const progress = fromCompletions ? (await progressFromCompletions(refreshed ? ctx.primary : ctx.db, structure, [learner.id])).get(learner.id) : stored;
   const extras: { username?: string; mean?: number } = {};
   if (fields.username) extras.username = learner.username;
   if (fields.mean) extras.mean = await courseMean(ctx, structure);

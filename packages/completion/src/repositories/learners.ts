@@ -38,14 +38,20 @@ export async function findUsernamesById(q: Queryable, ids: readonly number[]): P
   return found;
 }
 
+/** The learner linked to a Sign-on uid, or null. */
+export async function findLearnerBySignonUid(q: Queryable, uid: string): Promise<LearnerRow | null> {
+  const [linked] = await q.select(columns).from(learners).where(eq(learners.signonUid, uid));
+  return linked ?? null;
+}
+
 /**
  * The learner of a Sign-on user: the one linked to its uid, or else the one
  * with its e-mail (case-insensitive) and no uid yet, which is linked now.
  * Null when there is none.
  */
 export async function linkSignonUser(q: Queryable, user: { uid: string; email: string }): Promise<LearnerRow | null> {
-  const linked = await q.select(columns).from(learners).where(eq(learners.signonUid, user.uid));
-  if (linked[0]) return linked[0];
+  const linked = await findLearnerBySignonUid(q, user.uid);
+  if (linked !== null) return linked;
   const byEmail = await q
     .update(learners)
     .set({ signonUid: user.uid })

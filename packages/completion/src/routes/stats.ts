@@ -29,19 +29,20 @@ export function registerStats(app: FastifyTypeBox, ctx: CompletionContext): void
       },
     },
     async (request) => {
-      await authenticate(request, ctx.callers);
+      const reading = ctx.forRead();
+      await authenticate(request, reading.callers);
       const text = courseKeyFromPath(request.params["*"]);
       if (!parseCourseKey(text)) throw notFound(`Invalid course key: ${text}`);
       const cohortId = parseCohort(request.query.cohorts);
       const excludeRoles = parseExcludeRoles(request.query.exclude_roles);
       const filters = { cohortId, excludeRoles };
       // The cached tree saves a round trip; the stats query tells whether it is still the stored one (see detail).
-      const cached = ctx.structures.peek(text);
-      let meanCompletion = cached ? await readCourseStats(ctx, cached, filters, false) : STALE_STRUCTURE;
+      const cached = reading.structures.peek(text);
+      let meanCompletion = cached ? await readCourseStats(reading, cached, filters, false) : STALE_STRUCTURE;
       if (meanCompletion === STALE_STRUCTURE) {
-        const structure = await ctx.structures.get(ctx.db, text);
+        const structure = await reading.structures.get(reading.db, text);
         if (!structure) throw notFound(`Course not found: ${text}`);
-        meanCompletion = await readCourseStats(ctx, structure, filters, true);
+        meanCompletion = await readCourseStats(reading, structure, filters, true);
         if (meanCompletion === STALE_STRUCTURE) throw new Error("stats on the current course tree asked to be run again");
       }
       return {

@@ -155,7 +155,7 @@ export function registerCourseDetail(app: FastifyTypeBox, ctx: CompletionContext
       },
     },
     async (request, reply) => {
-      const body = await readDetail(ctx, request, request.params["*"], {
+      const body = await readDetail(ctx.forRead(), request, request.params["*"], {
         username: request.query.username,
         userIds: request.query.user_ids,
         rootBlock: request.query.root_block,
@@ -180,7 +180,7 @@ export function registerCourseDetail(app: FastifyTypeBox, ctx: CompletionContext
       },
     },
     async (request, reply) => {
-      const body = await readDetail(ctx, request, request.params["*"], {
+      const body = await readDetail(ctx.forRead(), request, request.params["*"], {
         username: request.body.username,
         userIds: request.body.user_ids,
         rootBlock: request.body.root_block,

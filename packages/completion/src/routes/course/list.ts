@@ -33,19 +33,20 @@ export function registerCourseList(app: FastifyTypeBox, ctx: CompletionContext):
       },
     },
     async (request, reply) => {
-      const caller = await authenticate(request, ctx.callers);
+      const reading = ctx.forRead();
+      const caller = await authenticate(request, reading.callers);
       const fields = parseRequestedFields(request.query.requested_fields, ctx.settings.aggregatorTypes);
       const page = parsePageRequest(request.query.page, request.query.page_size);
       if (page === "page") throw notFound("Invalid page.");
       if (page === "page_size") throw badRequest("Invalid page_size.");
-      const username = await effectiveUsername(ctx, caller, usernameParam(request.query.username));
-      const learner = username === null ? null : await findLearnerByUsername(ctx.db, username);
+      const username = await effectiveUsername(reading, caller, usernameParam(request.query.username));
+      const learner = username === null ? null : await findLearnerByUsername(reading.db, username);
       const url = absoluteUrl(request);
       if (username !== null && !learner) throw notFound(`User not found: ${username}`);
       // The items come as JSON bytes (see the detail route), and so does the page.
       void reply.header("content-type", JSON_CONTENT_TYPE);
       if (!learner) return reply.send(pageEnvelopeJson(pageWindow(page, 0) ?? notFoundPage(), url, []));
-      const result = await readLearnerCourses(ctx, learner.username, learner.id, parseMobileOnly(request.query.mobile_only), fields, page);
+      const result = await readLearnerCourses(reading, learner.username, learner.id, parseMobileOnly(request.query.mobile_only), fields, page);
       if (!result) throw notFound("Invalid page.");
       return reply.send(pageEnvelopeJson(result.window, url, result.items));
     },
