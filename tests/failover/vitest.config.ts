@@ -5,7 +5,7 @@ export default defineProject({
     name: "failover",
     // Alone and one file at a time, after the other projects: the cluster's timings (a leader lease of a few seconds,
     // health checks every 500 ms) ride on six processes getting the CPU when they need it.
-    sequence: { groupOrder: 1 },
+    sequence: { groupOrder: 2 },
     maxWorkers: 1,
     // A cluster bootstraps, loses its primary's machine and takes it back (each wait inside polls; the one bound
     // asserted is the 15 s from the kill to the first write on the new primary).
