@@ -2,7 +2,8 @@
 // read replica, behind HAProxy. Under a loop of inserts through HAProxy's primary port, the primary's machine is
 // lost (Patroni and PostgreSQL SIGKILLed together): the synchronous standby takes over, the first insert
 // succeeds again within the issue's 15 s, nothing acknowledged is lost, reads through the replica port keep
-// answering, and the old primary comes back as a standby (pg_rewind) and becomes the synchronous standby again.
+// answering, node3 is the new primary's synchronous standby meanwhile, and the old primary comes back as a standby
+// (pg_rewind) and becomes the synchronous standby again.
 // Needs Debian's patroni, etcd-server, haproxy and postgresql-15; skipped without them, except under CI=true.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -108,6 +109,11 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     // Reads kept answering through the replica port: a failed read (a session HAProxy cut) was answered on the next connection.
     expect(readsDuringFailover.length).toBeGreaterThan(0);
     expect(reads.longestFailureRun()).toBeLessThanOrEqual(1);
+
+    // While the old primary is lost, node3 (never promoted, but not `nosync`) is the new primary's synchronous standby.
+    await waitFor("node3 to be the new primary's synchronous standby", async () => ((await cluster.syncStandby().catch(() => null))?.name === "node3" ? true : null), {
+      timeoutMs: 30_000,
+    });
 
     // The old primary rejoins as a standby (Patroni rewinds it onto the new timeline) and becomes the synchronous one again.
     const broughtBackAt = Date.now();

@@ -1,6 +1,7 @@
 // A PostgreSQL 15 failover cluster for tests, on 127.0.0.1: etcd, three Patroni nodes (node1 and node2 take
-// turns as primary and synchronous standby; node3 is an asynchronous read replica that is never promoted) and
-// HAProxy in front, one port following the primary and one spreading over the replicas.
+// turns as primary and synchronous standby; node3 is a read replica that is never promoted, asynchronous while
+// either of them streams, and the new primary's synchronous standby while the old one is lost) and HAProxy in front,
+// one port following the primary and one spreading over the replicas.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -25,7 +25,11 @@ export interface NodeSpec {
   restPort: number;
   /** The node's own directory: its data directory, socket and password file live inside. */
   directory: string;
-  /** An asynchronous read replica only: never promoted, never the synchronous standby. */
+  /**
+   * A read replica that is never promoted (`nofailover`). It may still be the synchronous standby: Patroni prefers a
+   * node that may be promoted, so it is one only while no such node streams (after the primary's loss, until the
+   * old primary is back), and writes acknowledged meanwhile are on two machines all the same.
+   */
   readReplicaOnly: boolean;
 }
 
@@ -72,7 +76,7 @@ export function patroniConfig(node: NodeSpec, cluster: { etcdHost: string; timin
       basebackup: [{ checkpoint: "fast" }],
       use_pg_rewind: true,
     },
-    tags: { nofailover: node.readReplicaOnly, nosync: node.readReplicaOnly, noloadbalance: false, clonefrom: false },
+    tags: { nofailover: node.readReplicaOnly, nosync: false, noloadbalance: false, clonefrom: false },
     // No watchdog here; the margin only keeps Patroni 3.0.2 from warning on every loop that its default 5 s
     // margin does not fit in the ttl (it checks the timing even with the watchdog off).
     watchdog: { mode: "off", safety_margin: -1 },
