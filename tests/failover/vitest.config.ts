@@ -11,5 +11,7 @@ export default defineProject({
     // asserted is the 15 s from the kill to the first write on the new primary).
     testTimeout: 300_000,
     hookTimeout: 300_000,
+    // failover.test.ts runs the services as shipped: built again first when their sources changed.
+    globalSetup: ["@tessera/test-support/built"],
   },
 });
