@@ -4,6 +4,7 @@ import cookie from "@fastify/cookie";
 import csrf from "@fastify/csrf-protection";
 import view from "@fastify/view";
 import { answeringDatabaseOutages, HEALTH_CHECK_PATHS, lazySchemaCompilers, requestIdServerOptions, serviceLoggerOptions, type ServiceLoggerOptions } from "@tessera/service-kit";
+import { createDrizzle, type ReadRouter } from "@tessera/db";
 import { Eta } from "eta";
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type pg from "pg";
@@ -11,6 +12,7 @@ import { relyingParty } from "./accounts/passkeys/relying-party.js";
 import type { SignonConfig } from "./config.js";
 import type { SignonContext } from "./context.js";
 import type { SignonDatabase } from "./db/database.js";
+import * as schema from "./db/schema.js";
 import { statementRunner } from "./db/statements.js";
 import { followTokenAnswerChanges } from "./oauth/token-answer-changes.js";
 import { TokenAnswerCache } from "./oauth/token-answer-cache.js";
@@ -56,6 +58,8 @@ export interface SignonAppOptions {
   invitationBatchesQueued?: () => void;
   /** Where access-token answers are kept (default: a cache of `config.tokenAnswerCacheSize`); tests pass one they can look into. */
   tokenAnswers?: TokenAnswerCache;
+  /** Where reads that tolerate lag go (`DATABASE_READ_URL`); absent: the primary serves every read. */
+  reads?: ReadRouter;
 }
 
 /**
@@ -103,7 +107,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     const follower = followTokenAnswerChanges(options.pool, tokenAnswers, app.log);
     app.addHook("onClose", () => follower.close());
   }
-  app.decorate("signon", {
+  const signon: SignonContext = {
     db: options.db,
     statements: statementRunner(options.pool, config.preparedStatements),
     config,
@@ -112,7 +116,23 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
     pushesQueued: options.pushesQueued,
     invitationBatchesQueued: options.invitationBatchesQueued,
     secretKey: await resolveSecretKey(config.secretKey, config.dataDir),
-  });
+  };
+  const reads = options.reads;
+  if (reads?.hasReplicas === true) {
+    // One context per replica, made once; the primary's is the app's own.
+    const onReplica = new Map<pg.Pool, SignonContext>();
+    signon.forRead = () => {
+      const pool = reads.pool();
+      if (pool === options.pool) return signon;
+      let context = onReplica.get(pool);
+      if (context === undefined) {
+        context = { ...signon, db: createDrizzle(pool, schema), statements: statementRunner(pool, config.preparedStatements) };
+        onReplica.set(pool, context);
+      }
+      return context;
+    };
+  }
+  app.decorate("signon", signon);
 
   app.removeAllContentTypeParsers();
   registerFormParser(app);
@@ -132,7 +152,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
       html: (request) => request.routeOptions.config.errorFormat === "html",
     }),
   );
-  registerOperations(app, { config, db: options.db, pool: options.pool, now: app.signon.now });
+  registerOperations(app, { config, db: options.db, pool: options.pool, now: app.signon.now, reads: options.reads });
   app.addHook("onRequest", rejectMalformedQuery);
   if (production) {
     // S16: plain HTTP is refused (API) or redirected (browser GET).

@@ -1,3 +1,4 @@
+import { DEFAULT_READ_MAX_LAG_MS, parseReadUrls } from "@tessera/db";
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
 import { defaultPasswordHashingCost, type PasswordHashingCost } from "./accounts/password.js";
@@ -12,6 +13,10 @@ export interface SignonConfig {
   publicUrl: string;
   /** PostgreSQL connection string, or `null` to use the embedded database in `dataDir`. */
   databaseUrl: string | null;
+  /** `DATABASE_READ_URL`: replicas for the administrator lists, `users.csv` and the usage pages; empty: the primary serves them. */
+  databaseReadUrls: string[];
+  /** A replica further behind the primary than this many milliseconds is skipped. */
+  databaseReadMaxLagMs: number;
   /** Most database connections this process opens; `null`: the pool's default (10 on PostgreSQL, 4 embedded). */
   databasePoolSize: number | null;
   /** A database statement without an answer after this many seconds fails as "database unavailable" (its connection is given up). */
@@ -104,6 +109,21 @@ export class ConfigError extends Error {
 
 const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
 
+/** `DATABASE_READ_URL`'s addresses, each a PostgreSQL URL. */
+function readReplicaUrls(env: Record<string, string | undefined>): string[] {
+  const urls = parseReadUrls(env.DATABASE_READ_URL);
+  for (const text of urls) {
+    let protocol: string;
+    try {
+      protocol = new URL(text).protocol;
+    } catch {
+      throw new ConfigError("DATABASE_READ_URL", `not a URL: ${text.replace(/\/\/[^@/]*@/, "//…@")}`);
+    }
+    if (protocol !== "postgres:" && protocol !== "postgresql:") throw new ConfigError("DATABASE_READ_URL", `must use postgres: or postgresql:, not ${protocol}`);
+  }
+  return urls;
+}
+
 /**
  * Reads and validates the configuration. Documented variables (defaults in brackets):
  *
@@ -111,7 +131,10 @@ const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
  * - `SIGNON_HOST` [127.0.0.1], `SIGNON_PORT` [3000]: where to listen. Development refuses a non-loopback host.
  * - `SIGNON_PUBLIC_URL` [http://localhost:PORT in development; required in production, https]
  * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
- * - `DATABASE_POOL_SIZE` [10]: most connections this process opens.
+ * - `DATABASE_READ_URL` [unset]: one or more replicas (separated by spaces or commas) for the reads that
+ *   tolerate a little lag: the administrator lists, `users.csv` and the usage pages. `DATABASE_READ_MAX_LAG_MS`
+ *   [5000]: a replica further behind is skipped.
+ * - `DATABASE_POOL_SIZE` [10]: most connections this process opens (and as many again to each replica).
  * - `DATABASE_STATEMENT_TIMEOUT_SECONDS` [30]: a statement without an answer after this long fails (503), and its connection is dropped.
  * - `SIGNON_TLS_CERT`, `SIGNON_TLS_KEY`: PEM files; both or neither.
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
@@ -183,6 +206,8 @@ export function loadConfig(
     port,
     publicUrl,
     databaseUrl,
+    databaseReadUrls: readReplicaUrls(env),
+    databaseReadMaxLagMs: readInteger(env, "DATABASE_READ_MAX_LAG_MS", DEFAULT_READ_MAX_LAG_MS, { min: 0, max: 3_600_000 }),
     databasePoolSize: env.DATABASE_POOL_SIZE?.trim() ? readInteger(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 1000 }) : null,
     databaseStatementTimeoutSeconds: readInteger(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, { min: 1, max: 3600 }),
     dataDir: env.SIGNON_DATA_DIR?.trim() || "./data",

@@ -22,6 +22,18 @@ export interface SignonContext {
    * configured key, or the development key file); `config.secretKey` when unset.
    */
   secretKey?: Buffer | undefined;
+  /**
+   * The context for one read that tolerates a little lag (the administrator
+   * lists, `users.csv`, the usage pages): `db` and `statements` on a replica
+   * within `DATABASE_READ_MAX_LAG_MS` of the primary, or on the primary. Never
+   * for sessions, tokens, authorization, limits, or what follows a write.
+   */
+  forRead?: (() => SignonContext) | undefined;
+}
+
+/** `ctx.forRead()`, or `ctx` itself where no replica is configured. */
+export function readingContext(ctx: SignonContext): SignonContext {
+  return ctx.forRead?.() ?? ctx;
 }
 
 /** Where a request came from, for audit events and per-IP limits. */

@@ -17,6 +17,8 @@ export function openSignonDatabase(
 ): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl ?? undefined,
+    readUrls: config.databaseReadUrls,
+    readMaxLagMs: config.databaseReadMaxLagMs,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
     statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
     waitWhileUnavailable: options.waitWhileUnavailable ?? false,

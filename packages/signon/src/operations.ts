@@ -3,9 +3,11 @@ import {
   echoRequestId,
   registerHealthChecks,
   registerMetrics,
+  registerReadRoutingMetrics,
   registerScrapedGauges,
   type ScrapedGauge,
 } from "@tessera/service-kit";
+import type { ReadRouter } from "@tessera/db";
 import type { FastifyInstance } from "fastify";
 import type pg from "pg";
 import { floodedClientCount } from "./applications/client-authentication-pressure.js";
@@ -52,7 +54,7 @@ const tokenExpiryGauges: readonly ScrapedGauge<{ application: string; expiresAt:
  */
 export function registerOperations(
   app: FastifyInstance,
-  options: { config: SignonConfig; db: SignonDatabase; pool: pg.Pool; now: () => Date },
+  options: { config: SignonConfig; db: SignonDatabase; pool: pg.Pool; now: () => Date; reads?: ReadRouter | undefined },
 ): void {
   echoRequestId(app);
   const runQuery = async (text: string) => (await options.pool.query<Record<string, unknown>>(text)).rows;
@@ -67,4 +69,5 @@ export function registerOperations(
   registerScrapedGauges(registry, () => soonestApiTokenExpiries(options.db, options.now(), pushUserEmail), tokenExpiryGauges, (error) => {
     app.log.warn({ err: error }, "metrics: could not read the API token expiries");
   });
+  if (options.reads?.hasReplicas === true) registerReadRoutingMetrics(registry, options.reads);
 }

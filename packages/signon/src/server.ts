@@ -86,6 +86,7 @@ export async function startSignon(
       config,
       db: database.db,
       pool: database.pool,
+      reads: database.reads,
       ...(worker ? { pushesQueued: () => worker.wake() } : {}),
       invitationBatchesQueued: () => batchWorker.wake(),
     });

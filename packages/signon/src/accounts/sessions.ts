@@ -78,6 +78,12 @@ export interface WebSession {
   /** When the person signed in (OpenID Connect `auth_time`), and how (`amr`). */
   authTime: Date;
   amr: readonly string[];
+  /**
+   * Read on a replica while the primary could not be reached (see
+   * `resolveWebSessionOnReplica`): nothing may be written for it, its flash
+   * message included.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -95,7 +101,7 @@ function touchIntervalMs(sessionIdleSeconds: number): number {
  * 2-step code, or `null`. A session dies after `sessionIdleSeconds` without
  * use, `sessionMaxSeconds` after sign-in, or when its user is suspended.
  */
-export async function resolveWebSession(ctx: SignonContext, sessionId: string | undefined): Promise<WebSession | null> {
+export async function resolveWebSession(ctx: SignonContext, sessionId: string | undefined, readOnly = false): Promise<WebSession | null> {
   if (!sessionId || !/^[0-9a-f]{64}$/.test(sessionId)) return null;
   const idHash = sha256Hex(sessionId);
   const found = await findSession(ctx.db, idHash);
@@ -103,10 +109,10 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
   const now = ctx.now();
   const idleUntil = found.session.lastSeenAt.getTime() + ctx.config.sessionIdleSeconds * 1000;
   if (idleUntil <= now.getTime() || found.session.expiresAt <= now || found.user.suspendedAt !== null) {
-    await deleteSession(ctx.db, idHash);
+    if (!readOnly) await deleteSession(ctx.db, idHash);
     return null;
   }
-  if (now.getTime() - found.session.lastSeenAt.getTime() >= touchIntervalMs(ctx.config.sessionIdleSeconds)) await touchSession(ctx.db, idHash, now);
+  if (!readOnly && now.getTime() - found.session.lastSeenAt.getTime() >= touchIntervalMs(ctx.config.sessionIdleSeconds)) await touchSession(ctx.db, idHash, now);
   const user =
     found.user.role === "super_organisation_admin" && found.user.organisationId !== null
       ? { ...found.user, organisationScope: await listOrganisationSubtreeIds(ctx.db, found.user.organisationId) }
@@ -122,7 +128,21 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     authTime: found.session.createdAt,
     // A session older than the record of its methods was a password sign-in.
     amr: authenticationMethods.length > 0 ? authenticationMethods : ["pwd"],
+    ...(readOnly ? { readOnly: true } : {}),
   };
+}
+
+/**
+ * The session as a replica has it, for a list read while the primary cannot
+ * be reached (a failover): read only, so it neither ends an expired session
+ * nor marks this use. A session ended on the primary less than the replica's
+ * lag before (at most `DATABASE_READ_MAX_LAG_MS`) may still read lists here;
+ * nothing else is served this way. `undefined` when no replica is fit to read.
+ */
+export async function resolveWebSessionOnReplica(ctx: SignonContext, sessionId: string | undefined): Promise<WebSession | null | undefined> {
+  const replica = ctx.forRead?.();
+  if (replica === undefined || replica === ctx) return undefined;
+  return resolveWebSession(replica, sessionId, true);
 }
 
 /**

@@ -45,7 +45,8 @@ export async function renderPage(
     frame.currentUser = { name: user.name, email: user.email };
     // Nothing to navigate to until the 2-step verification required of them is set up.
     frame.nav = session.twoStepSetUpRequired ? [] : navigationFor(user);
-    if (session.flash) {
+    // A session read on a replica (the primary away) cannot have its flash message taken: it waits for the primary.
+    if (session.flash && session.readOnly !== true) {
       frame.flash = session.flash;
       await setSessionFlash(request.server.signon.db, session.idHash, null);
     }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { resolveWebSession, type WebSession } from "../accounts/sessions.js";
+import { isDatabaseUnavailable } from "@tessera/db/faults";
+import { resolveWebSession, resolveWebSessionOnReplica, type WebSession } from "../accounts/sessions.js";
 import { readSessionCookie } from "../http/session-cookie.js";
 import type { Actor } from "./policy.js";
 
@@ -7,6 +8,13 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The signed-in session, set by `requireSignedIn`. */
     webSession: WebSession | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * A list that reads where lag is tolerated (a replica, when configured):
+     * while the primary cannot be reached, its session is read there too.
+     */
+    listRead?: boolean;
   }
 }
 
@@ -34,8 +42,7 @@ export async function requireSignedInForTwoStepSetUp(request: FastifyRequest, re
 }
 
 async function signedInGuard(request: FastifyRequest, reply: FastifyReply, settingUpTwoStep: boolean): Promise<void> {
-  const ctx = request.server.signon;
-  const session = await resolveWebSession(ctx, readSessionCookie(request, ctx.config));
+  const session = await sessionOf(request);
   const returnTo = request.method === "GET" ? request.url : "/";
   if (session && !session.awaitingSecondFactor) {
     if (session.twoStepSetUpRequired && !settingUpTwoStep) {
@@ -47,6 +54,24 @@ async function signedInGuard(request: FastifyRequest, reply: FastifyReply, setti
   }
   const target = session ? "/sign-in/two-step" : "/sign-in";
   await reply.header("cache-control", "no-store").redirect(`${target}?return_to=${encodeURIComponent(returnTo)}`, 303);
+}
+
+/**
+ * The request's session. While the primary cannot be reached, a list page
+ * (route config `listRead`, a GET) takes it from a replica, read only (see
+ * `resolveWebSessionOnReplica`); any other page gets the outage's 503.
+ */
+async function sessionOf(request: FastifyRequest): Promise<WebSession | null> {
+  const ctx = request.server.signon;
+  const sessionId = readSessionCookie(request, ctx.config);
+  try {
+    return await resolveWebSession(ctx, sessionId);
+  } catch (error) {
+    if (request.method !== "GET" || request.routeOptions.config.listRead !== true || !isDatabaseUnavailable(error)) throw error;
+    const onReplica = await resolveWebSessionOnReplica(ctx, sessionId);
+    if (onReplica === undefined) throw error;
+    return onReplica;
+  }
 }
 
 /** The signed-in user; only call after `requireSignedIn`. */

@@ -9,6 +9,8 @@ describe("loadConfig", () => {
       port: 3000,
       publicUrl: "http://localhost:3000",
       databaseUrl: null,
+      databaseReadUrls: [],
+      databaseReadMaxLagMs: 5000,
       databasePoolSize: null,
       databaseStatementTimeoutSeconds: 30,
       dataDir: "./data",
@@ -37,6 +39,15 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://db/signon", DATABASE_POOL_SIZE: "40" }).databasePoolSize).toBe(40);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE: expected 1 to 1000, got 0/);
     expect(() => loadConfig({ DATABASE_POOL_SIZE: "ten" })).toThrow(/DATABASE_POOL_SIZE: expected a whole number, got ten/);
+  });
+
+  it("reads the read replicas and how far behind one may be, refusing what is not a PostgreSQL URL", () => {
+    const config = loadConfig({ DATABASE_READ_URL: "postgres://reader@db2:5432/signon,postgres://reader@db3:5432/signon", DATABASE_READ_MAX_LAG_MS: "1500" });
+    expect(config.databaseReadUrls).toEqual(["postgres://reader@db2:5432/signon", "postgres://reader@db3:5432/signon"]);
+    expect(config.databaseReadMaxLagMs).toBe(1500);
+    expect(() => loadConfig({ DATABASE_READ_URL: "mysql://db2/signon" })).toThrow(/DATABASE_READ_URL: must use postgres: or postgresql:, not mysql:/);
+    expect(() => loadConfig({ DATABASE_READ_URL: "db2:5432" })).toThrow(/DATABASE_READ_URL/);
+    expect(() => loadConfig({ DATABASE_READ_MAX_LAG_MS: "-5" })).toThrow(/DATABASE_READ_MAX_LAG_MS/);
   });
 
   it("reads the roles that must use 2-step verification, refusing one it does not know", () => {

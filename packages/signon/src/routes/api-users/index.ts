@@ -14,6 +14,7 @@ import { readKeysetPage } from "../../repositories/keyset.js";
 import apiUserRenewalRoutes from "./renewal.js";
 import revokeApiUserTokenRoutes from "./revoke-token.js";
 import apiUserTokenRoutes from "./tokens.js";
+import { readingContext } from "../../context.js";
 
 const NewApiUserBody = Type.Object(
   { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 400 }), email: Type.String({ maxLength: 400 }) },
@@ -31,10 +32,11 @@ const apiUsersPerPage = 50;
 const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   guardSection(app, mayManageApiUsers);
 
-  app.get("/api-users", { config: { errorFormat: "html" }, schema: { querystring: KeysetQuery } }, async (request, reply) => {
+  app.get("/api-users", { config: { errorFormat: "html", listRead: true }, schema: { querystring: KeysetQuery } }, async (request, reply) => {
     const position = keysetPosition(request.query);
     if (position === null) return renderPage(request, reply, "error.eta", { title: "Bad request", message: "Ask for one page: after an API user, before one, or the last." }, 400);
-    const page = await readKeysetPage(position, apiUsersPerPage, (at, limit) => listApiUsers(app.signon.db, at, limit), (user) => ({ text: user.sortName, uid: user.uid }));
+    const reading = readingContext(app.signon);
+    const page = await readKeysetPage(position, apiUsersPerPage, (at, limit) => listApiUsers(reading.db, at, limit), (user) => ({ text: user.sortName, uid: user.uid }));
     return renderPage(request, reply, "api-users/list.eta", { title: "API users", apiUsers: page.rows, ...keysetLinks("/api-users", page) });
   });
 

@@ -4,6 +4,7 @@ import { findApplicationById } from "../../repositories/application-admin.js";
 import { eventCursorPattern } from "../../accounts/user-events.js";
 import { renderPage } from "../../web/page.js";
 import { formatTime, isId, sendNotFound } from "../../web/admin-section.js";
+import { readingContext } from "../../context.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 /** `before`: the audit event of the last sign-in of the page before ("Older sign-ins", keyset). */
@@ -17,13 +18,14 @@ const signInsPerPage = 50;
  * months; `GET /applications/:id/usage.csv`: the whole access log as CSV.
  */
 const applicationUsageRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get("/applications/:id/usage", { config: { errorFormat: "html" }, schema: { params: Params, querystring: UsageQuery } }, async (request, reply) => {
-    const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
+  app.get("/applications/:id/usage", { config: { errorFormat: "html", listRead: true }, schema: { params: Params, querystring: UsageQuery } }, async (request, reply) => {
+    const reading = readingContext(app.signon);
+    const application = isId(request.params.id) ? await findApplicationById(reading.db, request.params.id) : null;
     if (!application) return sendNotFound(request, reply, "application");
     const before = request.query.before === undefined ? null : Number(request.query.before);
     const [months, rows] = await Promise.all([
-      applicationMonthlyUsers(app.signon, application.id),
-      applicationSignIns(app.signon, application.id, { limit: signInsPerPage + 1, before }),
+      applicationMonthlyUsers(reading, application.id),
+      applicationSignIns(reading, application.id, { limit: signInsPerPage + 1, before }),
     ]);
     const base = `/applications/${application.id}/usage`;
     return renderPage(request, reply, "applications/usage.eta", {
@@ -38,14 +40,15 @@ const applicationUsageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     });
   });
 
-  app.get("/applications/:id/usage.csv", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
-    const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
+  app.get("/applications/:id/usage.csv", { config: { errorFormat: "html", listRead: true }, schema: { params: Params } }, async (request, reply) => {
+    const reading = readingContext(app.signon);
+    const application = isId(request.params.id) ? await findApplicationById(reading.db, request.params.id) : null;
     if (!application) return sendNotFound(request, reply, "application");
     return reply
       .header("content-type", "text/csv; charset=utf-8")
       .header("content-disposition", 'attachment; filename="sign-ins.csv"')
       .header("cache-control", "no-store")
-      .send(await applicationSignInsCsv(app.signon, application.id));
+      .send(await applicationSignInsCsv(reading, application.id));
   });
 };
 

@@ -16,6 +16,7 @@ import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageOrganisations } from "../../web/policy.js";
 import { actorOf, guardSection, isId, sendNotFound } from "../../web/admin-section.js";
 import { signedInUser } from "../../web/signed-in.js";
+import { readingContext } from "../../context.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const fields = {
@@ -78,8 +79,8 @@ function parentField(parent: string | undefined): { ok: true; value: string | un
 const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   guardSection(app, mayManageOrganisations);
 
-  app.get("/organisations", { config: { errorFormat: "html" } }, async (request, reply) => {
-    const organisations = await listOrganisationSummaries(app.signon.db);
+  app.get("/organisations", { config: { errorFormat: "html", listRead: true } }, async (request, reply) => {
+    const organisations = await listOrganisationSummaries(readingContext(app.signon).db);
     const names = new Map(organisations.map((organisation) => [organisation.id, organisation.name]));
     return renderPage(request, reply, "organisations/list.eta", {
       title: "Organisations",

@@ -13,6 +13,7 @@ import { applicationsOffered, filterablePermissions } from "../../accounts/offer
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
 import { usersPageGuards } from "./managed-user.js";
+import { readingContext } from "../../context.js";
 
 const uuid = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 
@@ -79,18 +80,20 @@ function filterParams(filters: UserFilters): URLSearchParams {
 
 /** `GET /users`: the people the signed-in administrator may manage, filtered, by name, a page at a time (keyset). `GET /users.csv`: the same list as CSV. */
 const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get("/users", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
+  app.get("/users", { config: { errorFormat: "html", listRead: true }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
     const position = keysetPosition(request.query);
     if (position === null) {
       return renderPage(request, reply, "error.eta", { title: "Bad request", message: "Ask for one page: after a person, before one, or the last." }, 400);
     }
-    const { filters, applications } = await offeredFilters(app.signon, actor, request.query);
-    const search = await resolvedSearch(app.signon, actor, filters);
+    // A list: read where reads that tolerate a little lag go (a replica, when configured).
+    const reading = readingContext(app.signon);
+    const { filters, applications } = await offeredFilters(reading, actor, request.query);
+    const search = await resolvedSearch(reading, actor, filters);
     const [page, total, organisations] = await Promise.all([
-      findManageableUsers(app.signon, search, position),
-      countManageableUsers(app.signon, search),
-      listOrganisationChoices(app.signon.db),
+      findManageableUsers(reading, search, position),
+      countManageableUsers(reading, search),
+      listOrganisationChoices(reading.db),
     ]);
     return renderPage(request, reply, "users/list.eta", {
       title: "Users",
@@ -112,12 +115,12 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     });
   });
 
-  app.get("/users.csv", { config: { errorFormat: "html" }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
+  app.get("/users.csv", { config: { errorFormat: "html", listRead: true }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
-    const search = await resolvedSearch(app.signon, actor, (await offeredFilters(app.signon, actor, request.query)).filters);
+    const ctx = readingContext(app.signon);
+    const search = await resolvedSearch(ctx, actor, (await offeredFilters(ctx, actor, request.query)).filters);
     // A column per application the list may be filtered by, holding only those permissions: the same rule as the filter.
-    const columns = applicationsOffered(actor, await listLiveApplications(app.signon.db), filterablePermissions);
-    const ctx = app.signon;
+    const columns = applicationsOffered(actor, await listLiveApplications(ctx.db), filterablePermissions);
     async function* people() {
       for await (const batch of ctx.statements.cursor(allUsersStatement(ctx.db, search), csvBatchSize)) {
         yield batch.map((raw) => {
