@@ -15,6 +15,10 @@ const unavailableSqlStates = new Set([
   "57P02", // crash_shutdown: another backend crashed, the server restarts
   "57P03", // cannot_connect_now: the server is starting up or shutting down
   "53300", // too_many_connections
+  // read_only_sql_transaction: a write reached a server that is not (or not yet) the primary: during a failover, the
+  // standby being promoted (the failover manager names it before its promotion ends) or a demoted old primary that
+  // the proxy has not moved away from yet. The transaction did nothing; it succeeds once the promotion is done.
+  "25006",
 ]);
 
 /** Node socket error codes of a connection that could not be made or was lost. */
@@ -45,7 +49,8 @@ const maxDepth = 5;
 /**
  * Whether `error` (or what it wraps: drizzle's `DrizzleQueryError` keeps the
  * driver's error as `cause`) says the database is unreachable or refusing
- * sessions: SQLSTATE class 08, 57P01/57P02/57P03 or 53300; a socket error
+ * sessions: SQLSTATE class 08, 57P01/57P02/57P03, 53300 or 25006 (a write
+ * on a server that is not the primary yet, mid-failover); a socket error
  * (ECONNRESET, ECONNREFUSED, EPIPE, ETIMEDOUT, …); `pg`'s "Connection
  * terminated …" and "not queryable"; a pool checkout timeout; or a pool that
  * has been ended (the process is shutting down).

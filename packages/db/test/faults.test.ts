@@ -25,6 +25,7 @@ describe("isDatabaseUnavailable", () => {
     ["57P02 crash_shutdown", serverError("57P02", "terminating connection because of crash of another server process")],
     ["57P03 cannot_connect_now", serverError("57P03", "the database system is starting up")],
     ["53300 too_many_connections", serverError("53300", "sorry, too many clients already")],
+    ["25006 read_only_sql_transaction (a standby not yet promoted)", drizzleWrapped(serverError("25006", "cannot execute INSERT in a read-only transaction"))],
     ["ECONNRESET", socketError("ECONNRESET")],
     ["ECONNREFUSED", socketError("ECONNREFUSED")],
     ["EPIPE", socketError("EPIPE")],
