@@ -168,7 +168,8 @@ interface Service {
 async function startService(): Promise<Service> {
   const child = fork(new URL("./serve.ts", import.meta.url).pathname, [url.toString(), COURSE, String(LEARNERS)], {
     execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    // Its request log goes to standard output, as the server's does: to /dev/null here.
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
   const exited = new Promise<never>((_resolve, reject) => child.once("exit", (code) => reject(new Error(`the service exited with ${String(code)}`))));
   exited.catch(() => undefined);

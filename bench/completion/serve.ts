@@ -4,9 +4,8 @@
 //
 // Beside the service it serves the floor routes the benchmark compares the detail read with: one that runs the bare
 // SQL and then sends a body of the detail read's size, and one that only sends that body.
-import { createWriteStream } from "node:fs";
 import { PerformanceObserver, type PerformanceEntry } from "node:perf_hooks";
-import { createDrizzle, createPool } from "@tessera/db";
+import { createDrizzle, createPool, parseReadUrls, ReadRouter } from "@tessera/db";
 import Fastify from "fastify";
 import {
   buildApp,
@@ -33,7 +32,7 @@ export interface CollectionReport {
 }
 
 /** What the benchmark asks of the service process; each is answered with one message. */
-export type ServiceRequest = { floorBody: string } | "collections" | "statements" | "stop";
+export type ServiceRequest = { floorBody: string } | "collections" | "statements" | "routed" | "stop";
 
 /** A statement the service sent to PostgreSQL (recorded between two "statements" requests), for EXPLAIN. */
 export interface RecordedStatement {
@@ -62,12 +61,19 @@ const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   return query(...args);
 };
 const db = createDrizzle(pool, completionSchema);
+// BENCH_READ_URLS (bench/replicas): replicas for the reads that tolerate lag, routed as the service routes them.
+const replicaPools = parseReadUrls(process.env["BENCH_READ_URLS"]).map((readUrl) => ({ url: readUrl, pool: createPool({ url: readUrl, max: 10 }) }));
+const reads = new ReadRouter({ primary: pool, replicas: replicaPools });
+await reads.check();
+const readDbs = new Map([[pool, db], ...replicaPools.map(({ pool: replicaPool }) => [replicaPool, createDrizzle(replicaPool, completionSchema)] as const)]);
 const staffCaller = { uid: "bench", email: "bench@example.com", name: "Bench", permissions: ["signin", "staff"] };
 // The benchmark measures this service, not Sign-on: every token is the staff caller.
 const callers: CallerResolver = { resolveCaller: async () => staffCaller };
-const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true }, db, callers);
+const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildStaleFromScratch: false, preparedStatements: true }, db, callers, () => new Date(), () => readDbs.get(reads.pool()) ?? db);
 // Logging every request as the service's server does (level info), to /dev/null: its cost is part of a read's.
-const app = await buildApp(ctx, { logger: { level: "info", stream: createWriteStream("/dev/null") } });
+// Logging every request as the service's server does: level info, to standard output through pino's own default
+// destination. Whoever forks this process points its standard output at /dev/null (stdio "ignore").
+const app = await buildApp(ctx, { logger: { level: "info" } });
 const port = Number(new URL(await app.listen({ host: "127.0.0.1", port: 0 })).port);
 
 const floor = Fastify();
@@ -112,9 +118,12 @@ process.on("message", (message: ServiceRequest) => {
   } else if (message === "statements") {
     process.send?.(recorded);
     recorded = [];
+  } else if (message === "routed") {
+    process.send?.(Object.fromEntries(reads.routed()));
   } else if (message === "stop") {
+    reads.stop();
     Promise.all([app.close(), floor.close()])
-      .then(() => pool.end())
+      .then(() => Promise.all([pool.end(), ...replicaPools.map((replica) => replica.pool.end())]))
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -44,11 +44,11 @@ const COMBINATIONS = Number(process.env["BENCH_SCALE_COMBINATIONS"] ?? 200);
 const SEED = Number(process.env["BENCH_SCALE_SEED"] || 1);
 /** Every read's goal at the largest size, for every combination of parameters: p99 at most this, over HTTP. */
 const GOAL_P99_MS = 200;
-const COURSE = "course-v1:ScaleX+Big101+2026";
+export const COURSE = "course-v1:ScaleX+Big101+2026";
 const PAGE_SIZE = 100;
 
 /** 4 chapters × 5 sequentials × 2 verticals × 2 problems: 80 completable blocks. */
-function courseTree(): BulkBlock {
+export function courseTree(): BulkBlock {
   return {
     type: "course",
     id: "course",
@@ -81,7 +81,7 @@ function databaseUrl(name: string): string {
  * the triggers would, then the course's sums rebuilt from the enrollments by `completion.rebuild_course_sums`, the
  * function migration 0004 backfills with (the triggers cost about as much again as the plain inserts).
  */
-async function generate(client: pg.Client, from: number, to: number, courseRoot: string): Promise<void> {
+export async function generate(client: pg.Client, from: number, to: number, courseRoot: string): Promise<void> {
   for (let low = from; low < to; low += 100_000) {
     const high = Math.min(to, low + 100_000);
     await client.query("begin");
@@ -172,7 +172,11 @@ async function timeSql(client: pg.Client, name: string, text: string, values: un
 }
 
 function startService(url: string, learners: number): Promise<{ child: ChildProcess; port: number; floorPort: number }> {
-  const child = fork(new URL("../completion/serve.ts", import.meta.url).pathname, [url, COURSE, String(learners)], { execArgv: ["--import", "tsx"] });
+  const child = fork(new URL("../completion/serve.ts", import.meta.url).pathname, [url, COURSE, String(learners)], {
+    execArgv: ["--import", "tsx"],
+    // Its request log goes to standard output, as the server's does: to /dev/null here.
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
   return new Promise((resolve, reject) => {
     child.once("message", (message: Serving) => resolve({ child, port: message.port, floorPort: message.floorPort }));
     child.once("exit", (code) => reject(new Error(`the service exited (${code})`)));
