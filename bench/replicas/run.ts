@@ -191,7 +191,7 @@ async function setSynchronous(cluster: FailoverCluster, on: boolean): Promise<vo
 }
 
 async function benchToken(cluster: FailoverCluster): Promise<string[]> {
-  const fresh = (rounds * 2 * (seconds + 1) + 2) * 1200;
+  const fresh = (rounds * 2 * (seconds + 1) + 2) * 2500;
   process.env["DATABASE_URL"] = cluster.primaryUrl;
   const side = await forkSide<Prepared>(new URL("../signon/serve.ts", import.meta.url), ["signon", String(fresh)]);
   const measured = { on: [] as Measured[], off: [] as Measured[] };
