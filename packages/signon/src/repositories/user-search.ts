@@ -27,14 +27,6 @@ export interface UserSearch {
   scopeRoles: readonly string[];
   /** Case-insensitive part of the name or e-mail address. */
   text?: string | undefined;
-  /**
-   * `text` is in the names or addresses of more than `commonTextLimit`
-   * people, by PostgreSQL's estimate: it is checked on the people the other
-   * filters or the order of names find, never looked up in the trigram
-   * indexes, whose matches (every address at a common domain, say) would
-   * all be read only to be intersected with a few.
-   */
-  commonText?: boolean | undefined;
   /** A whole e-mail address, in any case (through the unique index on `lower(email)`). */
   exactEmail?: string | undefined;
   role?: string | undefined;
@@ -81,7 +73,10 @@ function conditions(search: UserSearch): SQL[] {
   // Every role allowed is no condition at all (the check constraint knows no other), which leaves the indexes free.
   if (!everyRole.every((role) => search.scopeRoles.includes(role))) where.push(inArray(users.role, [...search.scopeRoles]));
   if (search.scopeOrganisationIds !== undefined) where.push(inArray(users.organisationId, [...search.scopeOrganisationIds]));
-  if (search.text !== undefined && search.text !== "") where.push(textCondition(search.text, search.commonText === true));
+  if (search.text !== undefined && search.text !== "") {
+    const pattern = `%${escapeLikePattern(search.text)}%`;
+    where.push(sql`(${users.name} ilike ${pattern} escape '\\' or ${users.email} ilike ${pattern} escape '\\')`);
+  }
   if (search.exactEmail !== undefined) where.push(sql`lower(${users.email}) = lower(${search.exactEmail})`);
   if (search.role !== undefined) where.push(eq(users.role, search.role));
   if (search.organisationId === null) where.push(isNull(users.organisationId));
@@ -110,17 +105,6 @@ function conditions(search: UserSearch): SQL[] {
     );
   }
   return where;
-}
-
-/**
- * Names or addresses holding `text`, in any case. A common text is matched
- * on `name || ''` and `email || ''`: expressions no index covers, so that the
- * planner checks it row by row instead of reading the trigram indexes.
- */
-function textCondition(text: string, common: boolean): SQL {
-  const pattern = `%${escapeLikePattern(text)}%`;
-  if (common) return sql`((${users.name} || '') ilike ${pattern} escape '\\' or (${users.email} || '') ilike ${pattern} escape '\\')`;
-  return sql`(${users.name} ilike ${pattern} escape '\\' or ${users.email} ilike ${pattern} escape '\\')`;
 }
 
 /**
@@ -191,19 +175,6 @@ export async function searchUsers(db: SignonDatabase, search: UserSearch, positi
  * prices the walk as if matches came evenly and picks it either way.
  */
 export const fewHoldersLimit = 10_000;
-
-/** Past this many people whose name or address holds a search text (PostgreSQL's estimate), the text is `commonText`. */
-export const commonTextLimit = 10_000;
-
-/** PostgreSQL's estimate of how many people's names or addresses hold `text` (EXPLAIN of the trigram indexes). */
-export async function estimateTextMatches(db: SignonDatabase, text: string): Promise<number> {
-  const matching = db
-    .select({ one: sql`1` })
-    .from(users)
-    .where(and(sql`not ${users.isApiUser}`, textCondition(text, false)));
-  const explained = await db.execute<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(sql`explain (format json) ${matching}`);
-  return Math.round(explained.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0);
-}
 
 /** PostgreSQL's estimate of how many people hold a permission (EXPLAIN of the permission's index). */
 export async function estimatePermissionHolders(db: SignonDatabase, permission: { applicationId: string; permission: string }): Promise<number> {

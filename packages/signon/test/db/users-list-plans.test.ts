@@ -136,20 +136,6 @@ describe("the users list on 200,000 people", () => {
     expect(counted).toBeGreaterThan(3);
   });
 
-  it("checks a text that most addresses hold on the people another filter finds, not through the trigram indexes", async () => {
-    const organisation = generated.organisationIds[7] as string;
-    const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "example.org", organisation });
-    expect(search.commonText).toBe(true);
-    for (const query of [userPageQuery(database.db, search, { kind: "last" }, usersPerPage + 1), userCountQuery(database.db, search, exactCountLimit)]) {
-      const plan = await planOf(query);
-      const indexes = nodes(plan).map((node) => node["Index Name"]);
-      expect(indexes, describePlan(plan)).not.toContain("users_email_trgm_idx");
-      expect(indexes, describePlan(plan)).not.toContain("users_name_trgm_idx");
-    }
-    const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "person12345@", organisation });
-    expect(rare.commonText).toBe(false);
-  });
-
   it("finds a whole e-mail address through the unique index on lower(email)", async () => {
     const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text: generated.someEmail.toUpperCase() });
     expect(search.exactEmail).toBe(generated.someEmail.toUpperCase());
