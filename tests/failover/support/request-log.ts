@@ -1,7 +1,7 @@
 // Every request the failover load sends, with its outcome: which instance answered, the status (0: no HTTP
 // answer at all), Retry-After, and when it was sent and answered; and an HTTP client with a cookie jar that
 // writes into it.
-import type { ServiceProcess } from "@tessera/test-support";
+import { CookieJar, type ServiceProcess } from "@tessera/test-support";
 
 export interface Outcome {
   /** What was asked, e.g. `POST /token (refresh)`. */
@@ -73,13 +73,14 @@ export class RequestLog {
  * their sessions through the database), each request recorded in `log`. Redirects are not followed.
  */
 export class HttpClient {
-  readonly #jar = new Map<string, string>();
+  readonly #jar = new CookieJar();
 
   constructor(private readonly log: RequestLog) {}
 
   async send(kind: string, service: ServiceProcess, path: string, init: RequestInit & { form?: Record<string, string | string[]> } = {}): Promise<Answer> {
     const headers = new Headers(init.headers);
-    if (this.#jar.size > 0) headers.set("cookie", [...this.#jar].map(([name, value]) => `${name}=${value}`).join("; "));
+    const cookie = this.#jar.header();
+    if (cookie !== null) headers.set("cookie", cookie);
     let body = init.body;
     if (init.form) {
       headers.set("content-type", "application/x-www-form-urlencoded");
@@ -99,14 +100,7 @@ export class HttpClient {
       record(0, null, null);
       return { status: 0, location: null, body: "" };
     }
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ""] = line.split(";");
-      const equals = pair.indexOf("=");
-      const name = pair.slice(0, equals).trim();
-      const value = pair.slice(equals + 1).trim();
-      if (value === "" || /max-age=0/i.test(line)) this.#jar.delete(name);
-      else this.#jar.set(name, value);
-    }
+    this.#jar.take(response);
     record(response.status, response.headers.get("retry-after"), response.status >= 400 ? text.slice(0, 300) : null);
     return { status: response.status, location: response.headers.get("location"), body: text };
   }

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { freePort, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
+import { freePort, importSmallCourse, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
 import type { FailoverCluster } from "./cluster.js";
 
 /** The course the Completion load writes to: one chapter, sequential and vertical over six problems. */
@@ -174,25 +174,7 @@ export async function startFailoverSystem(cluster: FailoverCluster): Promise<Fai
     for (const started of others) if (started.status === "rejected") throw started.reason;
     const [, , completion1, completion2, editorial] = services as [ServiceProcess, ServiceProcess, ServiceProcess, ServiceProcess, ServiceProcess];
 
-    const imported = await fetch(`${completion1.url}/api/completion/v1/admin/import`, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${writer}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        courses: [
-          {
-            course_key: COURSE_KEY,
-            structure: {
-              type: "course",
-              id: "course",
-              children: [{ type: "chapter", id: "ch", children: [{ type: "sequential", id: "seq", children: [{ type: "vertical", id: "v", children: PROBLEMS.map((_, n) => ({ type: "problem", id: `p${n}` })) }] }] }],
-            },
-          },
-        ],
-        users: LEARNERS.map((username, n) => ({ id: n + 1, username, email: `${username}@example.org` })),
-        enrollments: LEARNERS.map((username) => ({ username, course_key: COURSE_KEY })),
-      }),
-    });
-    if (imported.status !== 200) throw new Error(`import failed: ${imported.status} ${await imported.text()}`);
+    await importSmallCourse(completion1.url, writer!, { key: COURSE_KEY, problems: PROBLEMS, learners: LEARNERS });
 
     return {
       databaseUrl,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createPool } from "@tessera/db";
 import { dropDatabase, FaultProxy, recreateDatabase } from "@tessera/db/testing";
 import type pg from "pg";
-import { freePort, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
+import { freePort, importSmallCourse, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
 
 /** The course the Completion load writes to: one chapter, sequential and vertical over six problems. */
 export const COURSE_KEY = "course-v1:FaultX+DB101+2026";
@@ -166,25 +166,7 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
     ]);
     services.push(completion, editorial);
 
-    const imported = await fetch(`${completion.url}/api/completion/v1/admin/import`, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${completionToken}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        courses: [
-          {
-            course_key: COURSE_KEY,
-            structure: {
-              type: "course",
-              id: "course",
-              children: [{ type: "chapter", id: "ch", children: [{ type: "sequential", id: "seq", children: [{ type: "vertical", id: "v", children: PROBLEMS.map((_, n) => ({ type: "problem", id: `p${n}` })) }] }] }],
-            },
-          },
-        ],
-        users: LEARNERS.map((username, n) => ({ id: n + 1, username, email: `${username}@example.org` })),
-        enrollments: LEARNERS.map((username) => ({ username, course_key: COURSE_KEY })),
-      }),
-    });
-    if (imported.status !== 200) throw new Error(`import failed: ${imported.status} ${await imported.text()}`);
+    await importSmallCourse(completion.url, completionToken, { key: COURSE_KEY, problems: PROBLEMS, learners: LEARNERS });
 
     return {
       databaseUrl,

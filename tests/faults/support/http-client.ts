@@ -1,4 +1,5 @@
 import type { Tally } from "./tally.js";
+import { CookieJar } from "@tessera/test-support";
 
 /** A response as the load loops look at it. */
 export interface Answer {
@@ -16,13 +17,14 @@ export interface Answer {
  * (the service is down) is recorded as status 0. Redirects are not followed.
  */
 export class HttpClient {
-  readonly #jar = new Map<string, string>();
+  readonly #jar = new CookieJar();
 
   constructor(private readonly tally: Tally) {}
 
   async send(kind: string, url: string, init: RequestInit & { form?: URLSearchParams } = {}): Promise<Answer> {
     const headers = new Headers(init.headers);
-    if (this.#jar.size > 0) headers.set("cookie", [...this.#jar].map(([name, value]) => `${name}=${value}`).join("; "));
+    const cookie = this.#jar.header();
+    if (cookie !== null) headers.set("cookie", cookie);
     let body: RequestInit["body"] = init.body;
     if (init.form) {
       headers.set("content-type", "application/x-www-form-urlencoded");
@@ -35,14 +37,7 @@ export class HttpClient {
       this.tally.record(kind, 0);
       return { status: 0, location: null, body: "", retryAfter: null, contentType: null };
     }
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ""] = line.split(";");
-      const equals = pair.indexOf("=");
-      const name = pair.slice(0, equals).trim();
-      const value = pair.slice(equals + 1).trim();
-      if (value === "" || /max-age=0/i.test(line)) this.#jar.delete(name);
-      else this.#jar.set(name, value);
-    }
+    this.#jar.take(response);
     const text = await response.text().catch(() => "");
     this.tally.record(kind, response.status);
     return {
