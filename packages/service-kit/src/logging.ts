@@ -1,4 +1,5 @@
 import type { FastifyServerOptions } from "fastify";
+import { messageWithoutParameters, serializeError } from "./error-serializer.js";
 
 /** Written in place of a redacted value. */
 export const REDACTED = "[redacted]";
@@ -52,13 +53,23 @@ export interface ServiceLoggerOptions {
 /**
  * Fastify `logger` options for a Tessera service: one JSON object per line,
  * requests logged by method, path (no query string: it can carry
- * `access_token`) and client address, credentials redacted.
+ * `access_token`) and client address, credentials redacted, errors
+ * without the values of a failed statement (`serializeError`).
  */
 export function serviceLoggerOptions(options: ServiceLoggerOptions = {}): NonNullable<Exclude<FastifyServerOptions["logger"], boolean>> {
   return {
     level: options.level ?? "info",
     redact: { paths: [...REDACTED_LOG_PATHS], censor: REDACTED },
-    serializers: { req: serializeRequest },
+    serializers: { req: serializeRequest, err: serializeError },
+    hooks: {
+      logMethod(args, write) {
+        for (let index = 0; index < args.length; index++) {
+          const arg: unknown = args[index];
+          if (typeof arg === "string") args[index] = messageWithoutParameters(arg);
+        }
+        write.apply(this, args);
+      },
+    },
     ...(options.stream ? { stream: options.stream } : {}),
   };
 }

@@ -1,6 +1,7 @@
+import { DrizzleQueryError } from "drizzle-orm";
 import Fastify from "fastify";
 import { afterAll, describe, expect, it } from "vitest";
-import { REDACTED, requestIdServerOptions, serviceLoggerOptions } from "../src/index.js";
+import { PARAMETERS_LEFT_OUT, REDACTED, requestIdServerOptions, serviceLoggerOptions } from "../src/index.js";
 import { LogCapture } from "./fixtures/log-capture.js";
 
 const log = new LogCapture();
@@ -37,5 +38,33 @@ describe("service logs", () => {
     expect(careless).toMatchObject({ body: REDACTED, query: REDACTED, headers: { authorization: REDACTED, cookie: REDACTED } });
     const named = log.entries().find((entry) => entry["msg"] === "fields named like secrets");
     expect(named).toMatchObject({ password: REDACTED, form: { client_secret: REDACTED } });
+  });
+});
+
+describe("errors in service logs", () => {
+  const errors = new LogCapture();
+  const failing = Fastify({ logger: serviceLoggerOptions({ stream: errors }) });
+  failing.get("/fails", async () => {
+    const violation = Object.assign(new Error('duplicate key value violates unique constraint "users_email_lower_key"'), {
+      code: "23505",
+      constraint: "users_email_lower_key",
+      table: "users",
+      detail: "Key (lower(email))=(someone.private@example.org) already exists.",
+    });
+    throw new DrizzleQueryError("insert into users (email, password_hash) values ($1, $2)", ["someone.private@example.org", "$argon2id$hash-value"], violation);
+  });
+  afterAll(() => failing.close());
+
+  it("name the failed statement and the database's code, never its parameters or the values of a key", async () => {
+    const response = await failing.inject({ method: "GET", url: "/fails" });
+    expect(response.statusCode).toBe(500);
+    for (const secret of ["someone.private@example.org", "$argon2id$hash-value"]) expect(errors.text).not.toContain(secret);
+    const logged = errors.entries().find((entry) => entry["err"] !== undefined)?.["err"] as Record<string, unknown>;
+    expect(logged).toMatchObject({
+      type: "DrizzleQueryError",
+      message: `Failed query: insert into users (email, password_hash) values ($1, $2)\nparams: ${PARAMETERS_LEFT_OUT}`,
+      cause: { code: "23505", constraint: "users_email_lower_key", table: "users" },
+    });
+    expect(logged["stack"]).toContain("params: [parameters left out]");
   });
 });
