@@ -1,6 +1,6 @@
 export { requestIdOf, requestIdServerOptions, echoRequestId, REQUEST_ID_HEADER, REQUEST_ID_LOG_LABEL } from "./request-id.js";
 export { serializeError, PARAMETERS_LEFT_OUT, type SerializedError } from "./error-serializer.js";
-export { serviceLoggerOptions, serializeRequest, REDACTED, REDACTED_LOG_PATHS, type ServiceLoggerOptions } from "./logging.js";
+export { serviceLoggerOptions, serializeRequest, redactLogFields, REDACTED, REDACTED_LOG_FIELDS, type ServiceLoggerOptions } from "./logging.js";
 export { registerHealthChecks, CheckFailure, HEALTH_CHECK_PATHS, type ReadinessCheck, type HealthCheckOptions, type CheckResult } from "./health.js";
 export { databaseReadinessChecks } from "./database-checks.js";
 export { lazySchemaCompilers } from "./lazy-schemas.js";

@@ -5,9 +5,10 @@ import { messageWithoutParameters, serializeError } from "./error-serializer.js"
 export const REDACTED = "[redacted]";
 
 /** Names of fields that hold credentials or personal input, wherever they sit. */
-const secretFields = [
+export const REDACTED_LOG_FIELDS: readonly string[] = [
   "authorization",
   "cookie",
+  "set-cookie",
   "password",
   "client_secret",
   "access_token",
@@ -18,23 +19,47 @@ const secretFields = [
   "body",
   "query",
 ];
+const redactedFields = new Set(REDACTED_LOG_FIELDS);
+
+/** Fields whose serializers write a fixed, safe shape (a request's method and path, a status code, an error without values). */
+const serializedFields = new Set(["req", "res", "err"]);
 
 /**
- * What pino removes from every log line, as a second line of defence behind
- * the request serializer (which writes no headers, query or body at all):
- * request headers and cookies, the response's `Set-Cookie`, and any field
- * named like a credential at the top level or one level down (a line logged
- * as `{ client_secret }` or `{ params: { password } }`).
+ * A log line's fields as written: `[redacted]` in place of any field named
+ * like a credential, a body or a query (`REDACTED_LOG_FIELDS`), at the top
+ * level or one level down (a line logged as `{ client_secret }` or
+ * `{ params: { password } }`). A second line of defence behind the request
+ * serializer, which writes no headers, query or body at all. The object a
+ * caller logged is never changed: a line with something to redact is written
+ * from a copy; the others, every request's own lines, cost no copy at all.
  */
-export const REDACTED_LOG_PATHS: readonly string[] = [
-  "req.headers",
-  "req.raw",
-  'res.headers["set-cookie"]',
-  "headers.authorization",
-  "headers.cookie",
-  ...secretFields,
-  ...secretFields.map((name) => `*.${name}`),
-];
+export function redactLogFields(fields: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | null = null;
+  for (const name in fields) {
+    if (!Object.hasOwn(fields, name)) continue;
+    const value = fields[name];
+    const written = redactedFields.has(name) ? REDACTED : serializedFields.has(name) ? value : withFieldsRedacted(value);
+    if (written !== value) {
+      copy ??= { ...fields };
+      copy[name] = written;
+    }
+  }
+  return copy ?? fields;
+}
+
+/** An object one level down, with its credential-named fields redacted (a copy when any is). */
+function withFieldsRedacted(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const fields = value as Record<string, unknown>;
+  let copy: Record<string, unknown> | null = null;
+  for (const name in fields) {
+    if (Object.hasOwn(fields, name) && redactedFields.has(name)) {
+      copy ??= { ...fields };
+      copy[name] = REDACTED;
+    }
+  }
+  return copy ?? value;
+}
 
 /** The part of a request that goes into the log: never the query string, headers or body. */
 export function serializeRequest(request: { method: string; url: string; ip?: string }): { method: string; path: string; ip?: string } {
@@ -59,7 +84,7 @@ export interface ServiceLoggerOptions {
 export function serviceLoggerOptions(options: ServiceLoggerOptions = {}): NonNullable<Exclude<FastifyServerOptions["logger"], boolean>> {
   return {
     level: options.level ?? "info",
-    redact: { paths: [...REDACTED_LOG_PATHS], censor: REDACTED },
+    formatters: { log: redactLogFields },
     serializers: { req: serializeRequest, err: serializeError },
     hooks: {
       logMethod(args, write) {

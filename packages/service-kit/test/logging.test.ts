@@ -1,7 +1,7 @@
 import { DrizzleQueryError } from "drizzle-orm";
 import Fastify from "fastify";
 import { afterAll, describe, expect, it } from "vitest";
-import { PARAMETERS_LEFT_OUT, REDACTED, requestIdServerOptions, serviceLoggerOptions } from "../src/index.js";
+import { PARAMETERS_LEFT_OUT, REDACTED, redactLogFields, requestIdServerOptions, serviceLoggerOptions } from "../src/index.js";
 import { LogCapture } from "./fixtures/log-capture.js";
 
 const log = new LogCapture();
@@ -66,5 +66,19 @@ describe("errors in service logs", () => {
       cause: { code: "23505", constraint: "users_email_lower_key", table: "users" },
     });
     expect(logged["stack"]).toContain("params: [parameters left out]");
+  });
+});
+
+describe("redactLogFields", () => {
+  it("writes a line with nothing to redact as it is, without a copy", () => {
+    const fields = { responseTime: 1.5, res: { statusCode: 200 }, course: { key: "course-v1:A+B+C" } };
+    expect(redactLogFields(fields)).toBe(fields);
+  });
+
+  it("redacts from a copy, leaving the object the caller logged unchanged", () => {
+    const form = { email: "someone@example.org", password: "plain" };
+    const fields = { form, token: "abc" };
+    expect(redactLogFields(fields)).toEqual({ form: { email: "someone@example.org", password: REDACTED }, token: REDACTED });
+    expect(fields).toEqual({ form: { email: "someone@example.org", password: "plain" }, token: "abc" });
   });
 });
