@@ -17,6 +17,7 @@ import {
 } from "@tessera/completion";
 import { courseStatsSql } from "../../packages/completion/src/repositories/course-sums.js";
 import { pageActiveLearnersSql } from "../../packages/completion/src/repositories/learner-reads.js";
+import { startAllocationSampling, stopAllocationSampling } from "./allocation-profile.js";
 import { bareDetail } from "./detail-query.js";
 
 /** What the benchmark gets back once the service listens. */
@@ -32,7 +33,21 @@ export interface CollectionReport {
 }
 
 /** What the benchmark asks of the service process; each is answered with one message. */
-export type ServiceRequest = { floorBody: string } | "collections" | "statements" | "routed" | "stop";
+export type ServiceRequest =
+  | { floorBody: string }
+  | { allocations: "start" }
+  | { allocations: "stop"; requests: number }
+  | "collections"
+  | "handled"
+  | "statements"
+  | "routed"
+  | "stop";
+
+/** How long each request took inside the service process (Fastify's `elapsedTime`), since the last report, in ms. */
+export interface HandledReport {
+  route: number[];
+  floor: number[];
+}
 
 /** A statement the service sent to PostgreSQL (recorded between two "statements" requests), for EXPLAIN. */
 export interface RecordedStatement {
@@ -74,9 +89,17 @@ const ctx = createContext({ aggregatorTypes: DEFAULT_AGGREGATOR_TYPES, rebuildSt
 // Logging every request as the service's server does: level info, to standard output through pino's own default
 // destination. Whoever forks this process points its standard output at /dev/null (stdio "ignore").
 const app = await buildApp(ctx, { logger: { level: "info" } });
+// Each request's time inside the process, from its first hook to the end of its response: where a slow request spent it.
+let handled: HandledReport = { route: [], floor: [] };
+app.addHook("onResponse", async (_request, reply) => {
+  handled.route.push(reply.elapsedTime);
+});
 const port = Number(new URL(await app.listen({ host: "127.0.0.1", port: 0 })).port);
 
 const floor = Fastify();
+floor.addHook("onResponse", async (_request, reply) => {
+  handled.floor.push(reply.elapsedTime);
+});
 let body = "";
 floor.get("/floor", (_request, reply) => reply.header("content-type", "application/json; charset=utf-8").send(body));
 let floorRead = 0;
@@ -112,7 +135,10 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ["gc"] });
 
 process.on("message", (message: ServiceRequest) => {
-  if (message === "collections") {
+  if (message === "handled") {
+    process.send?.(handled);
+    handled = { route: [], floor: [] };
+  } else if (message === "collections") {
     process.send?.(collections);
     collections = emptyReport();
   } else if (message === "statements") {
@@ -131,6 +157,16 @@ process.on("message", (message: ServiceRequest) => {
           process.exit(1);
         },
       );
+  } else if ("allocations" in message) {
+    const answered =
+      message.allocations === "start" ? startAllocationSampling().then(() => "sampling") : stopAllocationSampling(message.requests);
+    answered.then(
+      (answer) => process.send?.(answer),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
   } else {
     body = message.floorBody;
     process.send?.("floor ready");

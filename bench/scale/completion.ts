@@ -12,8 +12,9 @@
 //   BENCH_SCALE_COMBINATIONS=200  random combinations of the list's, detail's and stats' parameters drawn at the largest
 //   size (BENCH_SCALE_SEED seeds them), each 3 requests to warm up and 10 timed; one over 200 ms p99 ends the run with
 //   exit code 1. Then each read route against its floor (a bare Fastify route in the service's process running the
-//   same statement and sending its rows), in alternating blocks: p99 and their ratio, with the service's garbage
-//   collection in each.
+//   same statement and sending its rows), taking turns request by request: p99 and their ratio, over HTTP and inside
+//   the service, with the service's garbage collection. BENCH_SCALE_ALLOCATIONS=1 adds what the service allocates per
+//   request of each route and its floor, by the functions that allocate most.
 import { fork, type ChildProcess } from "node:child_process";
 import { Agent, request as httpRequest } from "node:http";
 import { performance } from "node:perf_hooks";
@@ -23,7 +24,8 @@ import { COMPLETION_MIGRATIONS, completionSchema, DEFAULT_AGGREGATOR_TYPES, load
 import { CourseStructures } from "../../packages/completion/src/domain/course-structures.js";
 import { courseStatsSql } from "../../packages/completion/src/repositories/course-sums.js";
 import { pageActiveLearnersSql } from "../../packages/completion/src/repositories/learner-reads.js";
-import type { CollectionReport, RecordedStatement, Serving } from "../completion/serve.js";
+import type { AllocationSummary } from "../completion/allocation-profile.js";
+import type { CollectionReport, HandledReport, RecordedStatement, ServiceRequest, Serving } from "../completion/serve.js";
 import { seededRandom, verdict } from "./combinations.js";
 
 const SERVER = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -40,6 +42,8 @@ const READS = Number(process.env["BENCH_SCALE_READS"] ?? 500);
 const FLOOR_READS = Number(process.env["BENCH_SCALE_FLOOR_READS"] ?? 3000);
 /** A read route's p99 over HTTP may be this many times its floor's. */
 const FLOOR_RATIO_GOAL = 1.5;
+/** BENCH_SCALE_ALLOCATIONS=1: after each comparison, what the service allocates per request of the route and of its floor. */
+const ALLOCATIONS = process.env["BENCH_SCALE_ALLOCATIONS"] === "1";
 const COMBINATIONS = Number(process.env["BENCH_SCALE_COMBINATIONS"] ?? 200);
 const SEED = Number(process.env["BENCH_SCALE_SEED"] || 1);
 /** Every read's goal at the largest size, for every combination of parameters: p99 at most this, over HTTP. */
@@ -190,7 +194,11 @@ async function stopService(child: ChildProcess): Promise<void> {
 }
 
 /** Sends `request` to the service process and resolves with its answer. */
-function ask<T>(child: ChildProcess, request: "statements" | "collections"): Promise<T> {
+function ask<T>(child: ChildProcess, request: "statements" | "collections" | "handled"): Promise<T> {
+  return askService(child, request);
+}
+
+function askService<T>(child: ChildProcess, request: ServiceRequest): Promise<T> {
   return new Promise((resolve) => {
     child.once("message", (message) => resolve(message as T));
     child.send(request);
@@ -295,8 +303,11 @@ async function measureCombinations(child: ChildProcess, port: number, client: pg
 
 /**
  * Each read route against its floor, a bare Fastify route in the service's process running the same statement and
- * sending its rows: `rounds` alternating blocks of `reads` requests each, so both meet the same machine. p50, p99,
- * the ratio of the p99s, and the service's garbage collection during the route's blocks.
+ * sending its rows. The two take turns request by request, so that a pause of the machine (another process, the
+ * client's own garbage collection) meets both alike; blocks of requests let one side meet a pause the other missed,
+ * and the p99 of either moved with it. p50 and p99 over HTTP, and inside the service (Fastify's time from the first
+ * hook to the end of the response), the ratio of the p99s over HTTP, and the service's garbage collection over
+ * both sides' requests.
  */
 async function compareWithFloors(child: ChildProcess, port: number, floorPort: number, lastOffset: number): Promise<string[]> {
   const pairs: [string, string, string][] = [
@@ -305,48 +316,65 @@ async function compareWithFloors(child: ChildProcess, port: number, floorPort: n
     [`all-users detail, page 1 (page_size=${PAGE_SIZE})`, `/api/completion/v1/course/${COURSE}/?page_size=${PAGE_SIZE}`, `/floor-detail?offset=0&limit=${PAGE_SIZE}`],
     [`all-users detail, last page`, `/api/completion/v1/course/${COURSE}/?page_size=${PAGE_SIZE}&page=${lastOffset / PAGE_SIZE + 1}`, `/floor-detail?offset=${lastOffset}&limit=${PAGE_SIZE}`],
   ];
-  const lines = ["\nEach read route against its floor (the same statement in a bare Fastify route of the service's process), alternating blocks:\n", "| Read | route p50 / p99 | floor p50 / p99 | p99 ratio | the route's GC: minor (max) / major |", "|---|---|---|---|---|"];
+  const lines = [
+    `\nEach read route against its floor (the same statement in a bare Fastify route of the service's process), ${FLOOR_READS.toLocaleString("en")} requests each, taking turns:\n`,
+    "| Read | route p50 / p99 | floor p50 / p99 | p99 ratio | inside the service: route p99 / floor p99 | the service's GC: minor (max) / major |",
+    "|---|---|---|---|---|---|",
+  ];
   const over: string[] = [];
-  // Blocks of 50: both sides meet the same moments of the machine.
-  const rounds = FLOOR_READS / 50;
+  const profiles: string[] = [];
   for (const [name, route, floor] of pairs) {
     const routeSamples: number[] = [];
     const floorSamples: number[] = [];
-    for (let i = 0; i < 50; i += 1) await get(port, route);
-    for (let i = 0; i < 50; i += 1) await get(floorPort, floor);
+    // Warm: until both sides' code is compiled by the optimising tier, which takes some hundreds of requests.
+    for (let i = 0; i < 500; i += 1) {
+      await get(port, route);
+      await get(floorPort, floor);
+    }
     await ask<CollectionReport>(child, "collections");
-    const gc: CollectionReport = { minor: { count: 0, totalMs: 0, maxMs: 0 }, major: { count: 0, totalMs: 0, maxMs: 0 } };
-    for (let round = 0; round < rounds; round += 1) {
-      await ask<CollectionReport>(child, "collections");
-      for (let i = 0; i < FLOOR_READS / rounds; i += 1) {
+    await ask<HandledReport>(child, "handled");
+    for (let i = 0; i < FLOOR_READS; i += 1) {
+      // Which side goes first alternates too: neither always follows the other.
+      const sides: [number, string, number[]][] = [
+        [port, route, routeSamples],
+        [floorPort, floor, floorSamples],
+      ];
+      if (i % 2 === 1) sides.reverse();
+      for (const [sidePort, path, samples] of sides) {
         const start = performance.now();
-        await get(port, route);
-        routeSamples.push(performance.now() - start);
-      }
-      const during = await ask<CollectionReport>(child, "collections");
-      for (const kind of ["minor", "major"] as const) {
-        gc[kind].count += during[kind].count;
-        gc[kind].totalMs += during[kind].totalMs;
-        gc[kind].maxMs = Math.max(gc[kind].maxMs, during[kind].maxMs);
-      }
-      for (let i = 0; i < FLOOR_READS / rounds; i += 1) {
-        const start = performance.now();
-        await get(floorPort, floor);
-        floorSamples.push(performance.now() - start);
+        await get(sidePort, path);
+        samples.push(performance.now() - start);
       }
     }
+    const gc = await ask<CollectionReport>(child, "collections");
+    const handled = await ask<HandledReport>(child, "handled");
     const [r50, r99, f50, f99] = [percentile(routeSamples, 50), percentile(routeSamples, 99), percentile(floorSamples, 50), percentile(floorSamples, 99)];
     lines.push(
-      `| ${name} | ${r50.toFixed(2)} / ${r99.toFixed(2)} ms | ${f50.toFixed(2)} / ${f99.toFixed(2)} ms | ${(r99 / f99).toFixed(2)} | ${gc.minor.count} (${gc.minor.maxMs.toFixed(2)} ms) / ${gc.major.count} |`,
+      `| ${name} | ${r50.toFixed(2)} / ${r99.toFixed(2)} ms | ${f50.toFixed(2)} / ${f99.toFixed(2)} ms | ${(r99 / f99).toFixed(2)} | ${percentile(handled.route, 99).toFixed(2)} / ${percentile(handled.floor, 99).toFixed(2)} ms | ${gc.minor.count} (${gc.minor.maxMs.toFixed(2)} ms) / ${gc.major.count} |`,
     );
     if (r99 / f99 > FLOOR_RATIO_GOAL) over.push(name);
+    if (ALLOCATIONS) profiles.push(...(await allocationProfiles(child, name, [port, route], [floorPort, floor])));
   }
   lines.push(
     "",
     over.length === 0
       ? `Every read route's p99 within ${FLOOR_RATIO_GOAL}× of its floor's.`
       : `Over ${FLOOR_RATIO_GOAL}× of its floor's p99: ${over.join("; ")}.`,
+    ...profiles,
   );
+  return lines;
+}
+
+/** What the service allocates per request of a route and of its floor, in all and by the largest sites. */
+async function allocationProfiles(child: ChildProcess, name: string, ...sides: [number, string][]): Promise<string[]> {
+  const requests = 1000;
+  const lines = [`\nAllocated per request, ${name} (sampled over ${requests.toLocaleString("en")} requests):`];
+  for (const [[sidePort, path], side] of sides.map((entry, at) => [entry, at === 0 ? "route" : "floor"] as const)) {
+    await askService(child, { allocations: "start" });
+    for (let i = 0; i < requests; i += 1) await get(sidePort, path);
+    const summary = await askService<AllocationSummary>(child, { allocations: "stop", requests });
+    lines.push(`- ${side}: ${(summary.bytesPerRequest / 1024).toFixed(1)} KiB, of which ${summary.sites.map((site) => `${site.site} ${(site.bytesPerRequest / 1024).toFixed(1)}`).join("; ")}`);
+  }
   return lines;
 }
 

@@ -8,7 +8,7 @@ import { buildCourseTree, type BlockRecord, type TreeNode } from "../src/domain/
 import { parseCourseKey } from "../src/domain/keys.js";
 import { pageEnvelope, pageEnvelopeJson, pageWindow } from "../src/http/paging.js";
 import { itemShape } from "../src/read/course-items.js";
-import { itemJson } from "../src/read/item-json.js";
+import { itemJson, jsonBytes } from "../src/read/item-json.js";
 
 /**
  * The hand-written JSON of items and page envelopes must be byte for byte
@@ -103,7 +103,7 @@ describe("itemJson", () => {
           const progress = new Map<string, Progress>(figures.map(([at, earned, possible]) => [outline[at % outline.length]!.key, { earned, possible }]));
           const root = rootAt % 2 === 0 ? null : outline[rootAt % outline.length]!;
           const extras = { ...(username === undefined ? {} : { username }), ...(mean === undefined ? {} : { mean }) };
-          const written = Buffer.concat(itemJson(structure, itemShape(structure, types, root), progress, extras)).toString("utf8");
+          const written = jsonBytes(itemJson(structure, itemShape(structure, types, root), progress, extras)).toString("utf8");
           expect(written).toBe(JSON.stringify(expectedItem(structure, root ?? structure.tree!.root, types, progress, extras)));
         },
       ),
@@ -120,7 +120,7 @@ describe("itemJson", () => {
           tree: null,
           noProgress: new Map(),
         };
-        const written = Buffer.concat(itemJson(structure, itemShape(structure, types, null), undefined, { username })).toString("utf8");
+        const written = jsonBytes(itemJson(structure, itemShape(structure, types, null), undefined, { username })).toString("utf8");
         expect(written).toBe(JSON.stringify(expectedItem(structure, null, types, new Map(), { username })));
       }),
     );
@@ -143,7 +143,10 @@ describe("pageEnvelopeJson", () => {
           const body = pageEnvelopeJson(
             window,
             url,
-            results.map((result) => [Buffer.from(JSON.stringify(result))]),
+            results.map((result) => {
+              const bytes = Buffer.from(JSON.stringify(result));
+              return { byteLength: bytes.length, writeTo: (target: Buffer, at: number) => at + bytes.copy(target, at) };
+            }),
           ).toString("utf8");
           expect(body).toBe(JSON.stringify(pageEnvelope(window, url, results)));
         },

@@ -4,6 +4,8 @@
  * empty result.
  */
 
+import type { JsonPiece } from "../read/item-json.js";
+
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 1000;
 
@@ -105,17 +107,22 @@ const RESULTS_SEPARATOR = Buffer.from(",");
 const ENVELOPE_CLOSE = Buffer.from("]}");
 
 /**
- * The page envelope as JSON bytes around results that are already JSON
- * bytes (each in pieces), so a large page is sent as written, not built as
- * objects and serialised, and copied once.
+ * The page envelope as JSON bytes around results that write their own JSON
+ * bytes into it, so a large page is sent as written, not built as objects
+ * and serialised, and copied once.
  */
-export function pageEnvelopeJson(window: PageWindow, absoluteUrl: string, results: readonly (readonly Buffer[])[]): Buffer {
-  const head = JSON.stringify({ ...pageEnvelope(window, absoluteUrl, []), results: undefined });
-  const chunks: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"results":[`)];
-  for (let at = 0; at < results.length; at += 1) {
-    if (at > 0) chunks.push(RESULTS_SEPARATOR);
-    for (const chunk of results[at]!) chunks.push(chunk);
+export function pageEnvelopeJson(window: PageWindow, absoluteUrl: string, results: readonly JsonPiece[]): Buffer {
+  const envelope = JSON.stringify({ ...pageEnvelope(window, absoluteUrl, []), results: undefined });
+  const head = Buffer.from(`${envelope.slice(0, -1)},"results":[`);
+  // Measured first, then copied once into a body of that size: no list of every piece, no second copy.
+  let length = head.length + ENVELOPE_CLOSE.length + Math.max(0, results.length - 1) * RESULTS_SEPARATOR.length;
+  for (const item of results) length += item.byteLength;
+  const body = Buffer.allocUnsafe(length);
+  let at = head.copy(body, 0);
+  for (let index = 0; index < results.length; index += 1) {
+    if (index > 0) at += RESULTS_SEPARATOR.copy(body, at);
+    at = results[index]!.writeTo(body, at);
   }
-  chunks.push(ENVELOPE_CLOSE);
-  return Buffer.concat(chunks);
+  ENVELOPE_CLOSE.copy(body, at);
+  return body;
 }

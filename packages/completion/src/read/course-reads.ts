@@ -10,11 +10,11 @@ import { countActiveLearnersFromSums, meanCoursePercent } from "../repositories/
 import { countActiveCourses, countActiveLearners, listActiveCourses } from "../repositories/enrollments.js";
 import { findLearnerInCourse, findLearnerInCourses, pageActiveLearners, type LearnerInCourse } from "../repositories/learner-reads.js";
 import { itemShape, type ItemShape, type RequestedFields } from "./course-items.js";
-import { itemJson, type ItemChunks } from "./item-json.js";
+import { itemJson, type JsonPiece } from "./item-json.js";
 import { progressFromCompletions, storedCovers } from "./progress-source.js";
 
 /** A page of items (each the JSON bytes of a course item), or null when the page lies beyond the last one. */
-export type ItemPage = { window: PageWindow; items: ItemChunks[] } | null;
+export type ItemPage = { window: PageWindow; items: JsonPiece[] } | null;
 
 /** What a read returns when the cached tree it used is not the stored one: the caller reloads and reads again. */
 export const STALE_STRUCTURE = "stale-structure";
@@ -70,7 +70,7 @@ export async function readLearnerInCourse(
   learner: LearnerInCourse,
   fields: RequestedFields,
   root: TreeNode | null,
-): Promise<ItemChunks> {
+): Promise<JsonPiece> {
   let shape = itemShape(structure, fields.types, root);
   let stored = learner.aggregates;
   let fromCompletions = !storedUse(ctx, structure, shape).covers;
@@ -163,7 +163,7 @@ export async function readLearnerCourses(
     structures.map((structure) => structure.course.key),
     blockKeys,
   );
-  const items: ItemChunks[] = [];
+  const items: JsonPiece[] = [];
   for (const structure of structures) {
     const learner = learners.get(structure.course.key);
     if (learner) items.push(await readLearnerInCourse(ctx, structure, learner, fields, null));

@@ -14,8 +14,19 @@ import type { ItemShape } from "./course-items.js";
  * into the body of the page.
  */
 
-/** The JSON bytes of one item, in pieces (shared, never to be written to) that follow one another. */
-export type ItemChunks = readonly Buffer[];
+/** JSON bytes to be written into a larger body: their length first, then the bytes at a position. */
+export interface JsonPiece {
+  readonly byteLength: number;
+  /** Writes the bytes into `target` from `at`; returns the position after them. */
+  writeTo(target: Buffer, at: number): number;
+}
+
+/** A piece as a Buffer of its own. */
+export function jsonBytes(piece: JsonPiece): Buffer {
+  const bytes = Buffer.allocUnsafe(piece.byteLength);
+  piece.writeTo(bytes, 0);
+  return bytes;
+}
 
 /** The fixed bytes of an item of one shape: its opening, then per type list its opening and each entry's opening. */
 interface ItemText {
@@ -28,6 +39,8 @@ interface ItemText {
     /** `{"course_key":…,"block_key":…,"usage_key":…,"completion":`, with a leading comma after the first. */
     readonly entryHeads: readonly Buffer[];
   }[];
+  /** The length of the fixed bytes: the head, each list's opening, entry openings and closing, and the closing brace. */
+  readonly fixedLength: number;
 }
 
 const texts = new WeakMap<ItemShape, ItemText>();
@@ -36,17 +49,17 @@ function itemText(courseKey: string, shape: ItemShape): ItemText {
   let text = texts.get(shape);
   if (!text) {
     const course = JSON.stringify(courseKey);
-    text = {
-      head: Buffer.from(`{"course_key":${course},"completion":`),
-      lists: [...shape.lists].map(([type, nodes]) => ({
-        open: Buffer.from(`,${JSON.stringify(type)}:[`),
-        nodes,
-        entryHeads: nodes.map((node, at) => {
-          const key = JSON.stringify(node.key);
-          return Buffer.from(`${at === 0 ? "" : ","}{"course_key":${course},"block_key":${key},"usage_key":${key},"completion":`);
-        }),
-      })),
-    };
+    const lists = [...shape.lists].map(([type, nodes]) => ({
+      open: Buffer.from(`,${JSON.stringify(type)}:[`),
+      nodes,
+      entryHeads: nodes.map((node, at) => {
+        const key = JSON.stringify(node.key);
+        return Buffer.from(`${at === 0 ? "" : ","}{"course_key":${course},"block_key":${key},"usage_key":${key},"completion":`);
+      }),
+    }));
+    const head = Buffer.from(`{"course_key":${course},"completion":`);
+    const listsLength = lists.reduce((sum, list) => sum + list.open.length + LIST_CLOSE.length + list.entryHeads.reduce((heads, entryHead) => heads + entryHead.length, 0), 0);
+    text = { head, lists, fixedLength: head.length + listsLength + ITEM_CLOSE.length };
     texts.set(shape, text);
   }
   return text;
@@ -63,31 +76,39 @@ export function completionText(progress: Progress): string {
   return `{"earned":${jsonNumber(progress.earned)},"possible":${jsonNumber(progress.possible)},"percent":${percent},"ratio":${percent}}`;
 }
 
-/** Encoded block-entry endings (completion dictionary and closing brace) by possible, then earned; bounded. */
-const entryEnds = new Map<number, Map<number, Buffer>>();
-const MOST_ENTRY_ENDS = 20_000;
-let entryEndCount = 0;
+/** Completion dictionaries as bytes, each followed by the same text, by possible then earned; bounded. */
+class DictionaryBytes {
+  static readonly MOST = 20_000;
+  readonly #byPossible = new Map<number, Map<number, Buffer>>();
+  #count = 0;
 
-/** The bytes that end a block entry with this progress: its completion dictionary and `}`. */
-function entryEnd(progress: Progress): Buffer {
-  let byEarned = entryEnds.get(progress.possible);
-  let end = byEarned?.get(progress.earned);
-  if (end === undefined) {
-    end = Buffer.from(`${completionText(progress)}}`);
-    if (entryEndCount >= MOST_ENTRY_ENDS) {
-      entryEnds.clear();
-      entryEndCount = 0;
-      byEarned = undefined;
+  constructor(private readonly suffix: string) {}
+
+  get(progress: Progress): Buffer {
+    let byEarned = this.#byPossible.get(progress.possible);
+    let bytes = byEarned?.get(progress.earned);
+    if (bytes === undefined) {
+      bytes = Buffer.from(`${completionText(progress)}${this.suffix}`);
+      if (this.#count >= DictionaryBytes.MOST) {
+        this.#byPossible.clear();
+        this.#count = 0;
+        byEarned = undefined;
+      }
+      if (!byEarned) {
+        byEarned = new Map();
+        this.#byPossible.set(progress.possible, byEarned);
+      }
+      byEarned.set(progress.earned, bytes);
+      this.#count += 1;
     }
-    if (!byEarned) {
-      byEarned = new Map();
-      entryEnds.set(progress.possible, byEarned);
-    }
-    byEarned.set(progress.earned, end);
-    entryEndCount += 1;
+    return bytes;
   }
-  return end;
 }
+
+/** The bytes that end a block entry with some progress: its completion dictionary and `}`. */
+const entryEnds = new DictionaryBytes("}");
+/** The bytes of an item's own completion dictionary. */
+const itemCompletions = new DictionaryBytes("");
 
 /** A block's progress: the learner's, or none completed. (Not a closure per item: this runs for every entry.) */
 function progressOf(structure: CourseStructure, progress: ReadonlyMap<string, Progress> | undefined, node: TreeNode): Progress {
@@ -99,30 +120,58 @@ const LIST_CLOSE = Buffer.from("]");
 const ITEM_CLOSE = Buffer.from("}");
 
 /**
- * The JSON bytes of one course item, in pieces, from a learner's progress by block key
- * (a block without progress there has completed nothing): `course_key`,
- * `completion`, then `username` and `mean` when given, then each type list
- * of the shape.
+ * One course item as JSON bytes, from a learner's progress by block key (a
+ * block without progress there has completed nothing): `course_key`,
+ * `completion`, then `username` and `mean` when given, then each type list of
+ * the shape. Nothing is assembled until the page's body is: the item holds
+ * its progress and the one part of its text that is its own, and writes the
+ * shared pieces straight into the body.
  */
 export function itemJson(
   structure: CourseStructure,
   shape: ItemShape,
   progress: ReadonlyMap<string, Progress> | undefined,
   extras: { username?: string; mean?: number },
-): ItemChunks {
+): JsonPiece {
   const text = itemText(structure.course.key, shape);
-  let middle = shape.root ? completionText(progressOf(structure, progress, shape.root)) : "";
-  if (extras.username !== undefined) middle += `,"username":${JSON.stringify(extras.username)}`;
-  if (extras.mean !== undefined) middle += `,"mean":${jsonNumber(extras.mean)}`;
-  const chunks: Buffer[] = [text.head];
-  if (!shape.root) chunks.push(UNKNOWN_STRUCTURE);
-  chunks.push(Buffer.from(middle));
-  for (const list of text.lists) {
-    chunks.push(list.open);
-    const { nodes, entryHeads } = list;
-    for (let at = 0; at < nodes.length; at += 1) chunks.push(entryHeads[at]!, entryEnd(progressOf(structure, progress, nodes[at]!)));
-    chunks.push(LIST_CLOSE);
+  const completion = shape.root ? itemCompletions.get(progressOf(structure, progress, shape.root)) : UNKNOWN_STRUCTURE;
+  let own = "";
+  if (extras.username !== undefined) own += `,"username":${JSON.stringify(extras.username)}`;
+  if (extras.mean !== undefined) own += `,"mean":${jsonNumber(extras.mean)}`;
+  return new ItemJson(structure, text, completion, own, progress);
+}
+
+class ItemJson implements JsonPiece {
+  readonly byteLength: number;
+
+  constructor(
+    private readonly structure: CourseStructure,
+    private readonly text: ItemText,
+    /** The item's completion dictionary. */
+    private readonly completion: Buffer,
+    /** `username` and `mean`, the text no other item shares. */
+    private readonly own: string,
+    private readonly progress: ReadonlyMap<string, Progress> | undefined,
+  ) {
+    let length = text.fixedLength + completion.length + Buffer.byteLength(own);
+    for (const list of text.lists) for (const node of list.nodes) length += entryEnds.get(progressOf(structure, progress, node)).length;
+    this.byteLength = length;
   }
-  chunks.push(ITEM_CLOSE);
-  return chunks;
+
+  writeTo(target: Buffer, start: number): number {
+    const { structure, text, progress } = this;
+    let at = start + text.head.copy(target, start);
+    at += this.completion.copy(target, at);
+    if (this.own !== "") at += target.write(this.own, at);
+    for (const list of text.lists) {
+      at += list.open.copy(target, at);
+      const { nodes, entryHeads } = list;
+      for (let entry = 0; entry < nodes.length; entry += 1) {
+        at += entryHeads[entry]!.copy(target, at);
+        at += entryEnds.get(progressOf(structure, progress, nodes[entry]!)).copy(target, at);
+      }
+      at += LIST_CLOSE.copy(target, at);
+    }
+    return at + ITEM_CLOSE.copy(target, at);
+  }
 }
