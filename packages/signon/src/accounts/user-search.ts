@@ -1,5 +1,17 @@
 import type { SignonContext } from "../context.js";
-import { countUsers, estimatePermissionHolders, type UserCount, fewHoldersLimit, searchUsers, type TwoStepFilter, type UserListRow, type UserSearch, type UserStatus } from "../repositories/user-search.js";
+import {
+  commonTextMatches,
+  countUsers,
+  estimatePermissionHolders,
+  estimateTextMatches,
+  type UserCount,
+  fewHoldersLimit,
+  searchUsers,
+  type TwoStepFilter,
+  type UserListRow,
+  type UserSearch,
+  type UserStatus,
+} from "../repositories/user-search.js";
 import { readKeysetPage, type KeysetPage, type PagePosition } from "../repositories/keyset.js";
 import { assignableRoles, managedOrganisationIds, type Actor } from "../web/policy.js";
 import { lockSeconds } from "./sign-in.js";
@@ -73,17 +85,23 @@ function splitOnce(value: string, separator: string): [string, string] | [] {
  * The search an actor's filters make. A search text that is a whole e-mail
  * address some matching person has finds that person only, through the
  * unique index on `lower(email)`; any other text is a fragment of names and
- * addresses (the `pg_trgm` indexes). A permission filter says whether few
- * people hold the permission (`fewHoldersLimit`).
+ * addresses: through the `pg_trgm` indexes, or, for a text many people hold
+ * (`commonTextMatches`), tested on each person the other filters find. A
+ * permission filter says whether few people hold the permission
+ * (`fewHoldersLimit`).
  */
 export async function resolvedSearch(ctx: SignonContext, actor: Actor, filters: UserFilters): Promise<UserSearch> {
   const search = searchFor(ctx, actor, filters);
   if (search.permission !== undefined) {
     search.permission = { ...search.permission, fewHolders: (await estimatePermissionHolders(ctx.db, search.permission)) <= fewHoldersLimit };
   }
-  if (search.text === undefined || !emailPattern.test(search.text)) return search;
-  const exact: UserSearch = { ...search, text: undefined, exactEmail: search.text };
-  return (await searchUsers(ctx.db, exact, { kind: "first" }, 1)).length > 0 ? exact : search;
+  if (search.text === undefined) return search;
+  if (emailPattern.test(search.text)) {
+    const exact: UserSearch = { ...search, text: undefined, exactEmail: search.text };
+    if ((await searchUsers(ctx.db, exact, { kind: "first" }, 1)).length > 0) return exact;
+  }
+  search.commonText = (await estimateTextMatches(ctx.db, search.text)) >= commonTextMatches;
+  return search;
 }
 
 /**

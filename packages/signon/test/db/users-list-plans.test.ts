@@ -150,6 +150,29 @@ describe("the users list on 200,000 people", () => {
     expect(indexes, describePlan(plan)).toEqual(expect.arrayContaining(["users_name_trgm_idx", "users_email_trgm_idx"]));
   });
 
+  it("tests a text most addresses hold on the people the other filters find, not through the trigram indexes", async () => {
+    const organisation = generated.organisationIds[7] as string;
+    const alone = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "example.org" });
+    const narrowed = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "example.org", organisation, status: "suspended" });
+    const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "person12345@", organisation });
+    expect([alone.commonText, narrowed.commonText, rare.commonText]).toEqual([true, true, false]);
+    for (const search of [alone, narrowed]) {
+      for (const query of [userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1), userPageQuery(database.db, search, { kind: "last" }, usersPerPage + 1)]) {
+        const plan = await planOf(query);
+        expectIndexedPlan(plan);
+        expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).not.toEqual(expect.arrayContaining(["users_email_trgm_idx"]));
+      }
+    }
+    const plan = await planOf(userPageQuery(database.db, narrowed, { kind: "first" }, usersPerPage + 1));
+    expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_list_organisation_idx");
+    // The same people as through the trigram indexes.
+    for (const search of [alone, narrowed]) {
+      const page = await userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1);
+      expect(page.length).toBeGreaterThan(0);
+      expect(page).toEqual(await userPageQuery(database.db, { ...search, commonText: false }, { kind: "first" }, usersPerPage + 1));
+    }
+  });
+
   it("reads a page of a permission few people hold from the permission's holders, each looked up by primary key, and walks the names for a common one", async () => {
     const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:editor` });
     const common = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:signin` });
