@@ -1,9 +1,8 @@
 import type { SignonContext } from "../context.js";
 import {
-  commonTextMatches,
+  commonTextPath,
   countUsers,
   estimatePermissionHolders,
-  estimateTextMatches,
   type UserCount,
   fewHoldersLimit,
   searchUsers,
@@ -86,9 +85,9 @@ function splitOnce(value: string, separator: string): [string, string] | [] {
  * address some matching person has finds that person only, through the
  * unique index on `lower(email)`; any other text is a fragment of names and
  * addresses: through the `pg_trgm` indexes, or, for a text many people hold
- * (`commonTextMatches`), tested on each person the other filters find. A
- * permission filter says whether few people hold the permission
- * (`fewHoldersLimit`).
+ * beside a filter an index serves, tested on each person that index finds
+ * (`commonTextPath`). A permission filter says whether few people hold the
+ * permission (`fewHoldersLimit`).
  */
 export async function resolvedSearch(ctx: SignonContext, actor: Actor, filters: UserFilters): Promise<UserSearch> {
   const search = searchFor(ctx, actor, filters);
@@ -100,7 +99,7 @@ export async function resolvedSearch(ctx: SignonContext, actor: Actor, filters: 
     const exact: UserSearch = { ...search, text: undefined, exactEmail: search.text };
     if ((await searchUsers(ctx.db, exact, { kind: "first" }, 1)).length > 0) return exact;
   }
-  search.commonText = (await estimateTextMatches(ctx.db, search.text)) >= commonTextMatches;
+  search.commonText = await commonTextPath(ctx.db, search);
   return search;
 }
 

@@ -28,10 +28,12 @@ export interface UserSearch {
   /** Case-insensitive part of the name or e-mail address. */
   text?: string | undefined;
   /**
-   * The text is common: PostgreSQL expects at least `commonTextMatches`
-   * people to hold it (`estimateTextMatches`). It is then tested on the
-   * people the other filters find (or on the order of names), never read
-   * from the trigram indexes, where it would be a list of most people.
+   * The text is common and another filter narrows through an index (see
+   * `commonTextPath`): the text is tested on each person that filter's index
+   * finds, and the page sorts what is found. Neither the trigram indexes
+   * (where a common text is a list of most people) nor a walk along the
+   * order of names (unbounded when the other filters match fewer people than
+   * PostgreSQL expects) is read.
    */
   commonText?: boolean | undefined;
   /** A whole e-mail address, in any case (through the unique index on `lower(email)`). */
@@ -198,7 +200,9 @@ export async function estimatePermissionHolders(db: SignonDatabase, permission: 
 
 /** The query of `searchUsers`, for EXPLAIN. */
 export function userPageQuery(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number) {
-  const { where, orderBy } = keysetClauses(position, sql`lower(${users.name})`, users.uid);
+  // For a common text, the order of names written as no index has it: the page is sorted from what the filters find.
+  const sortName = search.commonText === true ? sql`(lower(${users.name}) || '')` : sql`lower(${users.name})`;
+  const { where, orderBy } = keysetClauses(position, sortName, users.uid);
   const keyset = where === undefined ? [] : [where];
   if (search.permission?.fewHolders === true) {
     const holders = db
@@ -330,18 +334,52 @@ export async function inCountTransaction<T>(db: SignonDatabase, budgetMs: number
 
 /**
  * From this many people holding a search text (by PostgreSQL's estimate), it
- * is common. Reading it from the trigram indexes then means reading a list of
- * them all: at 1M people, the 250,000 addresses that hold `example.org` took
- * 56 to 104 ms before any other filter applied. Tested row by row instead, on
- * the people of an organisation, a role or a status, or along the order of
- * names (where one person in four holds it, a page is found in 200 rows), it
- * costs a few milliseconds.
+ * is common: reading it from the trigram indexes means reading a list of
+ * them all (at 1M people, the 250,000 addresses that hold `example.org` took
+ * 56 to 104 ms before any other filter applied).
  */
 export const commonTextMatches = 20_000;
+
+/** At most this many people found by the other filters' indexes (by estimate) are tested one by one for a common text. */
+export const narrowFiltersLimit = 50_000;
 
 /** PostgreSQL's estimate of how many people (not API users) hold a search text in their name or e-mail address. */
 export async function estimateTextMatches(db: SignonDatabase, text: string): Promise<number> {
   return estimateUsers(db, { scopeRoles: everyRole, text, locksSetAfter: new Date(0), twoStepRules: { requiredRoles: [], now: new Date(0) } });
+}
+
+/**
+ * The filters of a search that an index of `users` serves: the
+ * organisation (or none), the role, the scope, a suspended, invited or
+ * locked status, 2-step set up or exempt, and a permission few people hold;
+ * `null` when it has none.
+ */
+function indexedFilters(search: UserSearch): UserSearch | null {
+  const status = search.status === "suspended" || search.status === "invited" || search.status === "locked" ? search.status : undefined;
+  const twoStep = search.twoStep === "on" || search.twoStep === "exempt" ? search.twoStep : undefined;
+  const permission = search.permission?.fewHolders === true ? search.permission : undefined;
+  const narrowing = search.scopeOrganisationIds !== undefined || search.role !== undefined || search.organisationId !== undefined || status || twoStep || permission;
+  if (!narrowing) return null;
+  return { ...search, text: undefined, commonText: undefined, exactEmail: undefined, status, twoStep, permission };
+}
+
+/**
+ * Whether a search's text is read as a common one (`UserSearch.commonText`):
+ * PostgreSQL expects at least `commonTextMatches` people to hold it, and the
+ * filters an index serves find at most `narrowFiltersLimit` people, and at
+ * most half as many as hold the text. Each of those is then tested for the
+ * text, whatever the other filters: the work is bounded by the index's
+ * people, which PostgreSQL estimates well (a single condition each), not by
+ * how few people all the filters together match, which it may not (two of
+ * them can go together far less often than it assumes).
+ */
+export async function commonTextPath(db: SignonDatabase, search: UserSearch): Promise<boolean> {
+  if (search.text === undefined || search.text === "") return false;
+  const narrowed = indexedFilters(search);
+  if (narrowed === null) return false;
+  const holders = await estimateTextMatches(db, search.text);
+  if (holders < commonTextMatches) return false;
+  return (await estimateUsers(db, narrowed)) <= Math.min(narrowFiltersLimit, holders / 2);
 }
 
 /** PostgreSQL's estimate of how many people match (EXPLAIN of the list without its order and limit). */

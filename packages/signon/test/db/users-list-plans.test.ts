@@ -150,26 +150,29 @@ describe("the users list on 200,000 people", () => {
     expect(indexes, describePlan(plan)).toEqual(expect.arrayContaining(["users_name_trgm_idx", "users_email_trgm_idx"]));
   });
 
-  it("tests a text most addresses hold on the people the other filters find, not through the trigram indexes", async () => {
+  it("tests a text most addresses hold on each person an organisation's or a status's index finds, sorting them, never walking the order of names", async () => {
     const organisation = generated.organisationIds[7] as string;
     const alone = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "example.org" });
     const narrowed = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "example.org", organisation, status: "suspended" });
+    // Beside a filter no index serves, whose matches PostgreSQL may overestimate: a walk along the names could read everyone.
+    const withoutIndex = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "example.org", organisation: "none", twoStep: "missing" });
     const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "person12345@", organisation });
-    expect([alone.commonText, narrowed.commonText, rare.commonText]).toEqual([true, true, false]);
-    for (const search of [alone, narrowed]) {
-      for (const query of [userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1), userPageQuery(database.db, search, { kind: "last" }, usersPerPage + 1)]) {
-        const plan = await planOf(query);
+    expect([alone.commonText, narrowed.commonText, withoutIndex.commonText, rare.commonText]).toEqual([false, true, true, false]);
+    for (const [search, index] of [
+      [narrowed, "users_list_organisation_idx"],
+      [withoutIndex, "users_list_organisation_idx"],
+    ] as const) {
+      const positions: PagePosition[] = [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }];
+      for (const position of positions) {
+        const plan = await planOf(userPageQuery(database.db, search, position, usersPerPage + 1));
         expectIndexedPlan(plan);
-        expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).not.toEqual(expect.arrayContaining(["users_email_trgm_idx"]));
+        const indexes = nodes(plan).map((node) => node["Index Name"]);
+        expect(indexes, describePlan(plan)).toContain(index);
+        for (const other of ["users_email_trgm_idx", "users_name_trgm_idx", "users_list_name_idx"]) expect(indexes, describePlan(plan)).not.toContain(other);
+        // The same people as through the trigram indexes.
+        const page = await userPageQuery(database.db, search, position, usersPerPage + 1);
+        expect(page, position.kind).toEqual(await userPageQuery(database.db, { ...search, commonText: false }, position, usersPerPage + 1));
       }
-    }
-    const plan = await planOf(userPageQuery(database.db, narrowed, { kind: "first" }, usersPerPage + 1));
-    expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_list_organisation_idx");
-    // The same people as through the trigram indexes.
-    for (const search of [alone, narrowed]) {
-      const page = await userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1);
-      expect(page.length).toBeGreaterThan(0);
-      expect(page).toEqual(await userPageQuery(database.db, { ...search, commonText: false }, { kind: "first" }, usersPerPage + 1));
     }
   });
 
