@@ -101,9 +101,15 @@ export class ReadRouter {
 
   /**
    * The pool for one read that tolerates lag: the next of the replicas
-   * within the limit, in turn, or the primary when none is.
+   * within the limit, in turn, or the primary when none is. With `primary`
+   * (a read that follows its reader's own change, which a replica may not
+   * have yet), the primary, counted as routed there.
    */
-  pool(): pg.Pool {
+  pool(options: { primary?: boolean } = {}): pg.Pool {
+    if (options.primary === true) {
+      this.#routedToPrimary++;
+      return this.#primary;
+    }
     const count = this.#replicas.length;
     for (let tried = 0; tried < count; tried++) {
       const replica = this.#replicas[(this.#next + tried) % count] as Replica;

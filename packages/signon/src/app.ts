@@ -21,6 +21,7 @@ import { answerNotFound } from "./http/not-found.js";
 import { redirectTrailingSlash } from "./http/trailing-slash.js";
 import { answerFrameworkError } from "./http/framework-errors.js";
 import { registerSecurityHeaders } from "./http/security-headers.js";
+import { registerRecentWrites } from "./http/recent-write-cookie.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
 import { InvalidRequestError } from "./oauth/errors.js";
 import { registerOperations } from "./operations.js";
@@ -121,8 +122,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   if (reads?.hasReplicas === true) {
     // One context per replica, made once; the primary's is the app's own.
     const onReplica = new Map<pg.Pool, SignonContext>();
-    signon.forRead = () => {
-      const pool = reads.pool();
+    signon.forRead = (afterOwnChange = false) => {
+      const pool = reads.pool({ primary: afterOwnChange });
       if (pool === options.pool) return signon;
       let context = onReplica.get(pool);
       if (context === undefined) {
@@ -168,6 +169,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
 
   registerSecurityHeaders(app, production);
   await app.register(cookie);
+  if (signon.forRead) registerRecentWrites(app, config);
   await app.register(csrf, {
     cookieKey: production ? "__Host-signon_csrf" : "signon_csrf",
     cookieOpts: { path: "/", httpOnly: true, sameSite: "lax", secure: production },

@@ -25,15 +25,21 @@ export interface SignonContext {
   /**
    * The context for one read that tolerates a little lag (the administrator
    * lists, `users.csv`, the usage pages): `db` and `statements` on a replica
-   * within `DATABASE_READ_MAX_LAG_MS` of the primary, or on the primary. Never
-   * for sessions, tokens, authorization, limits, or what follows a write.
+   * within `DATABASE_READ_MAX_LAG_MS` of the primary, or on the primary
+   * (always, `afterOwnChange`: the reader changed something a moment ago).
+   * Never for sessions, tokens, authorization, limits, or what follows a
+   * write.
    */
-  forRead?: (() => SignonContext) | undefined;
+  forRead?: ((afterOwnChange?: boolean) => SignonContext) | undefined;
 }
 
-/** `ctx.forRead()`, or `ctx` itself where no replica is configured. */
-export function readingContext(ctx: SignonContext): SignonContext {
-  return ctx.forRead?.() ?? ctx;
+/**
+ * `ctx.forRead()`, or `ctx` itself where no replica is configured or when
+ * the read follows the reader's own change (`afterOwnChange`: a replica may
+ * not have it yet).
+ */
+export function readingContext(ctx: SignonContext, afterOwnChange = false): SignonContext {
+  return ctx.forRead?.(afterOwnChange) ?? ctx;
 }
 
 /** Where a request came from, for audit events and per-IP limits. */

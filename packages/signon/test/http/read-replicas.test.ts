@@ -12,6 +12,8 @@ const lists = ["/users", "/users.csv", "/applications", "/api-users", "/organisa
 
 describe("Sign-on's administrator lists with a read replica", () => {
   let admin: InjectBrowser;
+  /** A browser that has just changed something. */
+  let changer: InjectBrowser;
   let client: Awaited<ReturnType<typeof createApp>>;
   let accessToken: string;
   let code: string;
@@ -34,6 +36,27 @@ describe("Sign-on's administrator lists with a read replica", () => {
     expect(Object.values(routed).reduce((sum, count) => sum + count, 0) - before).toBeGreaterThanOrEqual(lists.length + 1);
   });
 
+  it("reads the lists of a browser that has just changed something on the primary, for as long as a replica may lag", async () => {
+    const person = await createUser(direct.ctx, { name: "Suspended Meanwhile" });
+    changer = await signedInBrowser(app, (await createUser(direct.ctx, { role: "superadmin" })).email, defaultPassword);
+    const posted = await changer.submit(`/users/${person.uid}`, `/users/${person.uid}/suspend`, { reason: "Left the team", confirm: "yes" });
+    expect(posted.statusCode).toBe(303);
+    const mark = posted.cookies.find((cookie) => cookie.name === "signon_recent_write");
+    // DATABASE_READ_MAX_LAG_MS (5,000 by default) and the second between two measures of a replica's lag.
+    expect(mark).toMatchObject({ value: "1", maxAge: 6, path: "/", httpOnly: true, sameSite: "Lax" });
+
+    const primaryBefore = reads?.routed().get("primary") ?? 0;
+    for (const url of lists) expect((await changer.get(url)).statusCode, url).toBe(200);
+    expect((reads?.routed().get("primary") ?? 0) - primaryBefore).toBe(lists.length);
+    // Another administrator's lists still read the replica.
+    for (const url of lists) expect((await admin.get(url)).statusCode, url).toBe(200);
+    expect((reads?.routed().get("primary") ?? 0) - primaryBefore).toBe(lists.length);
+    // A change that fails leaves no mark.
+    const refused = await admin.postForm(`/users/${person.uid}/suspend`, { _csrf: "forged", reason: "x", confirm: "yes" });
+    expect(refused.statusCode).toBeGreaterThanOrEqual(400);
+    expect(refused.cookies.map((cookie) => cookie.name)).not.toContain("signon_recent_write");
+  });
+
   describe("while the primary refuses connections", () => {
     beforeAll(async () => {
       proxy.cutAll();
@@ -45,6 +68,8 @@ describe("Sign-on's administrator lists with a read replica", () => {
       expect(page.statusCode).toBe(200);
       expect(page.body).toContain("Listed Person");
       for (const url of lists) expect((await admin.get(url)).statusCode, url).toBe(200);
+      // The browser that changed something a moment ago too: with the primary away, the replica's list is the one there is.
+      for (const url of lists) expect((await changer.get(url)).statusCode, url).toBe(200);
     });
 
     it("answers every other page, /token and /user.json 503: sessions, tokens and codes are the primary's", async () => {
