@@ -25,31 +25,52 @@ export interface SerializedError {
  * the values of a violated key) is left out.
  */
 export function serializeError(thrown: Error, depth = 0): SerializedError {
+  if (!(thrown instanceof Error)) return notAnError(thrown);
   const error = thrown as Error & Record<string, unknown>;
   const message = withoutParameters(error);
-  const serialized: SerializedError = { type: error.constructor?.name ?? error.name, message, stack: (error.stack ?? "").replace(error.message, message) };
+  // The stack begins with the message: written again with the message cut, whatever characters the statement holds.
+  const stack = (error.stack ?? "").replace(error.message, () => message);
+  const serialized: SerializedError = { type: error.constructor?.name ?? error.name, message, stack: messageWithoutParameters(stack) };
   for (const field of databaseErrorFields) {
     const fieldValue = error[field];
     if (typeof fieldValue === "string" || typeof fieldValue === "number") serialized[field] = fieldValue;
   }
   if (error.cause !== undefined) {
-    if (!(error.cause instanceof Error)) serialized.cause = error.cause;
+    // A cause that is not an error may be anything a caller had at hand: only a text is kept, cut like a message.
+    if (!(error.cause instanceof Error)) serialized.cause = typeof error.cause === "string" ? messageWithoutParameters(error.cause) : "[cause left out]";
     else serialized.cause = depth < deepestCause ? serializeError(error.cause, depth + 1) : "[cause left out]";
   }
   return serialized;
 }
 
+/** What is logged as `err` when it is not an error: a text, cut like a message; anything else, by its type only. */
+function notAnError(value: unknown): SerializedError {
+  const message = typeof value === "string" ? messageWithoutParameters(value) : `[${value === null ? "null" : typeof value} left out]`;
+  return { type: "NotAnError", message, stack: "" };
+}
+
+const failedQuery = "Failed query: ";
+const parametersLine = "\nparams: ";
+
+/** Where a stack's frames begin. */
+const stackFrame = "\n    at ";
+
 /**
- * A log message without a failed statement's parameters: Fastify's own
- * error log writes the error's message as the line's `msg`.
+ * A text without a failed statement's parameters, wherever in it drizzle's
+ * `Failed query: … params: …` sits (a message, a stack, a line that quotes
+ * an error's message): what follows `params: ` is cut, up to a stack's
+ * frames if any follow, else to the end (a parameter may hold a line break).
  */
-export function messageWithoutParameters(message: string): string {
-  if (!message.startsWith("Failed query: ")) return message;
-  const parameters = message.indexOf("\nparams: ");
-  return parameters === -1 ? message : `${message.slice(0, parameters)}\nparams: ${PARAMETERS_LEFT_OUT}`;
+export function messageWithoutParameters(text: string): string {
+  const query = text.indexOf(failedQuery);
+  if (query === -1) return text;
+  const parameters = text.indexOf(parametersLine, query);
+  if (parameters === -1) return text;
+  const frames = text.indexOf(stackFrame, parameters);
+  return `${text.slice(0, parameters)}${parametersLine}${PARAMETERS_LEFT_OUT}${frames === -1 ? "" : text.slice(frames)}`;
 }
 
 function withoutParameters(error: Error & Record<string, unknown>): string {
-  if (typeof error.query !== "string" || !("params" in error)) return error.message;
-  return `Failed query: ${error.query}\nparams: ${PARAMETERS_LEFT_OUT}`;
+  if (typeof error.query !== "string" || !("params" in error)) return messageWithoutParameters(error.message);
+  return `${failedQuery}${error.query}${parametersLine}${PARAMETERS_LEFT_OUT}`;
 }

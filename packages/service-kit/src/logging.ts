@@ -38,7 +38,7 @@ export function redactLogFields(fields: Record<string, unknown>): Record<string,
   for (const name in fields) {
     if (!Object.hasOwn(fields, name)) continue;
     const value = fields[name];
-    const written = redactedFields.has(name) ? REDACTED : serializedFields.has(name) ? value : withFieldsRedacted(value);
+    const written = redactedFields.has(name) ? REDACTED : serializedFields.has(name) ? value : withFieldsRedacted(value, 1);
     if (written !== value) {
       copy ??= { ...fields };
       copy[name] = written;
@@ -47,18 +47,32 @@ export function redactLogFields(fields: Record<string, unknown>): Record<string,
   return copy ?? fields;
 }
 
-/** An object one level down, with its credential-named fields redacted (a copy when any is). */
-function withFieldsRedacted(value: unknown): unknown {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+/**
+ * A value as written: an error without a failed statement's parameters
+ * (`serializeError`), a text without them, and an object one level down
+ * with its credential-named fields redacted (a copy when anything is).
+ */
+function withFieldsRedacted(value: unknown, levelsDown: number): unknown {
+  if (typeof value === "string") return messageWithoutParameters(value);
+  if (value instanceof Error) return serializeError(value);
+  if (levelsDown === 0 || value === null || typeof value !== "object" || Array.isArray(value)) return value;
   const fields = value as Record<string, unknown>;
   let copy: Record<string, unknown> | null = null;
   for (const name in fields) {
-    if (Object.hasOwn(fields, name) && redactedFields.has(name)) {
+    if (!Object.hasOwn(fields, name)) continue;
+    const field = fields[name];
+    const written = redactedFields.has(name) ? REDACTED : withFieldsRedacted(field, levelsDown - 1);
+    if (written !== field) {
       copy ??= { ...fields };
-      copy[name] = REDACTED;
+      copy[name] = written;
     }
   }
   return copy ?? value;
+}
+
+/** The part of a response that goes into the log: its status, never its headers (`Set-Cookie`). */
+export function serializeResponse(reply: { statusCode: number }): { statusCode: number } {
+  return { statusCode: reply.statusCode };
 }
 
 /** The part of a request that goes into the log: never the query string, headers or body. */
@@ -84,13 +98,20 @@ export interface ServiceLoggerOptions {
 export function serviceLoggerOptions(options: ServiceLoggerOptions = {}): NonNullable<Exclude<FastifyServerOptions["logger"], boolean>> {
   return {
     level: options.level ?? "info",
-    formatters: { log: redactLogFields },
-    serializers: { req: serializeRequest, err: serializeError },
+    // Child loggers' bindings (a request's id) are written as their lines are.
+    formatters: { log: redactLogFields, bindings: redactLogFields },
+    serializers: { req: serializeRequest, res: serializeResponse, err: serializeError },
     hooks: {
       logMethod(args, write) {
         for (let index = 0; index < args.length; index++) {
           const arg: unknown = args[index];
           if (typeof arg === "string") args[index] = messageWithoutParameters(arg);
+        }
+        // Without a message, pino writes an error's own: the cut one instead.
+        if (args.length === 1) {
+          const [only] = args as unknown[];
+          const error = only instanceof Error ? only : only !== null && typeof only === "object" ? (only as { err?: unknown }).err : undefined;
+          if (error instanceof Error) (args as unknown[]).push(serializeError(error).message);
         }
         write.apply(this, args);
       },

@@ -82,3 +82,34 @@ describe("redactLogFields", () => {
     expect(fields).toEqual({ form: { email: "someone@example.org", password: "plain" }, token: "abc" });
   });
 });
+
+describe("a failed statement's parameters", () => {
+  const lines = new LogCapture();
+  const logger = Fastify({ logger: serviceLoggerOptions({ stream: lines }) }).log;
+  const failure = () =>
+    new DrizzleQueryError("update users set email = $1 where uid = $2", ["leaked.address@example.org", "uid-1"], new Error("connection reset"));
+
+  it("are cut wherever the log meets them: an error alone, its message quoted in a text or a field, an error under any key", () => {
+    lines.lines.length = 0;
+    logger.error(failure());
+    logger.error({ err: failure() });
+    logger.error(`hourly job failed: ${failure().message}`);
+    logger.error({ error: failure().message, batch: { failure: failure(), note: `row: ${failure().message}` } }, "batch row failed");
+    expect(lines.lines).toHaveLength(4);
+    expect(lines.text).not.toContain("leaked.address@example.org");
+    expect(lines.text).toContain("update users set email = $1 where uid = $2");
+    expect(lines.entries()[0]?.["msg"]).toBe(`Failed query: update users set email = $1 where uid = $2\nparams: ${PARAMETERS_LEFT_OUT}`);
+  });
+
+  it("leave a stack's frames in place, and take nothing else for an error that is not one", () => {
+    lines.lines.length = 0;
+    logger.error({ err: failure() }, "failed");
+    logger.error({ err: null }, "no error at all");
+    logger.error({ err: "Failed query: select $1\nparams: leaked.address@example.org" }, "a text as an error");
+    const [withStack, nothing, text] = lines.entries().map((entry) => entry["err"] as { stack: string; message: string });
+    expect(withStack?.stack).toMatch(/params: \[parameters left out\]\n {4}at /);
+    expect(nothing?.message).toBe("[null left out]");
+    expect(text?.message).toBe(`Failed query: select $1\nparams: ${PARAMETERS_LEFT_OUT}`);
+    expect(lines.text).not.toContain("leaked.address@example.org");
+  });
+});

@@ -123,6 +123,8 @@ export function pageEnvelopeJson(window: PageWindow, absoluteUrl: string, result
     if (index > 0) at += RESULTS_SEPARATOR.copy(body, at);
     at = results[index]!.writeTo(body, at);
   }
+  // A piece that wrote other than it measured would send uninitialised memory, or cut the JSON: never either.
+  if (at + ENVELOPE_CLOSE.length !== length) throw new Error(`a page's pieces wrote ${at + ENVELOPE_CLOSE.length} bytes of the ${length} they measured`);
   ENVELOPE_CLOSE.copy(body, at);
   return body;
 }

@@ -34,7 +34,7 @@ export function startInvitationBatchWorker(
       .then(
         () => undefined,
         (error: unknown) => {
-          if (!isDatabaseUnavailable(error)) options.log.error({ error: error instanceof Error ? error.message : String(error) }, "batch invitation job failed");
+          if (!isDatabaseUnavailable(error)) options.log.error({ err: error }, "batch invitation job failed");
         },
       )
       .finally(() => {

@@ -157,7 +157,7 @@ async function inviteRow(ctx: SignonContext, batch: InvitationBatch, row: Invita
     }
     // The savepoint rolled back; a row that fails for another reason must not hold up the rows after it.
     if (isDatabaseUnavailable(error)) throw error;
-    log?.error({ error: error instanceof Error ? error.message : String(error), batchId: batch.id, line: row.line }, "batch invitation row failed");
+    log?.error({ err: error, batchId: batch.id, line: row.line }, "batch invitation row failed");
     return { outcome: "invalid", reason: "This row could not be invited because of an error on our side; invite this person on their own" };
   }
 }

@@ -5,12 +5,14 @@ import { ownCookie } from "./own-cookie.js";
 
 /**
  * "This browser changed something a moment ago". Kept for as long as a replica
- * the lists may read can be behind: `DATABASE_READ_MAX_LAG_MS`, plus the second
- * between two measures of its lag.
+ * the lists may read can be behind: `DATABASE_READ_MAX_LAG_MS`, plus two of
+ * the intervals between measures of its lag (the primary's position after
+ * the change is sampled up to one interval later, and the replica is measured
+ * against it up to one more after that).
  */
 const recentWriteCookie = ownCookie("signon_recent_write", {
   sameSite: "lax",
-  maxAgeSeconds: (config) => Math.ceil((config.databaseReadMaxLagMs + DEFAULT_LAG_CHECK_INTERVAL_MS) / 1000),
+  maxAgeSeconds: (config) => Math.ceil((config.databaseReadMaxLagMs + 2 * DEFAULT_LAG_CHECK_INTERVAL_MS) / 1000),
 });
 
 const readingMethods = new Set(["GET", "HEAD", "OPTIONS"]);
