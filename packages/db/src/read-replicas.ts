@@ -27,6 +27,12 @@ export interface ReadRouterOptions {
   maxLagMs?: number;
   /** Default {@link DEFAULT_LAG_CHECK_INTERVAL_MS}. */
   checkIntervalMs?: number;
+  /**
+   * A check of a server that has not answered after this long has failed
+   * (default twice the interval): a replica that hangs is skipped, and holds
+   * up no other's check.
+   */
+  checkTimeoutMs?: number;
   log?: Logger;
   /** The clock, for tests. */
   now?: () => number;
@@ -72,6 +78,7 @@ export class ReadRouter {
   readonly #primary: pg.Pool;
   readonly #replicas: Replica[];
   readonly #maxLagMs: number;
+  readonly #checkTimeoutMs: number;
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #samples: PrimarySample[] = [];
@@ -84,6 +91,7 @@ export class ReadRouter {
     this.#primary = options.primary;
     this.#replicas = options.replicas.map(({ url, pool }) => ({ pool, state: { name: replicaName(url), lagMs: null, reachable: false }, routed: 0 }));
     this.#maxLagMs = options.maxLagMs ?? DEFAULT_READ_MAX_LAG_MS;
+    this.#checkTimeoutMs = options.checkTimeoutMs ?? 2 * (options.checkIntervalMs ?? DEFAULT_LAG_CHECK_INTERVAL_MS);
     this.#log = options.log ?? silentLogger;
     this.#now = options.now ?? Date.now;
     if (this.#replicas.length > 0) {
@@ -155,7 +163,7 @@ export class ReadRouter {
   async #samplePrimary(): Promise<void> {
     try {
       // On a standby (the primary's address not yet following a failover) this fails, and no sample is taken.
-      const { rows } = await this.#primary.query<{ lsn: string }>("select pg_current_wal_lsn()::text as lsn");
+      const { rows } = await this.#answerWithin(this.#primary.query<{ lsn: string }>("select pg_current_wal_lsn()::text as lsn"));
       const lsn = parseLsn((rows[0] as { lsn: string }).lsn);
       this.#samples.push({ at: this.#now(), lsn });
       if (this.#samples.length > keptSamples) this.#samples.shift();
@@ -166,8 +174,8 @@ export class ReadRouter {
 
   async #checkReplica(pool: pg.Pool, state: ReadReplicaState): Promise<void> {
     try {
-      const { rows } = await pool.query<{ recovering: boolean; lsn: string | null }>(
-        "select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn",
+      const { rows } = await this.#answerWithin(
+        pool.query<{ recovering: boolean; lsn: string | null }>("select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn"),
       );
       const row = rows[0] as { recovering: boolean; lsn: string | null };
       const lagMs = !row.recovering ? 0 : row.lsn === null ? null : this.#lagOf(parseLsn(row.lsn));
@@ -179,6 +187,16 @@ export class ReadRouter {
       state.reachable = false;
       state.lagMs = null;
     }
+  }
+
+  /** `answer`, or a failure once the check's time is up (the query itself goes on, and its end is ignored). */
+  #answerWithin<T>(answer: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.#checkTimeoutMs} ms`)), this.#checkTimeoutMs);
+    });
+    answer.catch(() => undefined);
+    return Promise.race([answer, timedOut]).finally(() => clearTimeout(timer));
   }
 
   /** The age of the oldest primary position after `replayed`; 0 when there is none. */

@@ -11,10 +11,13 @@ class FakeServer {
   lsn = "0/1000";
   recovering = true;
   down = false;
+  /** Every query waits for an answer that does not come, as behind a network that drops packets. */
+  hangs = false;
 
   asPool(): pg.Pool {
     return {
       query: async (text: string) => {
+        if (this.hangs) return new Promise(() => undefined);
         if (this.down) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5433"), { code: "ECONNREFUSED" });
         if (text.includes("pg_current_wal_lsn")) return { rows: [{ lsn: this.lsn }] };
         return { rows: [{ recovering: this.recovering, lsn: this.recovering ? this.lsn : null }] };
@@ -37,6 +40,7 @@ function routerOf(primary: FakeServer, replicas: FakeServer[], maxLagMs = 5000) 
     replicas: pools.map((pool, index) => ({ url: `postgres://reader:secret@replica${index + 1}:5432/tessera`, pool })),
     maxLagMs,
     checkIntervalMs: 3_600_000,
+    checkTimeoutMs: 50,
     now: () => clock,
   });
   routers.push(router);
@@ -104,6 +108,20 @@ describe("reads that tolerate lag", () => {
     replica.down = false;
     await router.check();
     expect(target()).toBe("replica1");
+  });
+
+  it("skip a replica that stops answering, once its check's time is up, and check the others meanwhile", async () => {
+    const hanging = new FakeServer();
+    const { router, target } = routerOf(new FakeServer(), [hanging, new FakeServer()]);
+    await router.check();
+    expect([target(), target()]).toEqual(["replica1", "replica2"]);
+    hanging.hangs = true;
+    await router.check();
+    expect(router.replicas().map((replica) => replica.reachable)).toEqual([false, true]);
+    expect([target(), target()]).toEqual(["replica2", "replica2"]);
+    hanging.hangs = false;
+    await router.check();
+    expect([target(), target()]).toEqual(["replica1", "replica2"]);
   });
 
   it("keep going to the replicas while the primary cannot be reached (a failover)", async () => {
