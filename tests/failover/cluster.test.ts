@@ -3,8 +3,10 @@
 // lost (Patroni and PostgreSQL SIGKILLed together): the synchronous standby takes over, the first insert
 // succeeds again within the issue's 15 s, nothing acknowledged is lost, reads through the replica port keep
 // answering, node3 is the new primary's synchronous standby meanwhile, and the old primary comes back as a standby
-// (pg_rewind) and becomes the synchronous standby again.
+// (pg_rewind) and becomes the synchronous standby again. A read that follows its reader's change goes to a replica
+// only once that replica has replayed the change.
 // Needs Debian's patroni, etcd-server, haproxy and postgresql-15; skipped without them, except under CI=true.
+import { ReadRouter } from "@tessera/db";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failoverPackages } from "./support/binaries.js";
@@ -138,5 +140,50 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
       },
       { timeoutMs: 30_000 },
     );
+  });
+
+  it("sends a read that follows a change to a replica only once the replica has replayed it", async ({ onTestFailed }) => {
+    onTestFailed(() => console.error(cluster.logTails()));
+    const node3 = cluster.nodes.find((node) => node.name === "node3")!;
+    const node3Url = inDatabase(node3.url);
+    const primary = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const replica = new pg.Pool({ connectionString: node3Url, max: 2 });
+    const router = new ReadRouter({ primary, replicas: [{ url: node3Url, pool: replica }], checkIntervalMs: 200 });
+    const hasRow = async (pool: pg.Pool, id: number) => (await pool.query<{ n: number }>("select count(*)::int as n from writes where id = $1", [id])).rows[0]?.n === 1;
+    try {
+      await waitFor("node3 to serve reads", async () => (router.pool() === replica ? true : null), { timeoutMs: 30_000 });
+      // node3 stops replaying (its WAL still arrives), then a change commits on the primary.
+      await run(node3Url, "select pg_wal_replay_pause()");
+      const { rows } = await run(databaseUrl, "insert into writes (id) select coalesce(max(id), 0) + 1 from writes returning id");
+      const id = (rows[0] as { id: number }).id;
+      const after = await router.writePosition();
+      expect(after).not.toBeNull();
+      await router.check();
+
+      // Its reader's next read goes to the primary, which has the change; node3 does not have it.
+      const readAfterChange = router.pool({ after: after! });
+      expect(readAfterChange).toBe(primary);
+      expect(await hasRow(readAfterChange, id)).toBe(true);
+      expect(await hasRow(replica, id)).toBe(false);
+      // Reads that follow no change still go to node3, well within the lag limit.
+      expect(router.pool()).toBe(replica);
+
+      // Once node3 has replayed the change, its reader's reads go there, and find it.
+      await run(node3Url, "select pg_wal_replay_resume()");
+      const served = await waitFor(
+        "node3 to replay the change",
+        async () => {
+          await router.check();
+          return router.pool({ after: after! }) === replica ? replica : null;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(await hasRow(served, id)).toBe(true);
+    } finally {
+      await run(node3Url, "select pg_wal_replay_resume()").catch(() => undefined);
+      router.stop();
+      await primary.end();
+      await replica.end();
+    }
   });
 });

@@ -25,4 +25,4 @@ export type { EarlierDataConversion } from "./postgres-server/convert-earlier-da
 export { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
 export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from "./postgres-server/embedded-database.js";
 export { ReadRouter, DEFAULT_READ_MAX_LAG_MS, DEFAULT_LAG_CHECK_INTERVAL_MS, parseReadUrls, parseLsn, replicaName } from "./read-replicas.js";
-export type { ReadRouterOptions, ReadReplicaState } from "./read-replicas.js";
+export type { ReadRouterOptions, ReadReplicaState, ReadTarget } from "./read-replicas.js";

@@ -48,7 +48,21 @@ interface PrimarySample {
 interface Replica {
   pool: pg.Pool;
   state: ReadReplicaState;
+  /** The WAL position it had replayed at its last check; `everything` when it is not recovering (promoted). */
+  replayed: bigint | "everything" | null;
   routed: number;
+}
+
+/** Where one read may go (see {@link ReadRouter.pool}). */
+export interface ReadTarget {
+  /** Only the primary: the read follows its reader's change, and where that change is in the WAL is not known. */
+  primary?: boolean;
+  /**
+   * The read must see everything the primary had written at this WAL position
+   * (its reader's change, from {@link ReadRouter.writePosition}): a replica
+   * that had not replayed that far at its last check is skipped.
+   */
+  after?: bigint;
 }
 
 /** How many of the primary's positions are kept: at one a second, enough to measure a lag far past any limit. */
@@ -89,7 +103,12 @@ export class ReadRouter {
 
   constructor(options: ReadRouterOptions) {
     this.#primary = options.primary;
-    this.#replicas = options.replicas.map(({ url, pool }) => ({ pool, state: { name: replicaName(url), lagMs: null, reachable: false }, routed: 0 }));
+    this.#replicas = options.replicas.map(({ url, pool }) => ({
+      pool,
+      state: { name: replicaName(url), lagMs: null, reachable: false },
+      replayed: null,
+      routed: 0,
+    }));
     this.#maxLagMs = options.maxLagMs ?? DEFAULT_READ_MAX_LAG_MS;
     this.#checkTimeoutMs = options.checkTimeoutMs ?? 2 * (options.checkIntervalMs ?? DEFAULT_LAG_CHECK_INTERVAL_MS);
     this.#log = options.log ?? silentLogger;
@@ -109,19 +128,20 @@ export class ReadRouter {
 
   /**
    * The pool for one read that tolerates lag: the next of the replicas
-   * within the limit, in turn, or the primary when none is. With `primary`
-   * (a read that follows its reader's own change, which a replica may not
-   * have yet), the primary, counted as routed there.
+   * within the limit, in turn, or the primary when none is. A read that
+   * follows its reader's own change goes to a replica that has replayed it
+   * (`after`), or, where its position is not known (`primary`), to the
+   * primary, counted as routed there.
    */
-  pool(options: { primary?: boolean } = {}): pg.Pool {
-    if (options.primary === true) {
+  pool(target: ReadTarget = {}): pg.Pool {
+    if (target.primary === true) {
       this.#routedToPrimary++;
       return this.#primary;
     }
     const count = this.#replicas.length;
     for (let tried = 0; tried < count; tried++) {
       const replica = this.#replicas[(this.#next + tried) % count] as Replica;
-      if (replica.state.reachable && replica.state.lagMs !== null && replica.state.lagMs <= this.#maxLagMs) {
+      if (this.#canServe(replica, target.after)) {
         this.#next = (this.#next + tried + 1) % count;
         replica.routed++;
         return replica.pool;
@@ -129,6 +149,20 @@ export class ReadRouter {
     }
     this.#routedToPrimary++;
     return this.#primary;
+  }
+
+  /**
+   * The primary's WAL position now (`pg_current_wal_insert_lsn()`): read
+   * after a change has committed, everything a replica must have replayed to
+   * hold it. `null` when the primary does not answer.
+   */
+  async writePosition(): Promise<bigint | null> {
+    try {
+      const { rows } = await this.#primary.query<{ lsn: string }>("select pg_current_wal_insert_lsn()::text as lsn");
+      return parseLsn((rows[0] as { lsn: string }).lsn);
+    } catch {
+      return null;
+    }
   }
 
   /** Each replica as last checked. */
@@ -155,9 +189,15 @@ export class ReadRouter {
     this.#timer = undefined;
   }
 
+  #canServe(replica: Replica, after: bigint | undefined): boolean {
+    const { state, replayed } = replica;
+    if (!state.reachable || state.lagMs === null || state.lagMs > this.#maxLagMs) return false;
+    return after === undefined || replayed === "everything" || (replayed !== null && replayed >= after);
+  }
+
   async #checkAll(): Promise<void> {
     await this.#samplePrimary();
-    await Promise.all(this.#replicas.map((replica) => this.#checkReplica(replica.pool, replica.state)));
+    await Promise.all(this.#replicas.map((replica) => this.#checkReplica(replica)));
   }
 
   async #samplePrimary(): Promise<void> {
@@ -172,13 +212,15 @@ export class ReadRouter {
     }
   }
 
-  async #checkReplica(pool: pg.Pool, state: ReadReplicaState): Promise<void> {
+  async #checkReplica(replica: Replica): Promise<void> {
+    const { pool, state } = replica;
     try {
       const { rows } = await this.#answerWithin(
         pool.query<{ recovering: boolean; lsn: string | null }>("select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn"),
       );
       const row = rows[0] as { recovering: boolean; lsn: string | null };
-      const lagMs = !row.recovering ? 0 : row.lsn === null ? null : this.#lagOf(parseLsn(row.lsn));
+      replica.replayed = !row.recovering ? "everything" : row.lsn === null ? null : parseLsn(row.lsn);
+      const lagMs = replica.replayed === "everything" ? 0 : replica.replayed === null ? null : this.#lagOf(replica.replayed);
       if (!state.reachable) this.#log.info(`database: read replica ${state.name} answers${lagMs === null ? "" : ` (${lagMs} ms behind)`}`);
       state.reachable = true;
       state.lagMs = lagMs;
@@ -186,6 +228,7 @@ export class ReadRouter {
       if (state.reachable) this.#log.warn(`database: read replica ${state.name} cannot be reached (${describeDatabaseError(error)}); reads go elsewhere until it answers`);
       state.reachable = false;
       state.lagMs = null;
+      replica.replayed = null;
     }
   }
 

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseLsn, parseReadUrls, ReadRouter, replicaName } from "../src/read-replicas.js";
+import { parseLsn, parseReadUrls, ReadRouter, replicaName, type ReadTarget } from "../src/read-replicas.js";
 
 /**
  * A server as the router sees it: the primary answers its WAL position, a
@@ -19,7 +19,7 @@ class FakeServer {
       query: async (text: string) => {
         if (this.hangs) return new Promise(() => undefined);
         if (this.down) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5433"), { code: "ECONNREFUSED" });
-        if (text.includes("pg_current_wal_lsn")) return { rows: [{ lsn: this.lsn }] };
+        if (text.includes("pg_current_wal_lsn") || text.includes("pg_current_wal_insert_lsn")) return { rows: [{ lsn: this.lsn }] };
         return { rows: [{ recovering: this.recovering, lsn: this.recovering ? this.lsn : null }] };
       },
     } as unknown as pg.Pool;
@@ -44,8 +44,8 @@ function routerOf(primary: FakeServer, replicas: FakeServer[], maxLagMs = 5000) 
     now: () => clock,
   });
   routers.push(router);
-  const target = () => {
-    const pool = router.pool();
+  const target = (read: ReadTarget = {}) => {
+    const pool = router.pool(read);
     return pool === primaryPool ? "primary" : `replica${pools.indexOf(pool) + 1}`;
   };
   return { router, target };
@@ -154,6 +154,56 @@ describe("reads that tolerate lag", () => {
     await router.check();
     expect(router.replicas()[0]).toMatchObject({ reachable: true, lagMs: null });
     expect(target()).toBe("primary");
+  });
+});
+
+describe("a read that follows its reader's own change", () => {
+  it("goes to a replica that had replayed the change's position at its last check, and to the primary until one has", async () => {
+    const primary = new FakeServer();
+    const ahead = new FakeServer();
+    const behind = new FakeServer();
+    const { router, target } = routerOf(primary, [behind, ahead]);
+    await router.check();
+    // A change commits: the primary's position moves on, and the change's position is read after it.
+    primary.lsn = "0/5000";
+    const after = await router.writePosition();
+    expect(after).toBe(parseLsn("0/5000"));
+    const read = { after: after ?? 0n };
+    // No check has seen a replica that far yet.
+    expect([target(read), target(read)]).toEqual(["primary", "primary"]);
+    ahead.lsn = "0/5000";
+    await router.check();
+    expect([target(read), target(read)]).toEqual(["replica2", "replica2"]);
+    // Reads that follow no change go to either, in turn.
+    expect([target(), target()]).toEqual(["replica1", "replica2"]);
+    behind.lsn = "0/6000";
+    await router.check();
+    expect([target(read), target(read)]).toEqual(["replica1", "replica2"]);
+  });
+
+  it("goes to the primary where the change's position is not known", async () => {
+    const { router, target } = routerOf(new FakeServer(), [new FakeServer()]);
+    await router.check();
+    expect([target({ primary: true }), target()]).toEqual(["primary", "replica1"]);
+  });
+
+  it("goes to a promoted server, which holds everything it had replayed, and never to one that cannot be reached", async () => {
+    const primary = new FakeServer();
+    const promoted = new FakeServer();
+    promoted.recovering = false;
+    const unreachable = new FakeServer();
+    unreachable.lsn = "0/F000";
+    const { router, target } = routerOf(primary, [unreachable, promoted]);
+    unreachable.down = true;
+    await router.check();
+    expect([target({ after: parseLsn("0/F000") }), target({ after: parseLsn("0/F000") })]).toEqual(["replica2", "replica2"]);
+  });
+
+  it("has no position to go by while the primary does not answer", async () => {
+    const primary = new FakeServer();
+    const { router } = routerOf(primary, [new FakeServer()]);
+    primary.down = true;
+    expect(await router.writePosition()).toBeNull();
   });
 });
 

@@ -122,8 +122,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   if (reads?.hasReplicas === true) {
     // One context per replica, made once; the primary's is the app's own.
     const onReplica = new Map<pg.Pool, SignonContext>();
-    signon.forRead = (afterOwnChange = false) => {
-      const pool = reads.pool({ primary: afterOwnChange });
+    signon.forRead = (ownChange) => {
+      const pool = reads.pool(ownChange === undefined ? {} : ownChange.after === null ? { primary: true } : { after: ownChange.after });
       if (pool === options.pool) return signon;
       let context = onReplica.get(pool);
       if (context === undefined) {
@@ -169,7 +169,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
 
   registerSecurityHeaders(app, production);
   await app.register(cookie);
-  if (signon.forRead) registerRecentWrites(app, config);
+  if (reads !== undefined && signon.forRead) registerRecentWrites(app, config, reads);
   await app.register(csrf, {
     cookieKey: production ? "__Host-signon_csrf" : "signon_csrf",
     cookieOpts: { path: "/", httpOnly: true, sameSite: "lax", secure: production },

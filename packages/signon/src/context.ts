@@ -25,21 +25,28 @@ export interface SignonContext {
   /**
    * The context for one read that tolerates a little lag (the administrator
    * lists, `users.csv`, the usage pages): `db` and `statements` on a replica
-   * within `DATABASE_READ_MAX_LAG_MS` of the primary, or on the primary
-   * (always, `afterOwnChange`: the reader changed something a moment ago).
-   * Never for sessions, tokens, authorization, limits, or what follows a
-   * write.
+   * within `DATABASE_READ_MAX_LAG_MS` of the primary that holds the reader's
+   * own recent change, if any, or on the primary. Never for sessions,
+   * tokens, authorization, limits, or what follows a write.
    */
-  forRead?: ((afterOwnChange?: boolean) => SignonContext) | undefined;
+  forRead?: ((ownChange?: OwnChange) => SignonContext) | undefined;
 }
 
 /**
- * `ctx.forRead()`, or `ctx` itself where no replica is configured or when
- * the read follows the reader's own change (`afterOwnChange`: a replica may
- * not have it yet).
+ * A change the reader made a moment ago, which their next lists must show:
+ * `after`, the primary's WAL position once the change had committed (a
+ * replica that has replayed that far holds it), or `null` where that is not
+ * known (the primary reads).
  */
-export function readingContext(ctx: SignonContext, afterOwnChange = false): SignonContext {
-  return ctx.forRead?.(afterOwnChange) ?? ctx;
+export interface OwnChange {
+  after: bigint | null;
+}
+
+/**
+ * `ctx.forRead(ownChange)`, or `ctx` itself where no replica is configured.
+ */
+export function readingContext(ctx: SignonContext, ownChange?: OwnChange): SignonContext {
+  return ctx.forRead?.(ownChange) ?? ctx;
 }
 
 /** Where a request came from, for audit events and per-IP limits. */

@@ -5,8 +5,9 @@ import { exchangeCode, getUserJson, obtainCode } from "../support/flow.js";
 import { signonBehindFaultProxy } from "../support/signon-behind-proxy.js";
 
 // Sign-on with its primary behind a proxy that can refuse it, and a read replica: a second pool straight to the
-// database, which the proxy does not touch.
-const { app, direct, proxy, reads } = await signonBehindFaultProxy({ replica: true });
+// database, which the proxy does not touch, and which can be held behind the primary.
+const { app, direct, proxy, reads, replica } = await signonBehindFaultProxy({ replica: true });
+const primaryReads = () => reads?.routed().get("primary") ?? 0;
 
 const lists = ["/users", "/users.csv", "/applications", "/api-users", "/organisations"];
 
@@ -36,25 +37,55 @@ describe("Sign-on's administrator lists with a read replica", () => {
     expect(Object.values(routed).reduce((sum, count) => sum + count, 0) - before).toBeGreaterThanOrEqual(lists.length + 1);
   });
 
-  it("reads the lists of a browser that has just changed something on the primary, for as long as a replica may lag", async () => {
+  it("reads the lists of a browser that has just changed something on a replica that has replayed the change, and on the primary until one has", async () => {
     const person = await createUser(direct.ctx, { name: "Suspended Meanwhile" });
     changer = await signedInBrowser(app, (await createUser(direct.ctx, { role: "superadmin" })).email, defaultPassword);
+    await replica?.hold();
+    await reads?.check();
     const posted = await changer.submit(`/users/${person.uid}`, `/users/${person.uid}/suspend`, { reason: "Left the team", confirm: "yes" });
     expect(posted.statusCode).toBe(303);
     const mark = posted.cookies.find((cookie) => cookie.name === "signon_recent_write");
-    // DATABASE_READ_MAX_LAG_MS (5,000 by default) and two of the seconds between measures of a replica's lag.
-    expect(mark).toMatchObject({ value: "1", maxAge: 7, path: "/", httpOnly: true, sameSite: "Lax" });
+    // The primary's WAL position once the change had committed, kept for DATABASE_READ_MAX_LAG_MS (5,000 by
+    // default) and two of the seconds between measures of a replica's lag.
+    expect(mark).toMatchObject({ value: expect.stringMatching(/^[0-9A-F]+\/[0-9A-F]+$/), maxAge: 7, path: "/", httpOnly: true, sameSite: "Lax" });
 
-    const primaryBefore = reads?.routed().get("primary") ?? 0;
+    // The replica has not replayed it: the primary serves the lists, and they show the change.
+    await reads?.check();
+    let before = primaryReads();
     for (const url of lists) expect((await changer.get(url)).statusCode, url).toBe(200);
-    expect((reads?.routed().get("primary") ?? 0) - primaryBefore).toBe(lists.length);
+    expect(primaryReads() - before).toBe(lists.length);
+    expect((await changer.get("/users?status=suspended")).body).toContain("Suspended Meanwhile");
     // Another administrator's lists still read the replica.
+    before = primaryReads();
     for (const url of lists) expect((await admin.get(url)).statusCode, url).toBe(200);
-    expect((reads?.routed().get("primary") ?? 0) - primaryBefore).toBe(lists.length);
+    expect(primaryReads()).toBe(before);
+
+    // Once the replica's check finds the change replayed, it serves the changer's lists too.
+    replica?.release();
+    await reads?.check();
+    before = primaryReads();
+    for (const url of lists) expect((await changer.get(url)).statusCode, url).toBe(200);
+    expect(primaryReads()).toBe(before);
+
     // A change that fails leaves no mark.
     const refused = await admin.postForm(`/users/${person.uid}/suspend`, { _csrf: "forged", reason: "x", confirm: "yes" });
     expect(refused.statusCode).toBeGreaterThanOrEqual(400);
     expect(refused.cookies.map((cookie) => cookie.name)).not.toContain("signon_recent_write");
+  });
+
+  it("reads on the primary for a mark that names no position (the primary's could not be read), or one no replica has reached", async () => {
+    const planted = await signedInBrowser(app, (await createUser(direct.ctx, { role: "superadmin" })).email, defaultPassword);
+    // A forged position far ahead of the primary only sends this browser's own reads to the primary.
+    for (const value of ["primary", "x/y", "0/G", "-1/0", "1".repeat(40), "FFFFFFFF/FFFFFFFF"]) {
+      planted.setCookie("signon_recent_write", value);
+      const before = primaryReads();
+      expect((await planted.get("/users")).statusCode, value).toBe(200);
+      expect(primaryReads() - before, value).toBe(1);
+    }
+    planted.setCookie("signon_recent_write", "0/0");
+    const before = primaryReads();
+    expect((await planted.get("/users")).statusCode).toBe(200);
+    expect(primaryReads()).toBe(before);
   });
 
   describe("while the primary refuses connections", () => {

@@ -15,7 +15,7 @@ import apiUserRenewalRoutes from "./renewal.js";
 import revokeApiUserTokenRoutes from "./revoke-token.js";
 import apiUserTokenRoutes from "./tokens.js";
 import { readingContext } from "../../context.js";
-import { wroteRecently } from "../../http/recent-write-cookie.js";
+import { ownRecentChange } from "../../http/recent-write-cookie.js";
 
 const NewApiUserBody = Type.Object(
   { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 400 }), email: Type.String({ maxLength: 400 }) },
@@ -36,7 +36,7 @@ const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/api-users", { config: { errorFormat: "html", listRead: true }, schema: { querystring: KeysetQuery } }, async (request, reply) => {
     const position = keysetPosition(request.query);
     if (position === null) return renderPage(request, reply, "error.eta", { title: "Bad request", message: "Ask for one page: after an API user, before one, or the last." }, 400);
-    const reading = readingContext(app.signon, wroteRecently(request, app.signon.config));
+    const reading = readingContext(app.signon, ownRecentChange(request, app.signon.config));
     const page = await readKeysetPage(position, apiUsersPerPage, (at, limit) => listApiUsers(reading.db, at, limit), (user) => ({ text: user.sortName, uid: user.uid }));
     return renderPage(request, reply, "api-users/list.eta", { title: "API users", apiUsers: page.rows, ...keysetLinks("/api-users", page) });
   });

@@ -5,7 +5,7 @@ import { eventCursorPattern } from "../../accounts/user-events.js";
 import { renderPage } from "../../web/page.js";
 import { formatTime, isId, sendNotFound } from "../../web/admin-section.js";
 import { readingContext } from "../../context.js";
-import { wroteRecently } from "../../http/recent-write-cookie.js";
+import { ownRecentChange } from "../../http/recent-write-cookie.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 /** `before`: the audit event of the last sign-in of the page before ("Older sign-ins", keyset). */
@@ -20,7 +20,7 @@ const signInsPerPage = 50;
  */
 const applicationUsageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/applications/:id/usage", { config: { errorFormat: "html", listRead: true }, schema: { params: Params, querystring: UsageQuery } }, async (request, reply) => {
-    const reading = readingContext(app.signon, wroteRecently(request, app.signon.config));
+    const reading = readingContext(app.signon, ownRecentChange(request, app.signon.config));
     const application = isId(request.params.id) ? await findApplicationById(reading.db, request.params.id) : null;
     if (!application) return sendNotFound(request, reply, "application");
     const before = request.query.before === undefined ? null : Number(request.query.before);
@@ -42,7 +42,7 @@ const applicationUsageRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get("/applications/:id/usage.csv", { config: { errorFormat: "html", listRead: true }, schema: { params: Params } }, async (request, reply) => {
-    const reading = readingContext(app.signon, wroteRecently(request, app.signon.config));
+    const reading = readingContext(app.signon, ownRecentChange(request, app.signon.config));
     const application = isId(request.params.id) ? await findApplicationById(reading.db, request.params.id) : null;
     if (!application) return sendNotFound(request, reply, "application");
     return reply

@@ -17,7 +17,7 @@ import { mayManageOrganisations } from "../../web/policy.js";
 import { actorOf, guardSection, isId, sendNotFound } from "../../web/admin-section.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { readingContext } from "../../context.js";
-import { wroteRecently } from "../../http/recent-write-cookie.js";
+import { ownRecentChange } from "../../http/recent-write-cookie.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const fields = {
@@ -81,7 +81,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   guardSection(app, mayManageOrganisations);
 
   app.get("/organisations", { config: { errorFormat: "html", listRead: true } }, async (request, reply) => {
-    const organisations = await listOrganisationSummaries(readingContext(app.signon, wroteRecently(request, app.signon.config)).db);
+    const organisations = await listOrganisationSummaries(readingContext(app.signon, ownRecentChange(request, app.signon.config)).db);
     const names = new Map(organisations.map((organisation) => [organisation.id, organisation.name]));
     return renderPage(request, reply, "organisations/list.eta", {
       title: "Organisations",

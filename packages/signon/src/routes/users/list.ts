@@ -14,7 +14,7 @@ import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
 import { usersPageGuards } from "./managed-user.js";
 import { readingContext } from "../../context.js";
-import { wroteRecently } from "../../http/recent-write-cookie.js";
+import { ownRecentChange } from "../../http/recent-write-cookie.js";
 
 const uuid = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 
@@ -88,7 +88,7 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return renderPage(request, reply, "error.eta", { title: "Bad request", message: "Ask for one page: after a person, before one, or the last." }, 400);
     }
     // A list: read where reads that tolerate a little lag go (a replica, when configured).
-    const reading = readingContext(app.signon, wroteRecently(request, app.signon.config));
+    const reading = readingContext(app.signon, ownRecentChange(request, app.signon.config));
     const { filters, applications } = await offeredFilters(reading, actor, request.query);
     const search = await resolvedSearch(reading, actor, filters);
     const [page, total, organisations] = await Promise.all([
@@ -118,7 +118,7 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get("/users.csv", { config: { errorFormat: "html", listRead: true }, schema: { querystring: UsersQuery }, preHandler: usersPageGuards }, async (request, reply) => {
     const actor = signedInUser(request);
-    const ctx = readingContext(app.signon, wroteRecently(request, app.signon.config));
+    const ctx = readingContext(app.signon, ownRecentChange(request, app.signon.config));
     const search = await resolvedSearch(ctx, actor, (await offeredFilters(ctx, actor, request.query)).filters);
     // A column per application the list may be filtered by, holding only those permissions: the same rule as the filter.
     const columns = applicationsOffered(actor, await listLiveApplications(ctx.db), filterablePermissions);
