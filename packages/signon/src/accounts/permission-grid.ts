@@ -70,11 +70,19 @@ export type GridSaveResult =
  * Saves the grid: `ticked` are the boxes sent by the form. Only the boxes the
  * actor may change count: a held permission they may not change stays as it
  * is (its box is disabled, so browsers do not send it), and ticking one they
- * may not grant refuses the whole change. Everything is checked before
- * anything is written; the grants and revocations of every application are
- * then made with `grantPermissions` and `revokePermissions` (which write the
- * audit events, with `origin`, and queue the pushes, S13) in one
- * transaction: a failure part-way changes nothing.
+ * may not grant refuses the whole change.
+ *
+ * With `heldWhenShown` (the boxes the form showed ticked), only what the
+ * person changed on the form is saved: a box they ticked is granted, one they
+ * cleared is revoked, and every other box stays as it is now, whatever it was
+ * when the page was shown. A grid left open in another tab therefore neither
+ * revokes what was granted since nor grants again what was revoked since.
+ * Without it, the ticked boxes are the whole set the user is to hold.
+ *
+ * Everything is checked before anything is written; the grants and
+ * revocations of every application are then made with `grantPermissions` and
+ * `revokePermissions` (which write the audit events, with `origin`, and queue
+ * the pushes, S13) in one transaction: a failure part-way changes nothing.
  */
 export async function savePermissionGrid(
   ctx: SignonContext,
@@ -82,6 +90,7 @@ export async function savePermissionGrid(
   user: User,
   ticked: readonly string[],
   origin: RequestOrigin | null = null,
+  heldWhenShown?: readonly string[],
 ): Promise<GridSaveResult> {
   const { applications, heldValues } = await gridState(ctx, user.uid);
   const boxes = new Map<string, { applicationId: string; permission: string; editable: boolean }>();
@@ -91,21 +100,36 @@ export async function savePermissionGrid(
       boxes.set(boxValue(application.id, permission), { applicationId: application.id, permission, editable: grantable.includes(permission) });
     }
   }
+  const boxOf = (value: string) => {
+    const at = value.indexOf(":");
+    return at < 0 ? undefined : boxes.get(boxValue(value.slice(0, at).toLowerCase(), value.slice(at + 1)));
+  };
   const wanted = new Set<string>();
   for (const value of ticked) {
-    const at = value.indexOf(":");
-    const box = at < 0 ? undefined : boxes.get(boxValue(value.slice(0, at).toLowerCase(), value.slice(at + 1)));
+    const box = boxOf(value);
     if (!box) return { ok: false, reason: "unknown_box", value };
     if (!box.editable && !heldValues.has(boxValue(box.applicationId, box.permission))) return { ok: false, reason: "not_grantable", value };
     wanted.add(boxValue(box.applicationId, box.permission));
   }
+  let shownTicked: Set<string> | undefined;
+  if (heldWhenShown !== undefined) {
+    shownTicked = new Set();
+    for (const value of heldWhenShown) {
+      const box = boxOf(value);
+      if (!box) return { ok: false, reason: "unknown_box", value };
+      shownTicked.add(boxValue(box.applicationId, box.permission));
+    }
+  }
+  // What the form asks for: with what it showed, only the boxes the person ticked or cleared on it.
+  const ticks = (value: string) => wanted.has(value) && shownTicked?.has(value) !== true;
+  const clears = (value: string) => !wanted.has(value) && (shownTicked === undefined || shownTicked.has(value));
   const changes = applications.map((application) => {
     const toGrant: string[] = [];
     const toRevoke: string[] = [];
     for (const permission of offeredPermissions(actor, application)) {
       const value = boxValue(application.id, permission);
-      if (wanted.has(value) && !heldValues.has(value)) toGrant.push(permission);
-      if (!wanted.has(value) && heldValues.has(value)) toRevoke.push(permission);
+      if (ticks(value) && !heldValues.has(value)) toGrant.push(permission);
+      if (clears(value) && heldValues.has(value)) toRevoke.push(permission);
     }
     return { application: application.name, toGrant, toRevoke };
   });

@@ -35,23 +35,28 @@ interface Classified {
   page: string;
 }
 
+/** A post whose CSRF token is missing or does not match the browser's secret. */
+function csrfRefusal(): Classified {
+  return {
+    error: new InvalidRequestError("CSRF token missing or invalid"),
+    status: 403,
+    title: "Form expired",
+    page: "This form has expired or did not come from this site. Go back, reload the page and try again.",
+  };
+}
+
 function classify(error: FastifyError | Error): Classified {
   if (error instanceof OAuthError) {
     return { error, status: error.status, title: "Request refused", page: error.description ?? "The request was refused." };
   }
   const fastifyError = error as Partial<FastifyError>;
-  if (typeof fastifyError.code === "string" && fastifyError.code.startsWith("FST_CSRF_")) {
-    return {
-      error: new InvalidRequestError("CSRF token missing or invalid"),
-      status: 403,
-      title: "Form expired",
-      page: "This form has expired or did not come from this site. Go back, reload the page and try again.",
-    };
-  }
+  if (typeof fastifyError.code === "string" && fastifyError.code.startsWith("FST_CSRF_")) return csrfRefusal();
   if (fastifyError.validation) {
     const first = fastifyError.validation[0];
     const parameter =
       (first?.params as { missingProperty?: string } | undefined)?.missingProperty ?? first?.instancePath.replace(/^\//, "") ?? "";
+    // A form without its CSRF token (or with one no token can be) is refused as any other failed CSRF check.
+    if (parameter === "_csrf") return csrfRefusal();
     const description = parameter ? `Invalid or repeated parameter: ${parameter}` : "Invalid request parameters";
     return invalidRequest(description);
   }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { SignonConfig } from "../config.js";
+import { renewCsrfSecret } from "./csrf-secret.js";
 import { ownCookie } from "./own-cookie.js";
 
 /** The session cookie: SameSite=Lax, for the session's longest life. */
@@ -15,11 +16,14 @@ export function readSessionCookie(request: FastifyRequest, config: SignonConfig)
   return sessionCookie.read(request, config);
 }
 
-/** Sets the session cookie: HttpOnly, SameSite=Lax, Secure in production (S16). */
+/** Sets the session cookie: HttpOnly, SameSite=Lax, Secure in production (S16); with a new session, a new CSRF secret. */
 export function setSessionCookie(reply: FastifyReply, config: SignonConfig, sessionId: string): void {
   sessionCookie.set(reply, config, sessionId);
+  renewCsrfSecret(reply, config);
 }
 
+/** Clears the session cookie; with the session's end, a new CSRF secret. */
 export function clearSessionCookie(reply: FastifyReply, config: SignonConfig): void {
   sessionCookie.clear(reply, config);
+  renewCsrfSecret(reply, config);
 }

@@ -290,7 +290,8 @@ describe("the unlock link (S15)", () => {
     const again = await from("198.51.100.61").get(link);
     expect(again.statusCode).toBe(410);
     expect(textOf(again)).toContain("This link has already been used");
-    const replayed = await owner.postForm(link, { _csrf: decodeEntities(parseCsrf(confirm.body)) });
+    // Replayed with a token of the owner's browser now (its sign-in gave it a new CSRF secret).
+    const replayed = await owner.postForm(link, { _csrf: decodeEntities(parseCsrf((await owner.get("/account")).body)) });
     expect(replayed.statusCode).toBe(410);
   });
 

@@ -62,7 +62,9 @@ describe("POST /sign-in", () => {
     expect(firstId).toMatch(/^[0-9a-f]{64}$/);
     expect(firstId).not.toBe(planted);
 
-    await browser.postForm("/sign-in", { _csrf: form.csrfToken, return_to: "/", email: user.email, password: defaultPassword });
+    // Signed in, the sign-in page sends the browser on: a token from a page of the session's own.
+    const token = /name="_csrf" value="([^"]*)"/.exec((await browser.get("/account")).body)?.[1] ?? "";
+    await browser.postForm("/sign-in", { _csrf: token, return_to: "/", email: user.email, password: defaultPassword });
     const secondId = browser.cookie("signon_session");
     expect(secondId).not.toBe(firstId);
     const withOld = await signon.app.inject({ method: "GET", url: "/", headers: { cookie: `signon_session=${String(firstId)}` } });
@@ -177,6 +179,33 @@ describe("sessions", () => {
     const signedOut = await browser.postForm("/sign-out", { _csrf: csrfToken });
     expect(signedOut.statusCode).toBe(303);
     expect((await browser.get("/")).headers.location).toBe("/sign-in?return_to=%2F");
+  });
+
+  it("each begin and end with a new CSRF secret: a form loaded before is refused as expired, and one loaded after works", async () => {
+    const user = await createUser(signon.ctx);
+    const browser = new InjectBrowser(signon.app);
+    const signedOutForm = await signInForm(browser);
+    const secretBefore = browser.cookie("signon_csrf");
+    const signedIn = await browser.postForm("/sign-in", { _csrf: signedOutForm.csrfToken, return_to: "/account", email: user.email, password: defaultPassword });
+    expect(signedIn.statusCode).toBe(303);
+    expect(browser.cookie("signon_csrf")).toBeUndefined();
+
+    // A token of the signed-out page, or a form of the signed-in one from before a sign-out and back in: expired.
+    const account = await browser.get("/account");
+    expect(browser.cookie("signon_csrf")).not.toBe(secretBefore);
+    const accountToken = /name="_csrf" value="([^"]*)"/.exec(account.body)?.[1] ?? "";
+    const withOldToken = await browser.postForm("/account/details", { _csrf: signedOutForm.csrfToken, name: "Changed Before" });
+    expect(withOldToken.statusCode).toBe(403);
+    expect(withOldToken.body).toContain("This form has expired");
+    expect((await browser.postForm("/sign-out", { _csrf: accountToken })).statusCode).toBe(303);
+    await browser.signIn("/sign-in", user.email, defaultPassword);
+    const staleForm = await browser.postForm("/account/details", { _csrf: accountToken, name: "Changed By A Stale Form" });
+    expect(staleForm.statusCode).toBe(403);
+
+    // A form loaded now works.
+    const fresh = /name="_csrf" value="([^"]*)"/.exec((await browser.get("/account")).body)?.[1] ?? "";
+    const saved = await browser.postForm("/account/details", { _csrf: fresh, name: "Changed Now" });
+    expect(saved.statusCode).toBe(303);
   });
 
   it("end when the user is suspended", async () => {

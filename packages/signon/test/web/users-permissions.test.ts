@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { applications, auditEvents, pushDeliveries } from "../../src/db/schema.js";
 import { listPermissions } from "../../src/repositories/permissions.js";
+import type { InjectBrowser } from "../support/browser.js";
 import { createApp, createUser } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 import { textOf } from "./account-support.js";
@@ -9,6 +10,26 @@ import { createTestOrganisation, signedInAs, submitMany } from "./users-support.
 
 const { signon } = await useTestSignon();
 const { app, ctx } = signon;
+
+/** The grid's form as a browser would send it from the page as shown: its hidden fields and the boxes ticked. */
+async function gridForm(browser: InjectBrowser, page: string): Promise<{ hidden: [string, string][]; ticked: Set<string> }> {
+  const html = (await browser.get(page)).body;
+  const start = html.indexOf('id="permissions-form"');
+  const body = html.slice(start, html.indexOf("</form>", start));
+  const hidden = [...body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match): [string, string] => [match[1]!, match[2]!]);
+  const ticked = new Set([...body.matchAll(/name="permissions" value="([^"]+)" checked(?! disabled)/g)].map((match) => match[1]!));
+  return { hidden, ticked };
+}
+
+/** Posts a grid form after ticking and clearing boxes on it. */
+async function postGrid(browser: InjectBrowser, page: string, form: { hidden: [string, string][]; ticked: Set<string> }, change: { tick?: string[]; clear?: string[] }) {
+  const ticked = new Set(form.ticked);
+  for (const value of change.tick ?? []) ticked.add(value);
+  for (const value of change.clear ?? []) ticked.delete(value);
+  const body = new URLSearchParams(form.hidden);
+  for (const value of ticked) body.append("permissions", value);
+  return app.inject({ method: "POST", url: page, headers: { cookie: browser.cookieHeader, "content-type": "application/x-www-form-urlencoded" }, payload: body.toString() });
+}
 
 async function publishingApp() {
   return (await createApp(ctx, { name: "Publisher", permissions: ["editor", "publisher"], delegatablePermissions: ["signin", "editor"], pushBaseUrl: "https://publisher.example/push" })).application;
@@ -40,7 +61,7 @@ describe("GET /users/:uid/permissions", () => {
       const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["publisher", "signin"], Finance: ["signin"] } });
       const response = await browser.get(`/users/${target.uid}/permissions`);
       expect(response.statusCode).toBe(200);
-      const boxes = [...response.body.matchAll(/<legend>([^<]+)<\/legend>|value="([0-9a-f-]{36}:[a-z_]+)"( checked)?/g)].map((match) => match[1] ?? `${match[2]}${match[3] ?? ""}`);
+      const boxes = [...response.body.matchAll(/<legend>([^<]+)<\/legend>|name="permissions" value="([0-9a-f-]{36}:[a-z_]+)"( checked)?/g)].map((match) => match[1] ?? `${match[2]}${match[3] ?? ""}`);
       expect(boxes).toEqual(["Publisher", `${application.id}:editor`, `${application.id}:signin checked`]);
       expect(response.body).not.toContain("you cannot change this one");
       expect(response.body).not.toContain("disabled");
@@ -79,6 +100,39 @@ describe("POST /users/:uid/permissions", () => {
     expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual([]);
     const afterSignin = await ctx.db.select().from(pushDeliveries).where(eq(pushDeliveries.userUid, target.uid));
     expect(afterSignin.map((push) => push.kind).sort()).toEqual(["reauth", "update"]);
+  });
+
+  it("saves only what was changed on the page: a grid left open in another tab neither revokes what was granted since nor grants again what was revoked since", async () => {
+    const application = await publishingApp();
+    const { browser } = await signedInAs(app, ctx, "admin");
+    const target = await createUser(ctx, { permissions: { Publisher: ["signin", "editor"] } });
+    const page = `/users/${target.uid}/permissions`;
+    const box = (permission: string) => `${application.id}:${permission}`;
+    const openedFirst = await gridForm(browser, page);
+    expect(openedFirst.hidden.filter(([name]) => name !== "_csrf")).toEqual([
+      ["shown", "yes"],
+      ["shown_held", box("editor")],
+      ["shown_held", box("signin")],
+    ]);
+
+    // Another tab grants publisher and revokes signin.
+    const openedSecond = await gridForm(browser, page);
+    const second = await postGrid(browser, page, openedSecond, { tick: [box("publisher")], clear: [box("signin")] });
+    expect(second.statusCode, second.body).toBe(303);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["editor", "publisher"]);
+
+    // The first tab, still showing signin ticked and publisher clear, only clears editor.
+    const response = await postGrid(browser, page, openedFirst, { clear: [box("editor")] });
+    expect(response.statusCode).toBe(303);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher"]);
+    expect(textOf(await browser.get(page))).toContain("Permissions saved: 0 permissions granted, 1 permission revoked.");
+
+    // Ticking on a stale page what is already held, or clearing what is already gone, changes nothing.
+    const stale = await gridForm(browser, page);
+    await postGrid(browser, page, await gridForm(browser, page), { tick: [box("editor")], clear: [box("publisher")] });
+    expect((await postGrid(browser, page, stale, { tick: [box("editor")], clear: [box("publisher")] })).statusCode).toBe(303);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["editor"]);
+    expect(textOf(await browser.get(page))).toContain("No permissions changed.");
   });
 
   it("lets organisation admins change delegatable permissions only, leaving the others as they are", async () => {
@@ -143,7 +197,8 @@ describe("POST /users/:uid/permissions", () => {
     const target = await createUser(ctx);
     await browser.get(`/users/${target.uid}/permissions`);
     const missing = await browser.postForm(`/users/${target.uid}/permissions`, { permissions: `${application.id}:signin` });
-    expect(missing.statusCode).toBe(400);
+    expect(missing.statusCode).toBe(403);
+    expect(missing.body).toContain("This form has expired");
     const forged = await browser.postForm(`/users/${target.uid}/permissions`, { _csrf: "forged", permissions: `${application.id}:signin` });
     expect(forged.statusCode).toBe(403);
     expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual([]);

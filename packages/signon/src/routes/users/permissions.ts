@@ -13,6 +13,9 @@ const PermissionsBody = Type.Object(
   {
     _csrf: Type.String({ maxLength: 256 }),
     permissions: Type.Optional(Type.Union([boxValue, Type.Array(boxValue, { maxItems: 1000 })])),
+    /** `yes` from the page's form: `shown_held` lists the boxes it showed ticked, and only what was changed on it is saved. */
+    shown: Type.Optional(Type.Literal("yes")),
+    shown_held: Type.Optional(Type.Union([boxValue, Type.Array(boxValue, { maxItems: 1000 })])),
   },
   { additionalProperties: false },
 );
@@ -33,6 +36,11 @@ async function renderGrid(request: FastifyRequest, reply: FastifyReply, details:
   );
 }
 
+/** A form field sent once, several times or not at all, as a list. */
+function listOf(field: string | string[] | undefined): string[] {
+  return field === undefined ? [] : typeof field === "string" ? [field] : field;
+}
+
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
@@ -40,7 +48,8 @@ function plural(count: number, noun: string): string {
 /**
  * `GET /users/:uid/permissions`: a grid of checkboxes, one fieldset per live
  * application; only the permissions the actor may grant can be changed.
- * `POST` grants what was ticked and revokes what was unticked.
+ * `POST` grants what was ticked and revokes what was cleared on the form,
+ * leaving what changed elsewhere since the page was shown as it is.
  */
 const userPermissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get("/users/:uid/permissions", { config: { errorFormat: "html" }, schema: { params: UidParams }, preHandler: usersPageGuards }, async (request, reply) => {
@@ -59,9 +68,9 @@ const userPermissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const details = await managedUser(request, reply, request.params.uid);
       if (!details) return reply;
-      const sent = request.body.permissions;
-      const ticked = sent === undefined ? [] : typeof sent === "string" ? [sent] : sent;
-      const result = await savePermissionGrid(app.signon, signedInUser(request), details.user, ticked, requestOrigin(request));
+      const { permissions, shown, shown_held: shownHeld } = request.body;
+      const heldWhenShown = shown === "yes" ? listOf(shownHeld) : undefined;
+      const result = await savePermissionGrid(app.signon, signedInUser(request), details.user, listOf(permissions), requestOrigin(request), heldWhenShown);
       if (!result.ok && result.reason === "not_grantable") {
         await sendForbidden(reply);
         return reply;
