@@ -17,8 +17,9 @@ export function passwordFile(dataDir: string): string {
  * Creates a cluster in `dataDir` (missing or empty) with `initdb`: superuser
  * `postgres`; connections over the Unix socket trusted (the socket's folder is
  * private to the server's account), TCP connections only with the superuser's
- * random password, which is written to {@link passwordFile}. Locale C and
- * UTF-8, so the cluster behaves the same on every machine.
+ * random password, which is written to {@link passwordFile}. UTF-8, with
+ * PostgreSQL's own C.UTF-8 locale (code-point order and Unicode case), so the
+ * cluster behaves the same on every machine.
  */
 export async function initCluster(initdb: string, dataDir: string, user: ServerUser, options: { sync: boolean }): Promise<void> {
   const pwfile = passwordFile(dataDir);
@@ -31,7 +32,11 @@ export async function initCluster(initdb: string, dataDir: string, user: ServerU
     "--auth-local=trust",
     "--auth-host=scram-sha-256",
     "--encoding=UTF8",
+    // Sorted by code point as in C, on every machine alike; upper and lower case of every script (C folds only ASCII:
+    // a search for ZOË would miss Zoë).
     "--locale=C",
+    "--locale-provider=builtin",
+    "--builtin-locale=C.UTF-8",
     "--no-instructions",
     ...(options.sync ? [] : ["--no-sync"]),
   ];

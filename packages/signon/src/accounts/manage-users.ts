@@ -178,7 +178,8 @@ export async function unsuspendUser(
 ): Promise<User> {
   const user = await requireUserByEmail(ctx, email);
   if (user.suspendedAt === null) throw new AccountError(`${user.email} is not suspended`);
-  const requireNewPassword = options.requireNewPassword === true && !user.isApiUser;
+  // Someone who never set a password (invited, not accepted yet) has none to replace.
+  const requireNewPassword = options.requireNewPassword === true && !user.isApiUser && user.passwordHash !== null;
   const now = ctx.now();
   const { unsuspended, link } = await ctx.db.transaction(async (tx) => {
     const updated = await updateUser(tx, user.uid, {

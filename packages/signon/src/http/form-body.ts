@@ -2,7 +2,20 @@
 export type FormFields = Record<string, string | string[]>;
 
 /** Raised for bytes or escapes that are not UTF-8, escapes that are not `%XX`, and NUL characters. */
-export class MalformedFormError extends Error {}
+export class MalformedFormError extends Error {
+  /** What is wrong, said of any part of a request ("contains a NUL character (U+0000)"), where the message says it of the body. */
+  readonly problem: string;
+
+  constructor(message: string, problem = message) {
+    super(message);
+    this.problem = problem;
+  }
+}
+
+/** A malformed form body: `problem` said of the body. */
+function malformedBody(problem: string): MalformedFormError {
+  return new MalformedFormError(`The body ${problem}`, problem);
+}
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -19,7 +32,7 @@ export function parseFormBody(body: Buffer | string): FormFields {
   try {
     text = typeof body === "string" ? body : strictUtf8.decode(body);
   } catch {
-    throw new MalformedFormError("The body is not valid UTF-8");
+    throw malformedBody("is not valid UTF-8");
   }
   const fields: FormFields = Object.create(null) as FormFields;
   if (text === "") return fields;
@@ -41,8 +54,8 @@ function decodeComponent(raw: string): string {
   try {
     decoded = decodeURIComponent(raw.replace(/\+/g, " "));
   } catch {
-    throw new MalformedFormError("The body has a malformed percent-escape or invalid UTF-8");
+    throw malformedBody("has a malformed percent-escape or invalid UTF-8");
   }
-  if (decoded.includes("\u0000")) throw new MalformedFormError("The body contains a NUL character");
+  if (decoded.includes("\u0000")) throw malformedBody("contains a NUL character (U+0000)");
   return decoded;
 }

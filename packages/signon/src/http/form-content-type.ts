@@ -36,17 +36,17 @@ const malformedQuery = Symbol("malformedQuery");
 export function parseQueryString(query: string): FormFields {
   try {
     return parseFormBody(query);
-  } catch {
-    const flagged = Object.create(null) as FormFields & { [malformedQuery]?: true };
-    flagged[malformedQuery] = true;
+  } catch (error) {
+    const flagged = Object.create(null) as FormFields & { [malformedQuery]?: string };
+    flagged[malformedQuery] = error instanceof MalformedFormError ? error.problem : "is malformed";
     return flagged;
   }
 }
 
-/** `onRequest` hook: refuses a request whose query string `parseQueryString` flagged. */
+/** `onRequest` hook: refuses a request whose query string `parseQueryString` flagged, saying what is wrong with it. */
 export function rejectMalformedQuery(request: { query: unknown }, _reply: unknown, done: (error?: Error) => void): void {
-  const query = request.query as { [malformedQuery]?: true } | undefined;
-  if (query?.[malformedQuery]) done(new InvalidRequestError("The query string has a malformed percent-escape or invalid UTF-8"));
+  const problem = (request.query as { [malformedQuery]?: string } | undefined)?.[malformedQuery];
+  if (problem !== undefined) done(new InvalidRequestError(`The query string ${problem}`));
   else done();
 }
 

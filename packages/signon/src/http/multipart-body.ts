@@ -73,7 +73,7 @@ function decode(bytes: Buffer): string {
   } catch {
     throw new MalformedFormError("A field of the body is not valid UTF-8");
   }
-  if (text.includes("\u0000")) throw new MalformedFormError("A field of the body contains a NUL character");
+  if (text.includes("\u0000")) throw new MalformedFormError("A field of the body contains a NUL character (U+0000)");
   return text;
 }
 

@@ -7,7 +7,7 @@ import { accountLinks, auditEvents, passwordHistory, users } from "../../src/db/
 import { findUserByEmail } from "../../src/repositories/users.js";
 import { sha256Hex } from "../../src/security/random.js";
 import { InjectBrowser, signedInBrowser } from "../support/browser.js";
-import { createUser } from "../support/factories.js";
+import { createUser, defaultPassword } from "../support/factories.js";
 import { useTestSignon } from "../support/signon.js";
 import { linkMailedTo, mailsTo, strongPassword, textOf } from "./account-support.js";
 
@@ -190,5 +190,34 @@ describe("POST /invitations/:token", () => {
     const response = await browser.postForm(link, { _csrf: csrf, password, confirmation: password });
     expect(response.statusCode).toBe(410);
     expect((await findUserByEmail(signon.ctx.db, invited.email))?.passwordHash).toBeNull();
+  });
+});
+
+describe("a suspended invitation", () => {
+  it("says why its link does not work, and on unsuspension mails no password reset: the invitation link works again", async () => {
+    const { invited, link } = await invite("suspended-invitee@example.org");
+    const admin = await createUser(signon.ctx, { role: "admin" });
+    const browser = await signedInBrowser(signon.app, admin.email, defaultPassword);
+    const suspended = await browser.submit(`/users/${invited.uid}`, `/users/${invited.uid}/suspend`, { reason: "Invited by mistake", confirm: "yes" });
+    expect(suspended.statusCode).toBe(303);
+
+    const refused = await new InjectBrowser(signon.app).get(link);
+    expect(refused.statusCode).toBe(410);
+    expect(textOf(refused)).toContain("not while the account is suspended");
+
+    // The unsuspend form asks nothing of a password the person never set.
+    const page = await browser.get(`/users/${invited.uid}`);
+    expect(page.body).not.toContain('name="new_password"');
+    expect(textOf(page)).toContain("They have not accepted their invitation yet");
+    const lifted = await browser.submit(`/users/${invited.uid}`, `/users/${invited.uid}/unsuspend`);
+    expect(lifted.statusCode).toBe(303);
+    const after = textOf(await browser.get(`/users/${invited.uid}`));
+    expect(after).toContain("New Comer is no longer suspended. They have not accepted their invitation yet: their link works again until it expires, or send a new one.");
+    expect(after).not.toContain("old password");
+    expect((await findUserByEmail(signon.ctx.db, invited.email))?.newPasswordRequired).toBe(false);
+    expect((await mailsTo(signon.ctx, invited.email)).map((mail) => mail.subject)).toEqual(["You have been invited to Tessera Sign-on"]);
+
+    const accepted = await accept(new InjectBrowser(signon.app), link, strongPassword());
+    expect(accepted.statusCode).toBe(303);
   });
 });

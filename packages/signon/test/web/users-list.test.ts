@@ -63,6 +63,14 @@ describe("GET /users", () => {
     expect(textOf(none)).toContain("No users match these filters.");
   });
 
+  it("searches without regard to case in every script, not only in ASCII", async () => {
+    const { browser } = await signedInAs(app, ctx, "superadmin");
+    await createUser(ctx, { name: "Zoë Ångström", email: "zoe@example.org" });
+    await createUser(ctx, { name: "Σωκράτης Παππάς", email: "sokratis@example.org" });
+    for (const q of ["ZOË", "zoë", "ÅNGSTRÖM"]) expect(listedNames(await browser.get(`/users?q=${encodeURIComponent(q)}`)), q).toEqual(["Zoë Ångström"]);
+    expect(listedNames(await browser.get(`/users?q=${encodeURIComponent("σωκράτης")}`))).toEqual(["Σωκράτης Παππάς"]);
+  });
+
   it("filters by role, organisation, status and permission", async () => {
     const organisation = await createTestOrganisation(ctx);
     const { application } = await createApp(ctx, { permissions: ["editor"] });

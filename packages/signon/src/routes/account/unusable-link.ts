@@ -3,7 +3,7 @@ import { renderPage } from "../../web/page.js";
 
 const pages = {
   unknown: { status: 404, title: "This link is not valid", message: "The link is not right, or a newer link replaced it." },
-  expired: { status: 410, title: "This link has expired", message: "Links from our e-mails work for a limited time only." },
+  expired: { status: 410, title: "This link has expired", message: "Links from our e-mails work for a limited time only, and not while the account is suspended." },
   used: { status: 410, title: "This link has already been used", message: "Each link from our e-mails works once." },
 } as const;
 

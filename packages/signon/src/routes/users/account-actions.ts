@@ -64,9 +64,12 @@ const accountActionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         requireNewPassword,
         onMailFailure: (error) => log.error({ mailError: mailErrorForLog(error) }, "new password e-mail could not be sent"),
       });
-    const done = requireNewPassword
-      ? `${details.user.name} is no longer suspended. Their old password no longer works: a link to choose a new one is e-mailed to ${details.user.email}.`
-      : `${details.user.name} is no longer suspended.`;
+    const done =
+      details.user.passwordHash === null
+        ? `${details.user.name} is no longer suspended. They have not accepted their invitation yet: their link works again until it expires, or send a new one.`
+        : requireNewPassword
+          ? `${details.user.name} is no longer suspended. Their old password no longer works: a link to choose a new one is e-mailed to ${details.user.email}.`
+          : `${details.user.name} is no longer suspended.`;
     return runAction(request, reply, details, "unsuspend", unsuspend, done);
   });
 

@@ -95,6 +95,8 @@ export async function renderUserPage(
         isSelf: user.uid === actor.uid,
         suspended: user.suspendedAt !== null,
         invited: user.passwordHash === null && user.suspendedAt === null,
+        /** Never set a password (invited, not accepted yet): there is none to replace on unsuspension. */
+        hasPassword: user.passwordHash !== null,
         invitationPermissions: onAcceptance,
         pendingEmail: pending ? { to: pending.newEmail, until: formatTime(pending.expiresAt) } : null,
         syncs: syncs.map((sync) => ({
