@@ -152,7 +152,9 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     const hasRow = async (pool: pg.Pool, id: number) => (await pool.query<{ n: number }>("select count(*)::int as n from writes where id = $1", [id])).rows[0]?.n === 1;
     try {
       await waitFor("node3 to serve reads", async () => (router.pool() === replica ? true : null), { timeoutMs: 30_000 });
-      // node3 stops replaying (its WAL still arrives), then a change commits on the primary.
+      // node3 stops replaying (its WAL still arrives), then a change commits on the primary. Patroni, in maintenance
+      // mode meanwhile, would otherwise resume the replay at its next loop.
+      await cluster.maintenance(true);
       await run(node3Url, "select pg_wal_replay_pause()");
       const { rows } = await run(databaseUrl, "insert into writes (id) select coalesce(max(id), 0) + 1 from writes returning id");
       const id = (rows[0] as { id: number }).id;
@@ -181,6 +183,7 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
       expect(await hasRow(served, id)).toBe(true);
     } finally {
       await run(node3Url, "select pg_wal_replay_resume()").catch(() => undefined);
+      await cluster.maintenance(false);
       router.stop();
       await primary.end();
       await replica.end();

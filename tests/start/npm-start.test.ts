@@ -133,13 +133,14 @@ describe("npm start on ports of its own (first start)", () => {
   });
 
   it("writes the services' logs as one JSON object per line, naming the service, when its output is not a terminal", () => {
-    const logLines = run
-      .output()
-      .split("\n")
-      .filter((line) => line.startsWith("{"));
+    const lines = run.output().split("\n");
+    const logLines = lines.filter((line) => line.startsWith("{"));
     const services = new Set(logLines.map((line) => (JSON.parse(line) as { service: string }).service));
 
-    expect(services).toEqual(new Set(["signon", "completion", "editorial"]));
+    expect(services).toEqual(new Set(["database", "signon", "completion", "editorial"]));
+    // What a service printed as text is a JSON line too: no line is marked with a service's name instead.
+    expect(lines.filter((line) => /^(database|signon|completion|editorial)\s*\| /.test(line))).toEqual([]);
+    expect(logLines.filter((line) => line.includes('"msg":"database: applied'))).not.toEqual([]);
     expect(logLines.filter((line) => line.includes('"msg":"Server listening at'))).toHaveLength(3);
   });
 

@@ -52,6 +52,12 @@ export interface FailoverCluster {
   waitUntilStreaming(node: ClusterNode, timeoutMs?: number): Promise<void>;
   /** Creates a database on the primary; returns its URL through HAProxy's primary port. */
   createDatabase(name: string): Promise<string>;
+  /**
+   * Turns Patroni's maintenance mode on or off (`PATCH /config` with `pause`), and waits until every running node
+   * says so. Meanwhile Patroni changes nothing on its own: among other things, it no longer resumes a replica's WAL
+   * replay that was paused.
+   */
+  maintenance(on: boolean): Promise<void>;
   /** The tail of every process's log, for an error message. */
   logTails(): string;
   /** Kills every process of the cluster and removes its directory. */
@@ -202,6 +208,28 @@ class Cluster implements FailoverCluster {
     await Promise.all(this.nodes.map((node) => node.stop()));
     await stopProcess(this.etcd.process);
     rmSync(this.directory, { recursive: true, force: true });
+  }
+
+  async maintenance(on: boolean): Promise<void> {
+    const leader = this.node((await this.leader()).name);
+    const response = await fetch(`${leader.restUrl}/config`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ pause: on }),
+      signal: AbortSignal.timeout(5000),
+    });
+    if (!response.ok) throw new Error(`Patroni refused maintenance mode ${on ? "on" : "off"}: ${response.status} ${await response.text()}`);
+    for (const node of this.nodes.filter((candidate) => candidate.running)) {
+      await waitFor(
+        `${node.name} to see maintenance mode ${on ? "on" : "off"}`,
+        async () => {
+          const state = await fetch(`${node.restUrl}/patroni`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+          if (!state?.ok) return null;
+          return ((await state.json()) as { pause?: boolean }).pause === true ? (on ? true : null) : on ? null : true;
+        },
+        { timeoutMs: 30_000, logs: this.logFiles() },
+      );
+    }
   }
 
   private node(name: string): PatroniNode {

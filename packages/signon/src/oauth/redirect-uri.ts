@@ -2,8 +2,9 @@ const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
 /**
  * Why a URI cannot be registered as a redirect URI, or `null` when it can.
- * It must be absolute, without a fragment, and `https://`; `http://` is
- * allowed for a loopback host only in development (S8).
+ * It must be absolute, without a fragment or a wildcard host, and
+ * `https://`; `http://` is allowed for a loopback host only in development
+ * (S8).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.1.2
  */
@@ -16,6 +17,8 @@ export function redirectUriProblem(uri: string, options: { allowLoopbackHttp: bo
   }
   if (uri.includes("#")) return "must not contain a fragment";
   if (url.username || url.password) return "must not contain credentials";
+  // Matched exactly (RFC 9700 4.1.3), so a wildcard would stand for nothing but itself.
+  if (url.hostname.includes("*")) return "must name its host: wildcards are not supported, each redirect URI is matched exactly";
   if (queryParameterNames(uri).some((name) => authorizationResponseParameters.has(name))) {
     return "must not carry the query parameters code, state or iss, which the authorization response adds";
   }

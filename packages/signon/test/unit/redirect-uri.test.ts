@@ -14,6 +14,8 @@ describe("redirectUriProblem", () => {
     ["/relative/path", true, "is not an absolute URI"],
     ["https://app.example/cb#frag", true, "must not contain a fragment"],
     ["https://user:pw@app.example/cb", true, "must not contain credentials"],
+    ["https://*.example.org/cb", true, "must name its host: wildcards are not supported, each redirect URI is matched exactly"],
+    ["https://app.example/cb/*", true, null],
     ["https://app.example/cb?tenant=1", true, null],
     ["https://app.example/cb?state=1", true, "must not carry the query parameters code, state or iss, which the authorization response adds"],
     ["https://app.example/cb?a=1&%63ode=1", true, "must not carry the query parameters code, state or iss, which the authorization response adds"],
