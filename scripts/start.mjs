@@ -141,10 +141,14 @@ let stopping = false;
 let created = null;
 let reported = false;
 
+/** Levels of text lines in JSON output (pino's): a service prints warnings, and a crash its trace, on stderr. */
+const INFO = 30;
+const WARN = 40;
+
 /** Sends a service's stdout and stderr to ours, formatted for where ours goes. */
 function showOutput(name, child) {
-  forwardLines(child.stdout, serviceLineWriter(name, settings.logFormat, process.stdout), process.stdout);
-  forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
+  forwardLines(child.stdout, serviceLineWriter(name, settings.logFormat, process.stdout, INFO), process.stdout);
+  forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr, WARN), process.stderr);
 }
 
 function spawnBuilt(name, entry, args, env) {
@@ -218,7 +222,7 @@ async function startDatabase() {
   });
   const { startEmbeddedDatabase } = await import(pathToFileURL(join(root, embeddedDatabase)).href);
   const write = serviceLineWriter("database", settings.logFormat, process.stderr);
-  const log = { info: (message) => process.stderr.write(write(message)), warn: (message) => process.stderr.write(write(message)) };
+  const log = { info: (message) => process.stderr.write(write(message, INFO)), warn: (message) => process.stderr.write(write(message, WARN)) };
   let started;
   try {
     started = await startEmbeddedDatabase({ home: dataDir, migrations, log, stopWhenCallerEnds: true });
@@ -335,7 +339,7 @@ async function start(service) {
 async function runCommand(name, entry, args) {
   if (stopping) throw new Error(`not running ${name}: stopping`);
   const child = spawnBuilt(name, entry, args, {});
-  forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr), process.stderr);
+  forwardLines(child.stderr, serviceLineWriter(name, settings.logFormat, process.stderr, WARN), process.stderr);
   let stdout = "";
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (chunk) => (stdout += chunk));

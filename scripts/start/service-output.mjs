@@ -9,21 +9,24 @@ const prettyOptions = { translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname",
 /**
  * A writer for one service's stream. `json`: each JSON log line gets a leading
  * `"service"` field and stays one JSON object per line, and any other line
- * (a message printed as text) becomes one, its text the `msg` (an empty line
- * is left out); `pretty`: each becomes a readable line (pino-pretty), and
- * other lines are prefixed with the name.
+ * (a message printed as text) becomes one, its text the `msg` and its level
+ * `textLevel` or the one given with the line (pino's: 30 info, 40 warn; an
+ * empty line is left out); `pretty`: each becomes a readable line
+ * (pino-pretty), and other lines are prefixed with the name.
  * @param {string} name
  * @param {"pretty" | "json"} format
  * @param {NodeJS.WritableStream & { isTTY?: boolean }} target
+ * @param {number} [textLevel]
+ * @returns {(line: string, level?: number) => string}
  */
-export function serviceLineWriter(name, format, target) {
+export function serviceLineWriter(name, format, target, textLevel = 30) {
   const prefix = `${name.padEnd(10)} | `;
   const prettify = format === "pretty" ? loadPinoPretty().prettyFactory({ ...prettyOptions, colorize: target.isTTY === true }) : null;
   const isJsonObject = (line) => line.startsWith("{") && line.endsWith("}");
-  const format1 = (line) => {
+  const format1 = (line, level = textLevel) => {
     if (!isJsonObject(line)) {
       if (prettify !== null) return `${prefix}${line}\n`;
-      return line.trim() === "" ? "" : `${JSON.stringify({ service: name, level: 30, time: Date.now(), msg: line })}\n`;
+      return line.trim() === "" ? "" : `${JSON.stringify({ service: name, level, time: Date.now(), msg: line })}\n`;
     }
     if (prettify === null) return line === "{}" ? `{"service":${JSON.stringify(name)}}\n` : `{"service":${JSON.stringify(name)},${line.slice(1)}\n`;
     return prettify(line)

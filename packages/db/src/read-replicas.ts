@@ -60,7 +60,8 @@ export interface ReadTarget {
   /**
    * The read must see everything the primary had written at this WAL position
    * (its reader's change, from {@link ReadRouter.writePosition}): a replica
-   * that had not replayed that far at its last check is skipped.
+   * that had not replayed that far at its last check is skipped, and so is a
+   * server that is not recovering.
    */
   after?: bigint;
 }
@@ -192,7 +193,10 @@ export class ReadRouter {
   #canServe(replica: Replica, after: bigint | undefined): boolean {
     const { state, replayed } = replica;
     if (!state.reachable || state.lagMs === null || state.lagMs > this.#maxLagMs) return false;
-    return after === undefined || replayed === "everything" || (replayed !== null && replayed >= after);
+    if (after === undefined) return true;
+    // A server no longer recovering (promoted) has its own history: whether it holds a change written through the
+    // primary's address is not known, so such a read waits for the primary (which it is, after a failover).
+    return typeof replayed === "bigint" && replayed >= after;
   }
 
   async #checkAll(): Promise<void> {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import type { SignonConfig } from "../config.js";
 
@@ -15,11 +16,13 @@ export function csrfCookieOptions(config: SignonConfig): { path: string; httpOnl
  * Gives the browser a new CSRF secret when its session begins or ends: a form
  * loaded before (signed out, or as someone else) is refused as expired
  * afterwards, and a secret planted before sign-in is worth nothing after it.
- * A page rendered later in the same response gets a token of the new secret.
+ * The new secret is set at once and is the one this request's later tokens
+ * use: pages opened next, in as many tabs as there are, all share it.
  */
 export function renewCsrfSecret(reply: FastifyReply, config: SignonConfig): void {
   const name = csrfCookieName(config);
-  // The plugin reads the secret from the request's cookies: without it, the next token made comes with a new one.
-  delete reply.request.cookies[name];
-  void reply.clearCookie(name, csrfCookieOptions(config));
+  // 18 random bytes, as the CSRF plugin makes its own; it reads the secret from the request's cookies.
+  const secret = randomBytes(18).toString("base64url");
+  reply.request.cookies[name] = secret;
+  void reply.setCookie(name, secret, csrfCookieOptions(config));
 }

@@ -25,7 +25,9 @@ export async function signonBehindFaultProxy(
   const proxy = await FaultProxy.start(database.url);
   const pool = createPool({ url: proxy.urlFor(database.url), max: 4, connectionTimeoutMs: 2000 });
   const replica = options.replica === true ? new StandInReplica(database.url) : undefined;
-  const reads = replica === undefined ? undefined : new ReadRouter({ primary: pool, replicas: [{ url: database.url, pool: replica.pool }], checkIntervalMs: 200 });
+  // A lag limit well past any test's length: a replica held behind stays within it, however slow the machine.
+  const reads =
+    replica === undefined ? undefined : new ReadRouter({ primary: pool, replicas: [{ url: database.url, pool: replica.pool }], checkIntervalMs: 200, maxLagMs: 600_000 });
   await reads?.check();
   const config = { ...testConfig(), preparedStatements: true };
   const app = Fastify(signonServerOptions(config, false));

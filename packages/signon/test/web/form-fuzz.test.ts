@@ -59,7 +59,7 @@ const forms: { path: string; fields: string[] }[] = [
   { path: "/users/{user}/two-step-requirement", fields: ["required"] },
   { path: "/users/{user}/two-step-exemption", fields: ["reason", "ends_on"] },
   { path: "/users/{user}/two-step-exemption/remove", fields: [] },
-  { path: "/users/{user}/permissions", fields: ["permissions"] },
+  { path: "/users/{user}/permissions", fields: ["permissions", "shown", "shown_held"] },
   { path: "/applications/new", fields: applicationFormFields },
   { path: "/applications/{application}", fields: applicationFormFields },
   { path: "/applications/{application}/rotate-secret", fields: ["confirm"] },

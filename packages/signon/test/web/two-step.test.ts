@@ -7,7 +7,7 @@ import { auditEvents, rememberedBrowsers, sessions, signInFailures } from "../..
 import { findUserByUid, type User } from "../../src/repositories/users.js";
 import { sha256Hex } from "../../src/security/random.js";
 import { openSecret } from "../../src/security/secret-box.js";
-import { InjectBrowser, signedInBrowser } from "../support/browser.js";
+import { InjectBrowser, parseSignInForm, signedInBrowser } from "../support/browser.js";
 import { createApp, createUser, defaultPassword, lockUser } from "../support/factories.js";
 import { authorizeUrl } from "../support/flow.js";
 import { useTestSignon } from "../support/signon.js";
@@ -266,6 +266,11 @@ describe("signing in with 2-step verification", () => {
     expect((await reload(user)).lockedAt).toBeNull();
     expect(await signon.ctx.db.select().from(sessions).where(eq(sessions.idHash, halfSignedIn))).toEqual([]);
     expect(browser.cookie("signon_session")).toBeUndefined();
+    // The sign-in form of that page holds a token of the browser's new CSRF secret (the session ended): posted, it
+    // is refused for the address, not as an expired form.
+    const form = parseSignInForm(refusing.body);
+    const reposted = await browser.postForm("/sign-in", { _csrf: form.csrfToken, return_to: form.returnTo, email: user.email, password: defaultPassword });
+    expect(reposted.statusCode).toBe(429);
 
     const again = await passwordStep(user);
     expect(again.response.statusCode).toBe(429);

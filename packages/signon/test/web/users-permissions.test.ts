@@ -127,10 +127,17 @@ describe("POST /users/:uid/permissions", () => {
     expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher"]);
     expect(textOf(await browser.get(page))).toContain("Permissions saved: 0 permissions granted, 1 permission revoked.");
 
-    // Ticking on a stale page what is already held, or clearing what is already gone, changes nothing.
+    // A page shown while publisher was held, after another tab moved publisher to editor: ticking signin on it adds
+    // signin, and neither brings publisher back nor takes editor away.
     const stale = await gridForm(browser, page);
-    await postGrid(browser, page, await gridForm(browser, page), { tick: [box("editor")], clear: [box("publisher")] });
-    expect((await postGrid(browser, page, stale, { tick: [box("editor")], clear: [box("publisher")] })).statusCode).toBe(303);
+    expect((await postGrid(browser, page, await gridForm(browser, page), { tick: [box("editor")], clear: [box("publisher")] })).statusCode).toBe(303);
+    expect((await postGrid(browser, page, stale, { tick: [box("signin")] })).statusCode).toBe(303);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["editor", "signin"]);
+
+    // Clearing on a stale page what another tab revoked already changes nothing.
+    const staler = await gridForm(browser, page);
+    await postGrid(browser, page, await gridForm(browser, page), { clear: [box("signin")] });
+    expect((await postGrid(browser, page, staler, { clear: [box("signin")] })).statusCode).toBe(303);
     expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["editor"]);
     expect(textOf(await browser.get(page))).toContain("No permissions changed.");
   });
