@@ -40,7 +40,8 @@ type UsersQuery = Static<typeof UsersQuery>;
 
 function filtersOf(query: UsersQuery): UserFilters {
   return {
-    text: query.q ?? "",
+    // Composed (NFC), as browsers send what is typed: "E" and a combining diaeresis searches as "Ë".
+    text: (query.q ?? "").normalize("NFC"),
     role: query.role ?? "",
     organisation: query.organisation?.toLowerCase() ?? "",
     status: query.status ?? "",
