@@ -24,5 +24,5 @@ export type { PostgresServerProblem } from "./postgres-server/postgres-server-er
 export type { EarlierDataConversion } from "./postgres-server/convert-earlier-data.js";
 export { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
 export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from "./postgres-server/embedded-database.js";
-export { ReadRouter, DEFAULT_READ_MAX_LAG_MS, DEFAULT_LAG_CHECK_INTERVAL_MS, parseReadUrls, parseLsn, replicaName } from "./read-replicas.js";
+export { ReadRouter, DEFAULT_READ_MAX_LAG_MS, DEFAULT_LAG_CHECK_INTERVAL_MS, parseReadUrls, parseLsn, formatLsn, replicaName } from "./read-replicas.js";
 export type { ReadRouterOptions, ReadReplicaState, ReadTarget } from "./read-replicas.js";

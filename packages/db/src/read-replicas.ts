@@ -261,6 +261,11 @@ export function parseLsn(text: string): bigint {
   return (BigInt(`0x${high ?? "0"}`) << 32n) + BigInt(`0x${low ?? "0"}`);
 }
 
+/** A WAL position as PostgreSQL writes it (`16/B374D848`): the inverse of {@link parseLsn}. */
+export function formatLsn(lsn: bigint): string {
+  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
+}
+
 /** `host:port/database` of a connection string, without its user or password. */
 export function replicaName(url: string): string {
   try {

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseLsn, parseReadUrls, ReadRouter, replicaName, type ReadTarget } from "../src/read-replicas.js";
+import { formatLsn, parseLsn, parseReadUrls, ReadRouter, replicaName, type ReadTarget } from "../src/read-replicas.js";
 
 /**
  * A server as the router sees it: the primary answers its WAL position, a
@@ -224,5 +224,9 @@ describe("DATABASE_READ_URL", () => {
   it("compares WAL positions as numbers", () => {
     expect(parseLsn("16/B374D848")).toBe((0x16n << 32n) + 0xb374d848n);
     expect(parseLsn("0/FFFFFFFF") < parseLsn("1/0")).toBe(true);
+  });
+
+  it("writes WAL positions as PostgreSQL does", () => {
+    for (const text of ["16/B374D848", "0/0", "FFFFFFFF/FFFFFFFF", "0/3000148"]) expect(formatLsn(parseLsn(text))).toBe(text);
   });
 });

@@ -1,4 +1,4 @@
-import { DEFAULT_LAG_CHECK_INTERVAL_MS, parseLsn, type ReadRouter } from "@tessera/db";
+import { DEFAULT_LAG_CHECK_INTERVAL_MS, formatLsn, parseLsn, type ReadRouter } from "@tessera/db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { SignonConfig } from "../config.js";
 import type { OwnChange } from "../context.js";
@@ -55,9 +55,4 @@ export function ownRecentChange(request: FastifyRequest, config: SignonConfig): 
   const value = recentWriteCookie.read(request, config);
   if (value === undefined || request.webSession?.readOnly === true) return undefined;
   return { after: walPosition.test(value) ? parseLsn(value) : null };
-}
-
-/** A WAL position as PostgreSQL writes it. */
-function formatLsn(lsn: bigint): string {
-  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
 }
