@@ -5,8 +5,19 @@ import { users } from "../db/schema.js";
 export type User = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;
 
+/**
+ * A name as stored: composed (NFC), so that a letter typed as a base and a
+ * combining mark is the one character a search for it holds.
+ */
+function storedName(name: string): string {
+  return name.normalize("NFC");
+}
+
 export async function insertUser(db: SignonDatabase, row: NewUser): Promise<User> {
-  const [inserted] = await db.insert(users).values(row).returning();
+  const [inserted] = await db
+    .insert(users)
+    .values({ ...row, name: storedName(row.name) })
+    .returning();
   if (!inserted) throw new Error("insert returned no row");
   return inserted;
 }
@@ -31,7 +42,8 @@ export async function updateUser(
   uid: string,
   changes: Partial<Pick<User, "suspendedAt" | "suspensionReason" | "passwordHash" | "name" | "role" | "email" | "organisationId" | "unsuspendedAt" | "newPasswordRequired" | "tokenAutoRenewal">> & { updatedAt: Date },
 ): Promise<User | null> {
-  const [row] = await db.update(users).set(changes).where(eq(users.uid, uid)).returning();
+  const stored = changes.name === undefined ? changes : { ...changes, name: storedName(changes.name) };
+  const [row] = await db.update(users).set(stored).where(eq(users.uid, uid)).returning();
   return row ?? null;
 }
 
