@@ -22,7 +22,7 @@ import { redirectTrailingSlash } from "./http/trailing-slash.js";
 import { answerFrameworkError } from "./http/framework-errors.js";
 import { registerSecurityHeaders } from "./http/security-headers.js";
 import { registerRecentWrites } from "./http/recent-write-cookie.js";
-import { csrfCookieName, csrfCookieOptions } from "./http/csrf-secret.js";
+import { csrfCookie } from "./http/csrf-secret.js";
 import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQuery } from "./http/form-content-type.js";
 import { InvalidRequestError } from "./oauth/errors.js";
 import { registerOperations } from "./operations.js";
@@ -172,8 +172,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(cookie);
   if (reads !== undefined && signon.forRead) registerRecentWrites(app, config, reads);
   await app.register(csrf, {
-    cookieKey: csrfCookieName(config),
-    cookieOpts: csrfCookieOptions(config),
+    cookieKey: csrfCookie.name(config),
+    cookieOpts: csrfCookie.attributes(config),
     getToken: (request) => (request.body as { _csrf?: unknown } | undefined)?._csrf as string,
   });
   await app.register(view, {

@@ -1,6 +1,11 @@
 /** A decoded form: a parameter sent more than once becomes an array, so validation can refuse it. */
 export type FormFields = Record<string, string | string[]>;
 
+/** The values of a form field sent once, several times (boxes ticked) or not at all, as a list. */
+export function fieldValues(field: string | string[] | undefined): string[] {
+  return field === undefined ? [] : typeof field === "string" ? [field] : field;
+}
+
 /** Raised for bytes or escapes that are not UTF-8, escapes that are not `%XX`, and NUL characters. */
 export class MalformedFormError extends Error {
   /** What is wrong, said of any part of a request ("contains a NUL character (U+0000)"), where the message says it of the body. */

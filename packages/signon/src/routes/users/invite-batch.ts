@@ -5,6 +5,7 @@ import { BatchFileError, batchFileMaxBytes, batchFileMaxRows, readBatchFile } fr
 import { checkInvitation, invitationGrid } from "../../accounts/invitations.js";
 import { AccountError, type Role } from "../../accounts/manage-users.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
+import { fieldValues } from "../../http/form-body.js";
 import { uploadedFile, registerMultipartParser } from "../../http/multipart-body.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { InvalidRequestError } from "../../oauth/errors.js";
@@ -101,7 +102,7 @@ const inviteBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const actor = signedInUser(request);
       const body = request.body;
       const sent = body.permissions;
-      const permissions = sent === undefined ? [] : typeof sent === "string" ? [sent] : sent;
+      const permissions = fieldValues(sent);
       const form: BatchForm = { role: body.role, organisation: body.organisation ?? "", permissions, rows: body.rows ?? "" };
       const file = uploadedFile(request, "file");
       const bytes = file !== undefined && file.byteLength > 0 ? file : form.rows.trim() !== "" ? Buffer.from(form.rows, "utf8") : null;

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import { checkInvitationPermissions, inviteUser } from "../../accounts/invitations.js";
 import { AccountError } from "../../accounts/manage-users.js";
 import { checkUserForm } from "../../accounts/user-form.js";
+import { fieldValues } from "../../http/form-body.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
@@ -55,7 +56,7 @@ const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const actor = signedInUser(request);
       const { _csrf: _token, permissions: sent, ...form } = request.body;
-      const ticked = sent === undefined ? [] : typeof sent === "string" ? [sent] : sent;
+      const ticked = fieldValues(sent);
       const checked = await checkUserForm(app.signon, actor, form);
       if (!checked.ok) return renderInviteForm(request, reply, form, checked.errors, ticked);
       try {

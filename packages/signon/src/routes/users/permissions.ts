@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { permissionGrid, savePermissionGrid } from "../../accounts/permission-grid.js";
 import type { UserDetails } from "../../accounts/user-details.js";
+import { fieldValues } from "../../http/form-body.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
@@ -36,11 +37,6 @@ async function renderGrid(request: FastifyRequest, reply: FastifyReply, details:
   );
 }
 
-/** A form field sent once, several times or not at all, as a list. */
-function listOf(field: string | string[] | undefined): string[] {
-  return field === undefined ? [] : typeof field === "string" ? [field] : field;
-}
-
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
@@ -69,8 +65,8 @@ const userPermissionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const details = await managedUser(request, reply, request.params.uid);
       if (!details) return reply;
       const { permissions, shown, shown_held: shownHeld } = request.body;
-      const heldWhenShown = shown === "yes" ? listOf(shownHeld) : undefined;
-      const result = await savePermissionGrid(app.signon, signedInUser(request), details.user, listOf(permissions), requestOrigin(request), heldWhenShown);
+      const heldWhenShown = shown === "yes" ? fieldValues(shownHeld) : undefined;
+      const result = await savePermissionGrid(app.signon, signedInUser(request), details.user, fieldValues(permissions), requestOrigin(request), heldWhenShown);
       if (!result.ok && result.reason === "not_grantable") {
         await sendForbidden(reply);
         return reply;
