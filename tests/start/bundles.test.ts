@@ -14,7 +14,9 @@ import { describe, expect, it } from "vitest";
 const bundled = ["packages/signon", "packages/completion", "examples/editorial-app"].map((folder) => {
   const manifest = JSON.parse(readFileSync(join(repositoryRoot, folder, "package.json"), "utf8")) as { tessera: { bundle: string[] } };
   const entries = manifest.tessera.bundle.map((entry) => `${entry.replace(/^src\//, "").replace(/\.ts$/, "")}.js`);
-  return { folder, bundleDir: join(repositoryRoot, folder, "dist", "bundled"), sourceDir: join(repositoryRoot, folder, "src"), entries };
+  // The sources' side runs from the package's folder, which resolves packages as its `src` does: a file written
+  // into `src` would make a concurrent `npm start` or `npm run migrate` rebuild (and empty) the bundles under other tests.
+  return { folder, bundleDir: join(repositoryRoot, folder, "dist", "bundled"), packageDir: join(repositoryRoot, folder), entries };
 });
 
 /** The bare specifiers (npm packages and Node's own modules) a bundle's files import, statically or on demand. */
@@ -22,7 +24,8 @@ function importedPackages(bundleDir: string): string[] {
   const found = new Set<string>();
   for (const file of readdirSync(bundleDir).filter((name) => name.endsWith(".js"))) {
     const text = readFileSync(join(bundleDir, file), "utf8");
-    for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)"([^"./][^"]*)"/gm)) found.add(match[1] as string);
+    // `from` as a keyword, not the end of a string such as "from" (a command's option), and a specifier on one line.
+    for (const match of text.matchAll(/(?:(?<!["'\w$.])from\s*|\bimport\s*\(\s*|^import\s*)"([^"./\n][^"\n]*)"/gm)) found.add(match[1] as string);
   }
   return [...found].sort();
 }
@@ -42,7 +45,7 @@ function runModuleIn(dir: string, script: string): { status: number | null; outp
   }
 }
 
-describe.each(bundled)("the bundle of $folder", ({ bundleDir, sourceDir, entries }) => {
+describe.each(bundled)("the bundle of $folder", ({ bundleDir, packageDir, entries }) => {
   it("holds the workspace's own sources, other packages' included, and nothing from node_modules", () => {
     const inputs = JSON.parse(readFileSync(join(bundleDir, "inputs.json"), "utf8")) as string[];
     expect(inputs.length).toBeGreaterThan(0);
@@ -73,7 +76,7 @@ for (const name of packages) {
 console.log(JSON.stringify(out));
 `;
     const fromBundle = runModuleIn(bundleDir, script);
-    const fromSources = runModuleIn(sourceDir, script);
+    const fromSources = runModuleIn(packageDir, script);
     expect(fromBundle.status, fromBundle.output).toBe(0);
     expect(fromSources.status, fromSources.output).toBe(0);
     expect(JSON.parse(fromBundle.output)).toEqual(JSON.parse(fromSources.output));
