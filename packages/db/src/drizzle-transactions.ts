@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { NodePgSession, NodePgTransaction } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { retryingConflicts } from "./transaction-retries.js";
 
 /** The parts of a drizzle `NodePgSession` its own `transaction` uses (private in its types). */
 interface SessionInternals {
@@ -27,14 +28,27 @@ const original = NodePgSession.prototype.transaction;
  * has failed or its rollback did. A rollback that fails does not hide the
  * body's error. A session on one client (a nested transaction's) keeps
  * drizzle's own code, which releases nothing.
+ *
+ * A transaction on a pool that PostgreSQL ends with a deadlock (40P01) or a
+ * serialization failure (40001) is run again, body and all, a few times
+ * after a short random pause (`retryingConflicts`), and counted per pool:
+ * a body must therefore do nothing outside the database that cannot be done
+ * twice. A nested transaction (a savepoint) is not run again on its own: its
+ * error ends the outer transaction, which is.
  */
 async function transactionReleasingItsClient(this: SessionInternals, body: TransactionBody, config?: TransactionConfig): Promise<unknown> {
-  if (!(this.client instanceof pg.Pool)) return original.call(this as never, body as never, config);
-  const client = await this.client.connect();
+  const pool = this.client;
+  if (!(pool instanceof pg.Pool)) return original.call(this as never, body as never, config);
+  return retryingConflicts(pool, () => runOnce(this, pool, body, config));
+}
+
+/** One run of a transaction on a client of `pool`, which is always given back. */
+async function runOnce(session: SessionInternals, pool: pg.Pool, body: TransactionBody, config: TransactionConfig | undefined): Promise<unknown> {
+  const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    const session = new NodePgSession(client, this.dialect, this.schema, this.options);
-    const tx = new NodePgTransaction<Record<string, unknown>, never>(this.dialect, session, this.schema as never);
+    const inner = new NodePgSession(client, session.dialect, session.schema, session.options);
+    const tx = new NodePgTransaction<Record<string, unknown>, never>(session.dialect, inner, session.schema as never);
     const configSql = config ? (tx as unknown as { getTransactionConfigSQL(config: TransactionConfig): ReturnType<typeof sql> }).getTransactionConfigSQL(config) : undefined;
     await tx.execute(sql`begin${configSql ? sql` ${configSql}` : undefined}`);
     let result: unknown;

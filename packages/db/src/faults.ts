@@ -71,6 +71,36 @@ function unavailableAt(error: unknown, depth: number): boolean {
   return Array.isArray(errors) && errors.some((inner) => unavailableAt(inner, depth + 1));
 }
 
+/** Why PostgreSQL ended a transaction that may well succeed when run again from its start. */
+export type TransactionConflict = "deadlock" | "serialization_failure";
+
+/** SQLSTATE codes of a transaction PostgreSQL rolled back only because of what ran beside it. */
+const conflictSqlStates: ReadonlyMap<string, TransactionConflict> = new Map([
+  ["40P01", "deadlock"], // deadlock_detected: this transaction was chosen to break a cycle of lock waits
+  ["40001", "serialization_failure"], // serialization_failure: REPEATABLE READ or SERIALIZABLE found a conflicting write
+]);
+
+/**
+ * Whether `error` (or what it wraps) says PostgreSQL ended the transaction
+ * because of a concurrent one: a deadlock (40P01) or a serialization failure
+ * (40001). Such a transaction did nothing and may be run again from its
+ * start; `@tessera/db` does so a few times before its error reaches the
+ * caller. Returns which, or null for any other error.
+ */
+export function transactionConflict(error: unknown): TransactionConflict | null {
+  return conflictAt(error, 0);
+}
+
+function conflictAt(error: unknown, depth: number): TransactionConflict | null {
+  if (depth > maxDepth || typeof error !== "object" || error === null) return null;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  if (typeof code === "string") {
+    const conflict = conflictSqlStates.get(code);
+    if (conflict !== undefined) return conflict;
+  }
+  return cause === undefined ? null : conflictAt(cause, depth + 1);
+}
+
 /**
  * A short description of a database error for a log line: the SQLSTATE or
  * socket code and the driver's message, never the SQL text or its parameters

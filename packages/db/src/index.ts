@@ -4,15 +4,25 @@ export type { DatabaseAddress } from "./database-start-error.js";
 export type { StartDatabaseOptions, StartedDatabase } from "./start-database.js";
 export { createPool, idleConnectionsFor, DEFAULT_CONNECTION_TIMEOUT_MS, KEEPALIVE_INITIAL_DELAY_MS } from "./pool.js";
 export { withStatementTimeout, DEFAULT_STATEMENT_TIMEOUT_MS } from "./statement-timeout.js";
-export { isDatabaseUnavailable, describeDatabaseError } from "./faults.js";
+export { isDatabaseUnavailable, describeDatabaseError, transactionConflict } from "./faults.js";
+export type { TransactionConflict } from "./faults.js";
+export { transactionRetryFigures, TRANSACTION_ATTEMPTS } from "./transaction-retries.js";
+export type { TransactionRetryFigures } from "./transaction-retries.js";
 export { OutageTracker } from "./outage-tracker.js";
 export type { OutageTrackerOptions } from "./outage-tracker.js";
 export type { PoolOptions } from "./pool.js";
 export { createDrizzle } from "./drizzle.js";
 export type { Database } from "./drizzle.js";
-export { runMigrations, bookkeepingTable, BOOKKEEPING_SCHEMA } from "./migrations.js";
-export type { MigrationSet, MigrationReport, RunMigrationsOptions } from "./migrations.js";
+export { runMigrations, bookkeepingTable, migrationSource, BOOKKEEPING_SCHEMA } from "./migrations.js";
+export type { MigrationSet, MigrationReport, MigrationKind, RunMigrationsOptions } from "./migrations.js";
+export { MigrationLockTimeout, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_MIGRATION_LOCK_ATTEMPTS } from "./migration-lock.js";
+export { checkMigration } from "./migration-check.js";
+export type { MigrationFinding, MigrationRule } from "./migration-check.js";
+export { checkMigrationFolder } from "./migration-exemptions.js";
+export type { CheckedMigration, MigrationExemption } from "./migration-exemptions.js";
 export { pendingMigrations } from "./pending-migrations.js";
+export { migrateDatabase, describeMigrateOutcome } from "./migrate-command.js";
+export type { MigrateOutcome } from "./migrate-command.js";
 export type { RunQuery } from "./pending-migrations.js";
 export { silentLogger } from "./logger.js";
 export type { Logger } from "./logger.js";
@@ -24,5 +34,15 @@ export type { PostgresServerProblem } from "./postgres-server/postgres-server-er
 export type { EarlierDataConversion } from "./postgres-server/convert-earlier-data.js";
 export { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
 export type { EmbeddedDatabase, EmbeddedDatabaseOptions } from "./postgres-server/embedded-database.js";
-export { ReadRouter, DEFAULT_READ_MAX_LAG_MS, DEFAULT_LAG_CHECK_INTERVAL_MS, parseReadUrls, parseLsn, formatLsn, replicaName } from "./read-replicas.js";
-export type { ReadRouterOptions, ReadReplicaState, ReadTarget } from "./read-replicas.js";
+export {
+  ReadRouter,
+  createReadReplicaPool,
+  DEFAULT_READ_MAX_LAG_MS,
+  DEFAULT_READ_TIMEOUT_MS,
+  DEFAULT_LAG_CHECK_INTERVAL_MS,
+  parseReadUrls,
+  parseLsn,
+  formatLsn,
+  replicaName,
+} from "./read-replicas.js";
+export type { ReadRouterOptions, ReadReplicaState, ReadTarget, ReadReplicaPoolOptions } from "./read-replicas.js";

@@ -1,12 +1,21 @@
 import type pg from "pg";
-import { describeDatabaseError } from "./faults.js";
+import { describeDatabaseError, isDatabaseUnavailable } from "./faults.js";
 import { silentLogger, type Logger } from "./logger.js";
+import { createPool } from "./pool.js";
 
 /** How far behind the primary a replica may be and still serve reads, by default (`DATABASE_READ_MAX_LAG_MS`). */
 export const DEFAULT_READ_MAX_LAG_MS = 5000;
 
 /** How often each replica's position, and the primary's, is read by default. */
 export const DEFAULT_LAG_CHECK_INTERVAL_MS = 1000;
+
+/**
+ * What a read on a replica waits at most, by default, for a connection and
+ * then for its statement's answer (`DATABASE_READ_TIMEOUT_MS`): past it the
+ * replica is taken for frozen or cut off, skipped, and the read is asked of
+ * the primary.
+ */
+export const DEFAULT_READ_TIMEOUT_MS = 2000;
 
 /** A replica that reads may be sent to, as the router last saw it. */
 export interface ReadReplicaState {
@@ -21,7 +30,14 @@ export interface ReadReplicaState {
 /** Options of {@link ReadRouter}. */
 export interface ReadRouterOptions {
   primary: pg.Pool;
-  /** One pool per replica, with the address it was made for. */
+  /**
+   * One pool per replica, with the address it was made for (see
+   * {@link createReadReplicaPool}). The router watches the reads sent through
+   * each: it wraps the pool's `query` and `connect`, so that a read that
+   * fails there because the replica could not be reached, or gave no answer
+   * in time, marks the replica unreachable at once and is asked of the
+   * primary instead.
+   */
   replicas: readonly { url: string; pool: pg.Pool }[];
   /** A replica further behind than this is skipped (default {@link DEFAULT_READ_MAX_LAG_MS}). */
   maxLagMs?: number;
@@ -47,10 +63,14 @@ interface PrimarySample {
 /** A replica's pool, what its last check found, and how many reads went to it. */
 interface Replica {
   pool: pg.Pool;
+  /** The pool's own `query`, unwatched: the lag checks' (a check that fails must not be asked of the primary). */
+  check: (text: string) => Promise<pg.QueryResult>;
   state: ReadReplicaState;
   /** The WAL position it had replayed at its last check; `everything` when it is not recovering (promoted). */
   replayed: bigint | "everything" | null;
   routed: number;
+  /** Reads that failed on it (unreachable, no answer in time) and were asked of the primary instead. */
+  retriedOnPrimary: number;
 }
 
 /** Where one read may go (see {@link ReadRouter.pool}). */
@@ -88,6 +108,14 @@ const keptSamples = 600;
  * replicas keep the lag of the last check and go on serving reads; a replica
  * that cannot be reached, or was never checked, is skipped. With no replica
  * fit to serve, reads go to the primary.
+ *
+ * A replica is also skipped at once when a read sent to it fails because its
+ * connection failed or it gave no answer in time (a frozen or cut-off server:
+ * the pool's bounds of {@link createReadReplicaPool} make that a matter of
+ * seconds), until a later check finds it answering; that read is asked of
+ * the primary, so its caller sees only the delay. Reads on a replica are
+ * reads only, and they see the primary's data no older than the replica's,
+ * so asking the primary again is always safe.
  */
 export class ReadRouter {
   readonly #primary: pg.Pool;
@@ -104,12 +132,18 @@ export class ReadRouter {
 
   constructor(options: ReadRouterOptions) {
     this.#primary = options.primary;
-    this.#replicas = options.replicas.map(({ url, pool }) => ({
-      pool,
-      state: { name: replicaName(url), lagMs: null, reachable: false },
-      replayed: null,
-      routed: 0,
-    }));
+    this.#replicas = options.replicas.map(({ url, pool }) => {
+      const replica: Replica = {
+        pool,
+        check: pool.query.bind(pool) as Replica["check"],
+        state: { name: replicaName(url), lagMs: null, reachable: false },
+        replayed: null,
+        routed: 0,
+        retriedOnPrimary: 0,
+      };
+      this.#watchReads(replica);
+      return replica;
+    });
     this.#maxLagMs = options.maxLagMs ?? DEFAULT_READ_MAX_LAG_MS;
     this.#checkTimeoutMs = options.checkTimeoutMs ?? 2 * (options.checkIntervalMs ?? DEFAULT_LAG_CHECK_INTERVAL_MS);
     this.#log = options.log ?? silentLogger;
@@ -176,6 +210,11 @@ export class ReadRouter {
     return new Map([["primary", this.#routedToPrimary], ...this.#replicas.map(({ state, routed }): [string, number] => [state.name, routed])]);
   }
 
+  /** Reads that failed on each replica (by its name) because it could not be reached or gave no answer in time, and were asked of the primary instead. */
+  retriedOnPrimary(): ReadonlyMap<string, number> {
+    return new Map(this.#replicas.map(({ state, retriedOnPrimary }): [string, number] => [state.name, retriedOnPrimary]));
+  }
+
   /** Reads the primary's position, then each replica's; one check at a time. */
   check(): Promise<void> {
     this.#checking ??= this.#checkAll().finally(() => {
@@ -217,11 +256,9 @@ export class ReadRouter {
   }
 
   async #checkReplica(replica: Replica): Promise<void> {
-    const { pool, state } = replica;
+    const { state } = replica;
     try {
-      const { rows } = await this.#answerWithin(
-        pool.query<{ recovering: boolean; lsn: string | null }>("select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn"),
-      );
+      const { rows } = await this.#answerWithin(replica.check("select pg_is_in_recovery() as recovering, pg_last_wal_replay_lsn()::text as lsn"));
       const row = rows[0] as { recovering: boolean; lsn: string | null };
       replica.replayed = !row.recovering ? "everything" : row.lsn === null ? null : parseLsn(row.lsn);
       const lagMs = replica.replayed === "everything" ? 0 : replica.replayed === null ? null : this.#lagOf(replica.replayed);
@@ -229,11 +266,47 @@ export class ReadRouter {
       state.reachable = true;
       state.lagMs = lagMs;
     } catch (error) {
-      if (state.reachable) this.#log.warn(`database: read replica ${state.name} cannot be reached (${describeDatabaseError(error)}); reads go elsewhere until it answers`);
-      state.reachable = false;
-      state.lagMs = null;
-      replica.replayed = null;
+      this.#unreachable(replica, error);
     }
+  }
+
+  /** Skips `replica` until a check finds it answering; logs once, when it was serving. */
+  #unreachable(replica: Replica, error: unknown): void {
+    const { state } = replica;
+    if (state.reachable) this.#log.warn(`database: read replica ${state.name} cannot be reached (${describeDatabaseError(error)}); reads go elsewhere until it answers`);
+    state.reachable = false;
+    state.lagMs = null;
+    replica.replayed = null;
+  }
+
+  /**
+   * Wraps the replica pool's `query` and `connect` (promise forms; a callback
+   * or a cursor is passed on as it is): a read that fails because the replica
+   * could not be reached or gave no answer in time marks it unreachable and
+   * is asked of the primary, once.
+   */
+  #watchReads(replica: Replica): void {
+    const pool = replica.pool as unknown as { query: Call; connect?: Call };
+    const query = pool.query.bind(pool);
+    pool.query = (...args) => {
+      if (!promised(args)) return query(...args);
+      return (query(...args) as Promise<unknown>).catch((error: unknown) => this.#readFailed(replica, error, () => (this.#primary.query as unknown as Call)(...args)));
+    };
+    if (typeof pool.connect !== "function") return;
+    const connect = pool.connect.bind(pool);
+    pool.connect = (...args) => {
+      if (args.length > 0) return connect(...args);
+      return (connect() as Promise<unknown>).catch((error: unknown) => this.#readFailed(replica, error, () => this.#primary.connect()));
+    };
+  }
+
+  /** The primary's answer to a read that failed on `replica` as a frozen or lost server fails; any other failure as it is. */
+  #readFailed(replica: Replica, error: unknown, onPrimary: () => unknown): unknown {
+    // 25006 (a write refused as read-only) is the caller's mistake, not the replica's absence; once stopped, the pools are ending.
+    if (!isDatabaseUnavailable(error) || (error as { code?: unknown }).code === "25006" || this.#timer === undefined) throw error;
+    this.#unreachable(replica, error);
+    replica.retriedOnPrimary++;
+    return onPrimary();
   }
 
   /** `answer`, or a failure once the check's time is up (the query itself goes on, and its end is ignored). */
@@ -253,6 +326,49 @@ export class ReadRouter {
     // Before the primary's first sample nothing is known of how far behind it is.
     return this.#samples.length === 0 ? null : 0;
   }
+}
+
+type Call = (...args: unknown[]) => unknown;
+
+/** Whether a `pg` call returns a promise: neither a callback nor a submittable query (a cursor, a stream) is given. */
+function promised(args: unknown[]): boolean {
+  if (typeof args[args.length - 1] === "function") return false;
+  const first = args[0] as { submit?: unknown; callback?: unknown } | null | undefined;
+  return typeof first !== "object" || first === null || (typeof first.submit !== "function" && typeof first.callback !== "function");
+}
+
+/** Options of {@link createReadReplicaPool}. */
+export interface ReadReplicaPoolOptions {
+  /** The replica's connection string, one of `DATABASE_READ_URL`'s. */
+  url: string;
+  /** Most connections (default 10). */
+  max?: number;
+  log?: Logger;
+  /**
+   * `DATABASE_READ_TIMEOUT_MS` (default {@link DEFAULT_READ_TIMEOUT_MS}): a
+   * checkout that has no connection after this long fails, and so does a
+   * statement with no answer after this long (its connection is given up).
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * A pool for a read replica: `createPool`'s, with both its connection and its
+ * statement bound at `timeoutMs`, so that a read on a frozen server (a paused
+ * machine, SIGSTOP: its kernel accepts connections, nothing answers) fails
+ * within seconds rather than the primary's 30 s statement bound. The reads
+ * routed to replicas are short; a longer one is asked of the primary after
+ * the bound (see {@link ReadRouter}).
+ */
+export function createReadReplicaPool(options: ReadReplicaPoolOptions): pg.Pool {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
+  return createPool({
+    url: options.url,
+    max: options.max ?? 10,
+    connectionTimeoutMs: timeoutMs,
+    statementTimeoutMs: timeoutMs,
+    ...(options.log === undefined ? {} : { log: options.log }),
+  });
 }
 
 /** A WAL position (`16/B374D848`) as a number. */

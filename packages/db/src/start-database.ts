@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
 import { createPool } from "./pool.js";
 import { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
-import { ReadRouter } from "./read-replicas.js";
+import { createReadReplicaPool, ReadRouter } from "./read-replicas.js";
 import { PostgresServerError } from "./postgres-server/postgres-server-error.js";
 import { connectionUrl, runningServer } from "./postgres-server/running-server.js";
 
@@ -27,8 +27,12 @@ export interface StartDatabaseOptions<TSchema extends Record<string, unknown>> {
   log?: Logger;
   /** Pool size (default 10). */
   poolMax?: number;
-  /** Migrations to apply before returning. */
+  /** Migrations to apply before returning (the regular kind only: post-deploy migrations are never applied at start). */
   migrations?: readonly MigrationSet[];
+  /** `DATABASE_MIGRATION_LOCK_TIMEOUT_MS`: see `lockTimeoutMs` of `runMigrations`. */
+  migrationLockTimeoutMs?: number;
+  /** `DATABASE_MIGRATION_LOCK_ATTEMPTS`: see `lockAttempts` of `runMigrations`. */
+  migrationLockAttempts?: number;
   /** Schema module for drizzle's relational queries. */
   schema?: TSchema;
   /** The pool's bound on one statement (see `createPool`; default 30 000 ms, `null` for none). */
@@ -48,6 +52,12 @@ export interface StartDatabaseOptions<TSchema extends Record<string, unknown>> {
   readUrls?: readonly string[];
   /** `DATABASE_READ_MAX_LAG_MS`: a replica further behind is skipped (default 5,000). */
   readMaxLagMs?: number;
+  /**
+   * `DATABASE_READ_TIMEOUT_MS`: the replicas' pools' bound on a connection and
+   * on a statement (default 2,000; see `createReadReplicaPool`). A read that
+   * meets it skips that replica and is asked of the primary.
+   */
+  readTimeoutMs?: number;
 }
 
 /** The longest wait between two attempts to reach the database at start-up. */
@@ -93,11 +103,11 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   });
   const replicas = (options.readUrls ?? []).map((readUrl) => ({
     url: readUrl,
-    pool: createPool({
+    pool: createReadReplicaPool({
       url: readUrl,
       max: options.poolMax ?? 10,
       log,
-      ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+      ...(options.readTimeoutMs === undefined ? {} : { timeoutMs: options.readTimeoutMs }),
     }),
   }));
   const reads = new ReadRouter({ primary: pool, replicas, log, ...(options.readMaxLagMs === undefined ? {} : { maxLagMs: options.readMaxLagMs }) });
@@ -115,7 +125,12 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   for (;;) {
     try {
       if (options.migrations !== undefined) {
-        for (const report of await runMigrations(pool, options.migrations)) {
+        const migrationOptions = {
+          log,
+          ...(options.migrationLockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.migrationLockTimeoutMs }),
+          ...(options.migrationLockAttempts === undefined ? {} : { lockAttempts: options.migrationLockAttempts }),
+        };
+        for (const report of await runMigrations(pool, options.migrations, migrationOptions)) {
           if (report.applied > 0) log.info(`database: applied ${report.applied} migration(s) to schema ${report.schema}`);
           for (const tag of report.changedSinceApplied) {
             log.warn(

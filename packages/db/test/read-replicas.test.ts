@@ -13,12 +13,16 @@ class FakeServer {
   down = false;
   /** Every query waits for an answer that does not come, as behind a network that drops packets. */
   hangs = false;
+  /** What a read (any query but the router's checks) fails with. */
+  readError: Error | undefined;
 
   asPool(): pg.Pool {
     return {
       query: async (text: string) => {
         if (this.hangs) return new Promise(() => undefined);
         if (this.down) throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5433"), { code: "ECONNREFUSED" });
+        if (this.readError !== undefined && !text.includes("pg_")) throw this.readError;
+        if (text === "select 'which'") return { rows: [{ server: this.recovering ? "replica" : "primary" }] };
         if (text.includes("pg_current_wal_lsn") || text.includes("pg_current_wal_insert_lsn")) return { rows: [{ lsn: this.lsn }] };
         return { rows: [{ recovering: this.recovering, lsn: this.recovering ? this.lsn : null }] };
       },
@@ -154,6 +158,42 @@ describe("reads that tolerate lag", () => {
     await router.check();
     expect(router.replicas()[0]).toMatchObject({ reachable: true, lagMs: null });
     expect(target()).toBe("primary");
+  });
+});
+
+describe("a read that fails on a replica", () => {
+  const which = async (pool: pg.Pool) => ((await pool.query<{ server: string }>("select 'which'")).rows[0] as { server: string }).server;
+  const primaryServer = () => Object.assign(new FakeServer(), { recovering: false });
+
+  it("is asked of the primary when the replica cannot be reached or gives no answer in time, and the replica is skipped at once", async () => {
+    for (const error of [
+      Object.assign(new Error("Query read timeout: no answer from the database within 2 s"), { code: "ETIMEDOUT" }),
+      new Error("timeout exceeded when trying to connect"),
+      new Error("Connection terminated due to connection timeout"),
+    ]) {
+      const replica = new FakeServer();
+      const { router, target } = routerOf(primaryServer(), [replica]);
+      await router.check();
+      const pool = router.pool();
+      replica.readError = error;
+      expect(await which(pool)).toBe("primary");
+      expect(router.replicas()[0]).toMatchObject({ reachable: false, lagMs: null });
+      expect(target()).toBe("primary");
+      expect([...router.retriedOnPrimary().values()]).toEqual([1]);
+    }
+  });
+
+  it("fails as it is for any other reason, and the replica keeps serving", async () => {
+    for (const error of [Object.assign(new Error('relation "x" does not exist'), { code: "42P01" }), Object.assign(new Error("cannot execute INSERT in a read-only transaction"), { code: "25006" })]) {
+      const replica = new FakeServer();
+      const { router, target } = routerOf(primaryServer(), [replica]);
+      await router.check();
+      const pool = router.pool();
+      replica.readError = error;
+      await expect(which(pool)).rejects.toBe(error);
+      expect(target()).toBe("replica1");
+      expect([...router.retriedOnPrimary().values()]).toEqual([0]);
+    }
   });
 });
 

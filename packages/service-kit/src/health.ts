@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { TESSERA_VERSION } from "./version.js";
 
 /**
  * One readiness check: resolves when the dependency is usable; rejects (or
@@ -19,6 +20,8 @@ export interface HealthCheckOptions {
   checks: Record<string, ReadinessCheck>;
   /** A check that has not answered after this long has failed (default 2000 ms). */
   timeoutMs?: number;
+  /** The version both endpoints answer (default: Tessera's, {@link TESSERA_VERSION}). */
+  version?: string;
 }
 
 /** The paths of the health endpoints: probes reach them without credentials, and they are not logged line by line. */
@@ -43,11 +46,14 @@ async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<Check
 /**
  * Adds the health endpoints:
  *
- * - `GET /healthcheck/live`: `200 {"status":"ok"}` while the process serves
- *   HTTP at all (for restarts: it checks nothing else).
- * - `GET /healthcheck/ready`: runs every check; `200 {"status":"ok","checks":{…}}`
- *   when all pass, else `503 {"status":"unavailable","failed":[names],"checks":{…}}`
+ * - `GET /healthcheck/live`: `200 {"status":"ok","version":"…"}` while the
+ *   process serves HTTP at all (for restarts: it checks nothing else).
+ * - `GET /healthcheck/ready`: runs every check; `200 {"status":"ok","version":"…","checks":{…}}`
+ *   when all pass, else `503 {"status":"unavailable","version":"…","failed":[names],"checks":{…}}`
  *   (for load balancers: send no traffic until ready).
+ *
+ * `version` says which release answers: during a rolling upgrade, which
+ * instances run the new one.
  *
  * A check is logged when it starts failing (warning) and when it passes
  * again (with how long it failed), not on every probe.
@@ -55,8 +61,9 @@ async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<Check
 export function registerHealthChecks(app: FastifyInstance, options: HealthCheckOptions): void {
   const timeoutMs = options.timeoutMs ?? 2000;
   const noStore = { "cache-control": "no-store" };
+  const version = options.version ?? TESSERA_VERSION;
 
-  app.get("/healthcheck/live", async (_request, reply) => reply.headers(noStore).send({ status: "ok" }));
+  app.get("/healthcheck/live", async (_request, reply) => reply.headers(noStore).send({ status: "ok", version }));
 
   // Requests that arrive while the checks run share that run, so a burst of probes (or a flood) costs one round of checks.
   let running: Promise<{ checks: Record<string, CheckResult>; failed: string[] }> | null = null;
@@ -93,7 +100,7 @@ export function registerHealthChecks(app: FastifyInstance, options: HealthCheckO
       running = null;
     });
     const { checks, failed } = await running;
-    if (failed.length === 0) return reply.headers(noStore).send({ status: "ok", checks });
-    return reply.code(503).headers(noStore).send({ status: "unavailable", failed, checks });
+    if (failed.length === 0) return reply.headers(noStore).send({ status: "ok", version, checks });
+    return reply.code(503).headers(noStore).send({ status: "unavailable", version, failed, checks });
   });
 }

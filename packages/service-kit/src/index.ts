@@ -12,8 +12,13 @@ export {
   sendDatabaseUnavailable,
   temporarilyUnavailablePage,
   DATABASE_RETRY_AFTER_SECONDS,
+  CONFLICT_RETRY_AFTER_SECONDS,
   type DatabaseOutageAnswers,
   type ErrorHandler,
 } from "./database-outage.js";
 export { answerWhileStarting, type StartingPort } from "./starting-port.js";
+export { TESSERA_VERSION } from "./version.js";
 export { registerReadRoutingMetrics } from "./read-routing-metrics.js";
+export { registerScrapedCounter } from "./scraped-counter.js";
+export { registerTransactionRetryMetrics } from "./transaction-retry-metrics.js";
+export { drainAndClose, DRAIN_GRACE_MS } from "./drain.js";

@@ -8,7 +8,9 @@ import { Counter, Gauge, type Registry } from "prom-client";
  * - `database_reads_routed_total{target}`: reads sent to `primary` or to each replica (`host:port/database`);
  * - `database_read_replica_lag_seconds{replica}`: how far each replica was behind the primary at its last check
  *   (absent while it cannot be reached);
- * - `database_read_replica_up{replica}`: 1 when its last check answered, else 0.
+ * - `database_read_replica_up{replica}`: 1 when its last check answered, else 0;
+ * - `database_reads_retried_on_primary_total{replica}`: reads that failed on each replica because it could not be
+ *   reached or gave no answer within `DATABASE_READ_TIMEOUT_MS`, and were answered by the primary.
  */
 export function registerReadRoutingMetrics(registry: Registry, router: ReadRouter): void {
   new Counter({
@@ -39,6 +41,16 @@ export function registerReadRoutingMetrics(registry: Registry, router: ReadRoute
     collect() {
       this.reset();
       for (const replica of router.replicas()) this.set({ replica: replica.name }, replica.reachable ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: "database_reads_retried_on_primary_total",
+    help: "Reads that failed on a read replica because it could not be reached or gave no answer in time, and were answered by the primary",
+    labelNames: ["replica"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [replica, count] of router.retriedOnPrimary()) this.inc({ replica }, count);
     },
   });
 }

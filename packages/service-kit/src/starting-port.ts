@@ -1,4 +1,5 @@
 import { createServer, type ServerResponse } from "node:http";
+import { TESSERA_VERSION } from "./version.js";
 
 /** What {@link answerWhileStarting} returns: hands the port over to the service. */
 export interface StartingPort {
@@ -21,7 +22,7 @@ function answer(response: ServerResponse, status: number, body: Record<string, s
 
 /**
  * Answers on `host:port` while the service starts (waiting for its database,
- * migrating): `GET /healthcheck/live` 200, so that a supervisor does not
+ * migrating): `GET /healthcheck/live` 200 (with the version), so that a supervisor does not
  * restart a process that is only waiting, and everything else, readiness
  * included, 503 with `Retry-After`, so that no traffic is sent to it yet.
  *
@@ -32,8 +33,8 @@ export async function answerWhileStarting(host: string, port: number): Promise<S
   if (port === 0) return { release: async () => {} };
   const server = createServer((request, response) => {
     const path = (request.url ?? "").split("?")[0];
-    if (request.method === "GET" && path === "/healthcheck/live") answer(response, 200, { status: "ok" });
-    else if (path === "/healthcheck/ready") answer(response, 503, { status: "starting" });
+    if (request.method === "GET" && path === "/healthcheck/live") answer(response, 200, { status: "ok", version: TESSERA_VERSION });
+    else if (path === "/healthcheck/ready") answer(response, 503, { status: "starting", version: TESSERA_VERSION });
     else answer(response, 503, { error: "starting", message: "The service is starting; try again shortly." });
   });
   const listening = await new Promise<boolean>((resolve) => {

@@ -1,9 +1,13 @@
+import { readFileSync } from "node:fs";
 import { createPool, runMigrations, type RunQuery } from "@tessera/db";
 import { useTestDatabase } from "@tessera/db/testing";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CheckFailure, databaseReadinessChecks, registerHealthChecks } from "../src/index.js";
+import { CheckFailure, databaseReadinessChecks, registerHealthChecks, TESSERA_VERSION } from "../src/index.js";
 import { kitMigrations } from "./fixtures/kit-migrations.js";
+
+/** The version of the root package.json, which the endpoints answer unless told another. */
+const rootVersion = (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 const database = await useTestDatabase({ migrations: [kitMigrations] });
 const runQuery: RunQuery = async (text) => (await database.pool.query<Record<string, unknown>>(text)).rows;
@@ -21,7 +25,21 @@ describe("GET /healthcheck/live", () => {
     const app = await appWith({ checks: { broken: () => Promise.reject(new Error("down")) } });
     const response = await app.inject({ method: "GET", url: "/healthcheck/live" });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: "ok" });
+    expect(response.json()).toEqual({ status: "ok", version: rootVersion });
+    await app.close();
+  });
+});
+
+describe("the version", () => {
+  it("is the root package.json's, which every workspace package carries", () => {
+    expect(rootVersion).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
+    expect(TESSERA_VERSION).toBe(rootVersion);
+  });
+
+  it("is answered by both endpoints, and can be given", async () => {
+    const app = await appWith({ checks: {}, version: "9.9.9" });
+    expect((await app.inject({ method: "GET", url: "/healthcheck/live" })).json()).toEqual({ status: "ok", version: "9.9.9" });
+    expect((await app.inject({ method: "GET", url: "/healthcheck/ready" })).json()).toEqual({ status: "ok", version: "9.9.9", checks: {} });
     await app.close();
   });
 });
@@ -32,7 +50,7 @@ describe("GET /healthcheck/ready", () => {
     const response = await app.inject({ method: "GET", url: "/healthcheck/ready" });
     expect(response.statusCode).toBe(200);
     expect(response.headers["cache-control"]).toBe("no-store");
-    expect(response.json()).toEqual({ status: "ok", checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
+    expect(response.json()).toEqual({ status: "ok", version: rootVersion, checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
     await app.close();
   });
 
@@ -44,6 +62,7 @@ describe("GET /healthcheck/ready", () => {
       expect(response.statusCode).toBe(503);
       expect(response.json()).toEqual({
         status: "unavailable",
+        version: rootVersion,
         failed: ["migrations"],
         checks: { database: { status: "ok" }, migrations: { status: "failed", reason: "1 migration(s) not applied" } },
       });
@@ -66,6 +85,7 @@ describe("GET /healthcheck/ready", () => {
       expect(response.statusCode).toBe(503);
       expect(response.json()).toEqual({
         status: "unavailable",
+        version: rootVersion,
         failed: ["database", "migrations"],
         checks: { database: { status: "failed", reason: "database unavailable" }, migrations: { status: "failed", reason: "database unavailable" } },
       });
@@ -85,6 +105,7 @@ describe("GET /healthcheck/ready", () => {
       expect(response.statusCode).toBe(503);
       expect(response.json()).toEqual({
         status: "unavailable",
+        version: rootVersion,
         failed: ["database"],
         checks: { database: { status: "failed", reason: "no answer within 50 ms" }, cache: { status: "ok" } },
       });
@@ -94,7 +115,7 @@ describe("GET /healthcheck/ready", () => {
   it("shows the reason of a CheckFailure", async () => {
     const app = await appWith({ checks: { queue: () => Promise.reject(new CheckFailure("worker stopped")) } });
     const response = await app.inject({ method: "GET", url: "/healthcheck/ready" });
-    expect(response.json()).toEqual({ status: "unavailable", failed: ["queue"], checks: { queue: { status: "failed", reason: "worker stopped" } } });
+    expect(response.json()).toEqual({ status: "unavailable", version: rootVersion, failed: ["queue"], checks: { queue: { status: "failed", reason: "worker stopped" } } });
     await app.close();
   });
 

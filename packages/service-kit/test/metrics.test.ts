@@ -164,4 +164,37 @@ describe("registerScrapedGauges", () => {
     expect(errors).toHaveLength(2);
     await app.close();
   });
+
+  it("shows a counter of type counter from the same read, keeping its last value while the read fails", async () => {
+    const { app, registry } = await appWithMetrics();
+    const errors: unknown[] = [];
+    let failures: number | null = 2;
+    let reads = 0;
+    registerScrapedGauges(
+      registry,
+      async () => {
+        reads += 1;
+        if (failures === null) throw new Error("database down");
+        return { failures, consecutive: 1 };
+      },
+      [
+        { name: "fetch_failures_total", help: "Fetches that failed", type: "counter", values: (row) => row.failures },
+        { name: "fetch_consecutive_failures", help: "Failures since the last success", values: (row) => row.consecutive },
+      ],
+      (error) => errors.push(error),
+    );
+    let text = (await scrape(app)).body;
+    expect(reads).toBe(1);
+    expect(text).toContain("# TYPE fetch_failures_total counter");
+    expect(sample(text, "fetch_failures_total")).toBe(2);
+    expect(sample(text, "fetch_consecutive_failures")).toBe(1);
+    failures = 3;
+    expect(sample((await scrape(app)).body, "fetch_failures_total")).toBe(3);
+    failures = null;
+    text = (await scrape(app)).body;
+    expect(sample(text, "fetch_failures_total")).toBe(3);
+    expect(sample(text, "fetch_consecutive_failures")).toBeNaN();
+    expect(errors).toHaveLength(1);
+    await app.close();
+  });
 });

@@ -3,6 +3,7 @@ import { freePort } from "@tessera/db/testing";
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { answerWhileStarting } from "../src/starting-port.js";
+import { TESSERA_VERSION } from "../src/version.js";
 
 describe("answerWhileStarting", () => {
   it("answers live 200 and everything else 503 with Retry-After until released, then the service listens on the port", async () => {
@@ -12,11 +13,11 @@ describe("answerWhileStarting", () => {
 
     const live = await fetch(`${origin}/healthcheck/live`);
     expect(live.status).toBe(200);
-    expect(await live.json()).toEqual({ status: "ok" });
+    expect(await live.json()).toEqual({ status: "ok", version: TESSERA_VERSION });
     const ready = await fetch(`${origin}/healthcheck/ready`);
     expect(ready.status).toBe(503);
     expect(ready.headers.get("retry-after")).toBe("5");
-    expect(await ready.json()).toEqual({ status: "starting" });
+    expect(await ready.json()).toEqual({ status: "starting", version: TESSERA_VERSION });
     const other = await fetch(`${origin}/token?x=1`, { method: "POST", body: "grant_type=x" });
     expect(other.status).toBe(503);
     expect(await other.json()).toMatchObject({ error: "starting" });

@@ -46,9 +46,12 @@ async function createTemplate(client: pg.Client, serverUrl: string, template: st
   const building = `${template}_building`;
   await client.query(`DROP DATABASE IF EXISTS ${quote(building)} WITH (FORCE)`);
   await client.query(`CREATE DATABASE ${quote(building)}`);
-  const pool = createPool({ url: withDatabase(serverUrl, building), max: 1 });
+  // Two connections: a migration built step by step (CREATE INDEX CONCURRENTLY) holds the lock on one and works on the other.
+  const pool = createPool({ url: withDatabase(serverUrl, building), max: 2 });
   try {
+    // Both kinds: the schema definitions describe the database after the post-deploy migrations.
     await runMigrations(pool, migrations);
+    await runMigrations(pool, migrations, { kind: "post-deploy" });
   } finally {
     await pool.end();
   }
@@ -64,17 +67,23 @@ async function databasesAmong(client: pg.Client, names: string[]): Promise<Set<s
 async function migrationsDigest(migrations: readonly MigrationSet[]): Promise<string> {
   const hash = createHash("sha256");
   for (const set of migrations) {
-    hash.update(`${set.schema}\0${set.table ?? ""}\0`);
-    for (const file of await filesUnder(set.folder)) {
-      hash.update(`${path.relative(set.folder, file)}\0`);
-      hash.update(await readFile(file));
+    hash.update(`${set.schema}\0${set.table ?? ""}\0${set.postDeployTable ?? ""}\0`);
+    for (const folder of [set.folder, ...(set.postDeployFolder === undefined ? [] : [set.postDeployFolder])]) {
+      hash.update(`${folder === set.folder ? "regular" : "post-deploy"}\0`);
+      for (const file of await filesUnder(folder)) {
+        hash.update(`${path.relative(folder, file)}\0`);
+        hash.update(await readFile(file));
+      }
     }
   }
   return hash.digest("hex").slice(0, 16);
 }
 
 async function filesUnder(folder: string): Promise<string[]> {
-  const entries = await readdir(folder, { withFileTypes: true, recursive: true });
+  const entries = await readdir(folder, { withFileTypes: true, recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [];
+    throw error;
+  });
   return entries
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath, entry.name))

@@ -81,6 +81,7 @@ export async function useTestDatabase<TSchema extends Record<string, unknown> = 
   try {
     // A no-op on a copy of the template; applies what a database of an outside server lacks.
     await runMigrations(pool, options.migrations);
+    await runMigrations(pool, options.migrations, { kind: "post-deploy" });
     // A slot's database keeps what the previous file of the slot left.
     await truncateSchemas(pool, schemas);
   } catch (error) {
