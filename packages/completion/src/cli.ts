@@ -1,10 +1,16 @@
-import { withStatementTimeout } from "@tessera/db";
+import { describeMigrateOutcome, migrateDatabase, withStatementTimeout } from "@tessera/db";
+import { TESSERA_VERSION } from "@tessera/service-kit";
 import type { CallerResolver } from "./auth/caller.js";
 import { COMMANDS, runCli, USAGE } from "./cli/run-cli.js";
 import { createContext } from "./context.js";
+import { COMPLETION_MIGRATIONS } from "./db/database.js";
 import { openCompletionDatabaseOrExit, readConfigOrExit } from "./startup.js";
 
 const args = process.argv.slice(2);
+if (args.length === 1 && args[0] === "--version") {
+  console.log(TESSERA_VERSION);
+  process.exit(0);
+}
 if (args[0] === "--help" || args[0] === "help") {
   console.log(USAGE);
   process.exit(0);
@@ -15,6 +21,7 @@ if (!(COMMANDS as readonly string[]).includes(args[0] ?? "")) {
 }
 
 const config = readConfigOrExit(process.env);
+if (args[0] === "migrate") process.exit(await migrate(args.slice(1)));
 // Progress goes to stderr: stdout carries only the command's own output.
 const database = await openCompletionDatabaseOrExit(config, {
   info: (message) => console.error(message),
@@ -35,3 +42,33 @@ try {
   await database.close();
 }
 process.exit(code);
+
+/**
+ * `completion migrate [--post-deploy]`: the migrations of the first kind (what a new instance applies at its start;
+ * the release before can run against them), then with `--post-deploy` the post-deploy ones, which must wait until
+ * no instance of the release before remains. Says what still waits.
+ */
+async function migrate(options: readonly string[]): Promise<number> {
+  const postDeploy = options.includes("--post-deploy");
+  if (options.some((option) => option !== "--post-deploy")) {
+    console.error(USAGE);
+    return 2;
+  }
+  const log = { info: (line: string) => console.error(line), warn: (line: string) => console.error(line) };
+  const database = await openCompletionDatabaseOrExit(config, log, { migrate: false });
+  try {
+    const outcome = await migrateDatabase(database.pool, [COMPLETION_MIGRATIONS], {
+      postDeploy,
+      lockTimeoutMs: config.databaseMigrationLockTimeoutMs,
+      lockAttempts: config.databaseMigrationLockAttempts,
+      log,
+    });
+    for (const line of describeMigrateOutcome(outcome, "completion migrate", postDeploy)) console.log(`completion ${TESSERA_VERSION}: ${line}`);
+    return 0;
+  } catch (error) {
+    console.error(`completion: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  } finally {
+    await database.close();
+  }
+}

@@ -1,4 +1,4 @@
-import { DEFAULT_READ_MAX_LAG_MS, parseReadUrls } from "@tessera/db";
+import { DEFAULT_MIGRATION_LOCK_ATTEMPTS, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_READ_MAX_LAG_MS, DEFAULT_READ_TIMEOUT_MS, parseReadUrls } from "@tessera/db";
 /** The completion service's configuration, read once at start-up. */
 export interface CompletionConfig {
   /** PostgreSQL connection string; undefined: the embedded PostgreSQL server of ./data. */
@@ -7,10 +7,16 @@ export interface CompletionConfig {
   readonly databaseReadUrls: readonly string[];
   /** A replica further behind the primary than this many milliseconds is skipped. */
   readonly databaseReadMaxLagMs: number;
+  /** A read on a replica without a connection, or without an answer, after this many milliseconds skips it for the primary. */
+  readonly databaseReadTimeoutMs: number;
   /** Most database connections this process opens; null: the pool's default (10 on PostgreSQL, 4 embedded). */
   readonly databasePoolSize: number | null;
   /** A database statement without an answer after this many seconds fails as "database unavailable" (its connection is given up). */
   readonly databaseStatementTimeoutSeconds: number;
+  /** How long a migration's statement may wait for a lock before its transaction is rolled back and tried again. */
+  readonly databaseMigrationLockTimeoutMs: number;
+  /** How many times a migration that met the lock timeout is tried before the start (or `completion migrate`) fails. */
+  readonly databaseMigrationLockAttempts: number;
   /** Base URL of the Sign-on service, whose `/user.json` resolves bearer tokens. */
   readonly signonUrl: string;
   /**
@@ -25,6 +31,8 @@ export interface CompletionConfig {
   readonly rebuildStaleFromScratch: boolean;
   /** How long a resolved bearer token is trusted, in seconds (at most 60). */
   readonly callerCacheSeconds: number;
+  /** How long past that a caller Sign-on returned is still trusted while Sign-on cannot answer (unreachable, 5xx), in seconds; 0: never. */
+  readonly callerStaleSeconds: number;
   /** Interface and port to listen on. */
   readonly host: string;
   readonly port: number;
@@ -103,6 +111,19 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string, protocols: 
   return text;
 }
 
+/**
+ * `COMPLETION_CALLER_STALE_SECONDS` by default: how long past its cache time a
+ * caller Sign-on returned is still trusted while Sign-on cannot answer. A
+ * failover of the database at the documented Patroni settings (`ttl: 30`,
+ * `loop_wait: 10`) has Sign-on answer 503 for 30 to 40 s (the leader key
+ * expires, the next loop promotes, Sign-on's pool reconnects), and the loss
+ * of the coordination store about as long; 300 s outlasts either several
+ * times over, and a Sign-on restart besides. While Sign-on's database is away
+ * it can neither revoke a token nor push a change, so nothing it would have
+ * said is missed; its pushes, once it is back, drop the answers they concern.
+ */
+export const DEFAULT_CALLER_STALE_SECONDS = 300;
+
 /** `DATABASE_READ_URL`'s addresses, each a PostgreSQL URL. */
 function readUrls(env: NodeJS.ProcessEnv): string[] {
   const urls = parseReadUrls(env["DATABASE_READ_URL"]);
@@ -115,13 +136,19 @@ function readUrls(env: NodeJS.ProcessEnv): string[] {
  * `DATABASE_URL` (default: none, which means the embedded database),
  * `DATABASE_READ_URL` (default: none; one or more replicas, separated by spaces or commas, for the list, detail and
  * stats reads), `DATABASE_READ_MAX_LAG_MS` (0–3,600,000, default 5,000: a replica further behind is skipped),
+ * `DATABASE_READ_TIMEOUT_MS` (100–3,600,000, default 2,000: a read on a replica with no connection or no answer after
+ * this long is answered by the primary, and the replica skipped until its next check answers),
  * `DATABASE_POOL_SIZE` (1-1000; default 10, and as many again per replica),
  * `DATABASE_STATEMENT_TIMEOUT_SECONDS` (1-3600, default 30: a statement without an answer after this long fails, 503),
+ * `DATABASE_MIGRATION_LOCK_TIMEOUT_MS` (100-600,000, default 5,000) and `DATABASE_MIGRATION_LOCK_ATTEMPTS` (1-100,
+ * default 5: a migration waits this long for a lock, and is tried this many times, before it fails),
  * `SIGNON_URL` (default `http://127.0.0.1:3000`),
  * `COMPLETION_SIGNON_CLIENT_ID` (the `completion` application's client id in Sign-on; required by the server),
  * `COMPLETION_AGGREGATOR_TYPES` (comma-separated; default course,chapter,sequential,vertical),
  * `COMPLETION_REBUILD_STALE_FROM_SCRATCH` (default false),
  * `COMPLETION_CALLER_CACHE_SECONDS` (0–60, default 30),
+ * `COMPLETION_CALLER_STALE_SECONDS` (0–3600, default 300: how long past that a caller is still trusted while Sign-on
+ * cannot answer; 0 never),
  * `HOST` (default 127.0.0.1), `PORT` (default 3001),
  * `COMPLETION_STALE_WORKER_INTERVAL_MS` (default 1000; 0 turns the worker off),
  * `COMPLETION_METRICS_TOKEN` (default unset: `/metrics` open; at least 16 characters without spaces),
@@ -145,13 +172,17 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     databaseUrl,
     databaseReadUrls: readUrls(env),
     databaseReadMaxLagMs: integer(env, "DATABASE_READ_MAX_LAG_MS", DEFAULT_READ_MAX_LAG_MS, 0, 3_600_000),
+    databaseReadTimeoutMs: integer(env, "DATABASE_READ_TIMEOUT_MS", DEFAULT_READ_TIMEOUT_MS, 100, 3_600_000),
     databasePoolSize: env["DATABASE_POOL_SIZE"] ? integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000) : null,
     databaseStatementTimeoutSeconds: integer(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, 1, 3600),
+    databaseMigrationLockTimeoutMs: integer(env, "DATABASE_MIGRATION_LOCK_TIMEOUT_MS", DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, 100, 600_000),
+    databaseMigrationLockAttempts: integer(env, "DATABASE_MIGRATION_LOCK_ATTEMPTS", DEFAULT_MIGRATION_LOCK_ATTEMPTS, 1, 100),
     signonUrl: url(env, "SIGNON_URL", "http://127.0.0.1:3000", ["http:", "https:"]),
     signonClientId: signonClientId(env),
     aggregatorTypes: [...new Set(types)],
     rebuildStaleFromScratch: flag(env, "COMPLETION_REBUILD_STALE_FROM_SCRATCH"),
     callerCacheSeconds: integer(env, "COMPLETION_CALLER_CACHE_SECONDS", 30, 0, 60),
+    callerStaleSeconds: integer(env, "COMPLETION_CALLER_STALE_SECONDS", DEFAULT_CALLER_STALE_SECONDS, 0, 3600),
     host: env["HOST"] ?? "127.0.0.1",
     port: integer(env, "PORT", 3001, 0, 65535),
     staleWorkerIntervalMs: integer(env, "COMPLETION_STALE_WORKER_INTERVAL_MS", 1000, 0, 3_600_000),

@@ -1,5 +1,15 @@
 import type { ReadRouter } from "@tessera/db";
-import { databaseReadinessChecks, echoRequestId, registerHealthChecks, registerMetrics, registerReadRoutingMetrics, registerScrapedGauges, type ScrapedGauge } from "@tessera/service-kit";
+import {
+  databaseReadinessChecks,
+  echoRequestId,
+  registerHealthChecks,
+  registerMetrics,
+  registerReadRoutingMetrics,
+  registerScrapedCounter,
+  registerScrapedGauges,
+  registerTransactionRetryMetrics,
+  type ScrapedGauge,
+} from "@tessera/service-kit";
 import { sql } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import type { CompletionContext } from "./context.js";
@@ -18,8 +28,10 @@ const staleGauges: readonly ScrapedGauge<StaleFigures>[] = [
 /**
  * What operators use: the request id header, `/healthcheck/live` and
  * `/healthcheck/ready` (database answers, migrations applied) and `/metrics`
- * (requests, latency, aggregation lag read at scrape time, and with replicas
- * where reads went and each replica's lag).
+ * (requests, latency, aggregation lag read at scrape time, callers given
+ * from a remembered answer while Sign-on could not answer, transactions run
+ * again after a deadlock or serialization failure, and with replicas where
+ * reads went and each replica's lag).
  */
 export function registerOperations(app: FastifyInstance, ctx: CompletionContext, options: { metricsToken: string | null; readRouter?: ReadRouter }): void {
   echoRequestId(app);
@@ -29,5 +41,15 @@ export function registerOperations(app: FastifyInstance, ctx: CompletionContext,
   registerScrapedGauges(registry, () => readStaleFigures(ctx.db, ctx.now()), staleGauges, (error) => {
     app.log.warn({ err: error }, "metrics: could not read the stale records");
   });
+  // The pool under the primary's drizzle instance: where every transaction runs.
+  registerTransactionRetryMetrics(registry, (ctx.primary as unknown as { $client: object }).$client);
+  const callers = ctx.callers;
+  if (callers.staleAnswers !== undefined) {
+    registerScrapedCounter(registry, {
+      name: "completion_callers_served_stale_total",
+      help: "Requests whose caller was taken from Sign-on's remembered answer past its cache time, because Sign-on could not be reached or answered 5xx",
+      value: () => callers.staleAnswers ?? 0,
+    });
+  }
   if (options.readRouter !== undefined) registerReadRoutingMetrics(registry, options.readRouter);
 }

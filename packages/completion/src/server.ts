@@ -1,4 +1,4 @@
-import { answerWhileStarting } from "@tessera/service-kit";
+import { answerWhileStarting, drainAndClose } from "@tessera/service-kit";
 import { buildApp } from "./app.js";
 import { startStaleWorker } from "./aggregation/stale-worker.js";
 import { SignonCallerResolver } from "./auth/signon-caller-resolver.js";
@@ -21,7 +21,12 @@ const database = await openCompletionDatabaseOrExit(
   },
   { waitWhileUnavailable: true },
 );
-const callers = new SignonCallerResolver({ signonUrl: config.signonUrl, clientId: signonClientId, cacheSeconds: config.callerCacheSeconds });
+const callers = new SignonCallerResolver({
+  signonUrl: config.signonUrl,
+  clientId: signonClientId,
+  cacheSeconds: config.callerCacheSeconds,
+  staleSeconds: config.callerStaleSeconds,
+});
 const ctx = createContext(config, database.db, callers, () => new Date(), database.readDb);
 const app = await buildApp(ctx, {
   logger: { level: process.env["LOG_LEVEL"] ?? "info" },
@@ -46,7 +51,8 @@ async function shutdown(signal: string): Promise<void> {
   closing = true;
   app.log.info(`${signal}: closing`);
   await worker?.stop();
-  await app.close();
+  // Requests still arriving on kept-alive connections are answered, then the connections close.
+  await drainAndClose(app);
   await database.close();
 }
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -34,16 +34,20 @@ function orExit<T>(read: () => T): T {
 export function openCompletionDatabase(
   config: CompletionConfig,
   log: { info: (message: string) => void; warn: (message: string) => void },
-  options: { waitWhileUnavailable?: boolean } = {},
+  options: { waitWhileUnavailable?: boolean; migrate?: boolean } = {},
 ): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl,
     readUrls: config.databaseReadUrls,
     readMaxLagMs: config.databaseReadMaxLagMs,
+    readTimeoutMs: config.databaseReadTimeoutMs,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
     statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+    migrationLockTimeoutMs: config.databaseMigrationLockTimeoutMs,
+    migrationLockAttempts: config.databaseMigrationLockAttempts,
     waitWhileUnavailable: options.waitWhileUnavailable ?? false,
-    migrations: [COMPLETION_MIGRATIONS],
+    // `completion migrate` applies them itself, to say what it did.
+    migrations: options.migrate === false ? [] : [COMPLETION_MIGRATIONS],
     schema,
     log,
   });

@@ -1,9 +1,8 @@
-import type { Database, Queryable } from "../db/database.js";
+import type { Database } from "../db/database.js";
 import type { CourseStructures } from "../domain/course-structures.js";
 import { listCourseKeys } from "../repositories/courses.js";
-import { hasActiveEnrollment } from "../repositories/enrollments.js";
-import { findLearnerByUsername } from "../repositories/learners.js";
-import { claimStale, findUnresolvedStale, markCourseStale, resolveStale, resolveStaleById, type StaleRow } from "../repositories/stale.js";
+import { lockLearnerInCourse } from "../repositories/enrollments.js";
+import { findStalePairs, findUnresolvedStale, lockUnresolvedStale, markCourseStale, resolveStaleById, type StaleRow } from "../repositories/stale.js";
 import { recomputeAggregates, type RecomputeScope } from "./recompute.js";
 
 /** What recomputation needs to know: the stored types and the C14 switch. */
@@ -19,21 +18,36 @@ function scopeOf(records: readonly StaleRow[], settings: StaleSettings): Recompu
   return { changedBlocks: records.map((record) => record.blockKey!) };
 }
 
-async function recomputeRecords(
-  q: Queryable,
+/**
+ * Recomputes a learner's aggregates in a course from their unresolved stale
+ * records and resolves those records, in a transaction of its own. Locks in
+ * the order of `README.md` (course, learner, enrollment, stale records, then
+ * aggregates), so it never deadlocks with a completion batch, a bulk load, a
+ * stale read or another worker. Only the records read here are resolved: one
+ * written meanwhile (a bulk load that changed the tree) stays for the next
+ * round. Returns how many records it resolved.
+ */
+async function recomputeLearnerInCourse(
+  db: Database,
   structures: CourseStructures,
   settings: StaleSettings,
   username: string,
   courseKey: string,
-  records: readonly StaleRow[],
   now: Date,
-): Promise<void> {
-  const learner = await findLearnerByUsername(q, username);
-  const structure = await structures.get(q, courseKey);
-  if (!learner || !structure) return;
-  // Locks the enrollment row, so a completion batch for the same learner and course waits.
-  await hasActiveEnrollment(q, learner.id, courseKey, true);
-  await recomputeAggregates(q, structure, settings.aggregatorTypes, learner.id, scopeOf(records, settings), now);
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    const learnerId = await lockLearnerInCourse(tx, username, courseKey);
+    const records = await lockUnresolvedStale(tx, username, courseKey);
+    if (records.length === 0) return 0;
+    // The tree is read once the locks are held: a bulk load that changed it has committed, or waits for this.
+    const structure = learnerId === null ? null : await structures.get(tx, courseKey);
+    if (learnerId !== null && structure) await recomputeAggregates(tx, structure, settings.aggregatorTypes, learnerId, scopeOf(records, settings), now);
+    await resolveStaleById(
+      tx,
+      records.map((record) => record.id),
+    );
+    return records.length;
+  });
 }
 
 /**
@@ -51,19 +65,16 @@ export async function refreshStaleLearner(
 ): Promise<boolean> {
   const stale = await findUnresolvedStale(db, learner.username, courseKey);
   if (stale.length === 0) return false;
-  await db.transaction(async (tx) => {
-    const records = await findUnresolvedStale(tx, learner.username, courseKey);
-    if (records.length === 0) return;
-    await recomputeRecords(tx, structures, settings, learner.username, courseKey, records, now);
-    await resolveStale(tx, learner.username, courseKey);
-  });
+  await recomputeLearnerInCourse(db, structures, settings, learner.username, courseKey, now);
   return true;
 }
 
 /**
- * One round of the stale worker: claims up to `limit` unresolved records
- * (skipping ones another worker holds), recomputes each (learner, course)
- * they name and resolves them. Returns how many records it resolved.
+ * One round of the stale worker: takes the (learner, course) pairs of the
+ * oldest `limit` unresolved records and recomputes each, one transaction per
+ * pair (see {@link recomputeLearnerInCourse}), resolving its records. Several
+ * workers may run at once: one that reaches a pair another holds waits for
+ * it, then finds nothing left to do. Returns how many records it resolved.
  */
 export async function resolveStaleRecords(
   db: Database,
@@ -72,23 +83,11 @@ export async function resolveStaleRecords(
   limit: number,
   now: () => Date,
 ): Promise<number> {
-  return db.transaction(async (tx) => {
-    const claimed = await claimStale(tx, limit);
-    const groups = new Map<string, StaleRow[]>();
-    for (const record of claimed) {
-      const key = JSON.stringify([record.username, record.courseKey]);
-      groups.set(key, [...(groups.get(key) ?? []), record]);
-    }
-    for (const records of groups.values()) {
-      const first = records[0]!;
-      await recomputeRecords(tx, structures, settings, first.username, first.courseKey, records, now());
-    }
-    await resolveStaleById(
-      tx,
-      claimed.map((record) => record.id),
-    );
-    return claimed.length;
-  });
+  let resolved = 0;
+  for (const pair of await findStalePairs(db, limit)) {
+    resolved += await recomputeLearnerInCourse(db, structures, settings, pair.username, pair.courseKey, now());
+  }
+  return resolved;
 }
 
 /**

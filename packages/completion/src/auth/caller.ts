@@ -10,6 +10,8 @@ export interface SignonCaller {
 /** Turns a bearer token into its caller; null when Sign-on does not accept the token. */
 export interface CallerResolver {
   resolveCaller(bearerToken: string): Promise<SignonCaller | null>;
+  /** How many callers were given from a remembered answer past its lifetime because Sign-on could not answer (`/metrics`). */
+  readonly staleAnswers?: number;
 }
 
 /** Permission names on the completion application (C7, C15). */

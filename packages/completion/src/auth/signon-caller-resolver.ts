@@ -11,6 +11,12 @@ export interface SignonCallerResolverOptions {
   readonly clientId: string;
   /** How long an answer is reused, in seconds; 0 to 60. */
   readonly cacheSeconds: number;
+  /**
+   * How long past `cacheSeconds` a caller Sign-on returned is still given
+   * while Sign-on cannot be reached or answers 5xx, in seconds; 0 to 3600,
+   * default 0 (`COMPLETION_CALLER_STALE_SECONDS` sets 300).
+   */
+  readonly staleSeconds?: number;
   readonly fetch?: Fetch;
   readonly clock?: Clock;
   /** Most tokens remembered at once; the oldest answers are dropped first (default 10 000). */
@@ -30,7 +36,11 @@ export function callerFromSignonUser(user: SignonUserDetails): SignonCaller {
  * token's SHA-256, one request per token however many callers wait on it.
  * A token Sign-on refuses, or whose user is disabled, resolves to null;
  * Sign-on being unreachable or answering nonsense throws
- * `SignonUnavailableError` (a 503 here) and is not remembered.
+ * `SignonUnavailableError` (a 503 here) and is not remembered, except that a
+ * caller Sign-on returned for the token less than `cacheSeconds` +
+ * `staleSeconds` ago is given instead while Sign-on cannot be reached or
+ * answers 5xx (its database failing over), and counted in `staleAnswers`.
+ * A push about the caller drops that answer as it does a current one.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6750#section-2.1
  */
@@ -46,14 +56,23 @@ export class SignonCallerResolver implements CallerResolver {
     if (!Number.isInteger(options.cacheSeconds) || options.cacheSeconds < 0 || options.cacheSeconds > 60) {
       throw new RangeError("cacheSeconds must be a whole number from 0 to 60.");
     }
+    const staleSeconds = options.staleSeconds ?? 0;
+    if (!Number.isInteger(staleSeconds) || staleSeconds < 0 || staleSeconds > 3600) {
+      throw new RangeError("staleSeconds must be a whole number from 0 to 3600.");
+    }
     this.#verifier = createBearerTokenVerifier({
       signonUrl: options.signonUrl,
       clientId: options.clientId,
       bearerCacheTtlSeconds: options.cacheSeconds,
+      bearerStaleIfErrorSeconds: staleSeconds,
       ...(options.maxEntries === undefined ? {} : { bearerCacheMaxEntries: options.maxEntries }),
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
+  }
+
+  get staleAnswers(): number {
+    return this.#verifier.staleAnswers;
   }
 
   async resolveCaller(bearerToken: string): Promise<SignonCaller | null> {

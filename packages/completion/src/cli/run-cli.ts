@@ -15,10 +15,12 @@ export interface CliOutput {
 }
 
 export const USAGE = `Usage:
+  completion --version                          print Tessera's version
   completion load FILE                          load bulk data (JSON, see the README)
   completion import-olx DIR [--course-key KEY]  import a course tree from an OLX export
   completion reaggregate COURSE_KEY|--all       recompute stored aggregates
-  completion migrate                            apply database migrations only`;
+  completion migrate [--post-deploy]            apply database migrations only (with --post-deploy, then the post-deploy
+                                                ones: only once no instance of the previous release remains)`;
 
 /** The command names. */
 export const COMMANDS = ["load", "import-olx", "reaggregate", "migrate"] as const;

@@ -29,11 +29,18 @@ export const DATABASE_UNAVAILABLE_DETAIL = "The database is unavailable; try aga
  * Writes every error as `{"detail": …}`: API refusals with their status,
  * request validation failures as 400, a body that is not JSON as 400, a
  * database that cannot be reached as 503 with `Retry-After`, and anything
- * unexpected as a 500 that says nothing about the inside.
+ * unexpected as a 500 that says nothing about the inside. A path no route
+ * serves is a 404 before its body is read, whatever the body's type, coding
+ * or content.
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler(answeringDatabaseOutages(handleError, { json: () => ({ detail: DATABASE_UNAVAILABLE_DETAIL }) }));
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: "Not found." }));
+  // A callback, not an async hook: it runs on every request, and costs no promise there.
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.is404) void reply.code(404).send({ detail: "Not found." });
+    else done();
+  });
 }
 
 function handleError(thrown: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { Database, Transaction } from "../db/database.js";
 import { recomputeAggregates } from "../aggregation/recompute.js";
 import type { CourseStructures } from "../domain/course-structures.js";
@@ -7,10 +8,10 @@ import { findUnstorableInput } from "../domain/storable-input.js";
 import { parseTimestamp } from "../domain/timestamps.js";
 import { findCourse, replaceStructure, upsertCourse, type BlockRow } from "../repositories/courses.js";
 import { upsertCompletions } from "../repositories/completions.js";
-import { upsertEnrollments } from "../repositories/enrollments.js";
+import { lockEnrollments, upsertEnrollments } from "../repositories/enrollments.js";
 import { findLearnersByUsername, findUsernamesById, upsertLearners } from "../repositories/learners.js";
 import { addCourseRoles, putCohort } from "../repositories/roles-and-cohorts.js";
-import { markCourseStale, markLearnerStale, resolveStale } from "../repositories/stale.js";
+import { lockUnresolvedStaleOf, markCourseStale, markLearnerStale, resolveStale } from "../repositories/stale.js";
 import type { BulkData } from "./bulk-format.js";
 import { flattenStructure, structureHash, visibleCompletableCount } from "./bulk-structure.js";
 
@@ -34,6 +35,9 @@ export interface BulkLoadSummary {
   learnersMarkedStale: number;
 }
 
+/** The first key of the advisory lock that lets one bulk load run at a time ("bulk" in ASCII). */
+const BULK_LOAD_LOCK = 0x62756c6b;
+
 function fail(problems: string[], text: string): void {
   if (problems.length < 50) problems.push(text);
 }
@@ -43,7 +47,9 @@ function fail(problems: string[], text: string): void {
  * it or none of it. Records are upserted, so loading the same file twice gives
  * the same state. A course whose stored structure changes marks its enrolled
  * learners stale (C14); learners whose completions the file carries are
- * recomputed at once, so their reads are current when the load returns.
+ * recomputed at once, so their reads are current when the load returns. One
+ * bulk load runs at a time, and each takes its locks in the order of
+ * `aggregation/README.md`.
  */
 export async function loadBulkData(
   db: Database,
@@ -107,8 +113,11 @@ async function writeBulkData(
   courseStructures: ReadonlyMap<string, BlockRow[] | null>,
   now: Date,
 ): Promise<BulkLoadSummary> {
-  const problems: string[] = [];
   return db.transaction(async (tx) => {
+    // Declared in the transaction: a run again after a deadlock starts afresh.
+    const problems: string[] = [];
+    // One bulk load at a time; then the locks of README.md's order, taken pair by pair as the load goes.
+    await tx.execute(sql`select pg_advisory_xact_lock(${BULK_LOAD_LOCK}, 0)`);
     const summary: BulkLoadSummary = {
       courses: 0,
       structuresChanged: 0,
@@ -222,14 +231,29 @@ async function writeBulkData(
     summary.roles = roleRows.length;
     for (const cohort of cohortRows) await putCohort(tx, cohort, cohort.members);
     summary.cohorts = cohortRows.length;
+    // Each (learner, course) whose completions the file carries: its enrollment, then its stale records, before its
+    // completions and aggregates are written (README.md's order; the enrollments written above are held already).
+    const touched = touchedPairs([...completionRows.values()]);
+    await lockEnrollments(tx, touched);
+    const usernames = new Map([...learnerIds].map(([username, id]) => [id, username]));
+    await lockUnresolvedStaleOf(
+      tx,
+      touched.map((pair) => ({ username: usernames.get(pair.learnerId)!, courseKey: pair.courseKey })),
+    );
     await upsertCompletions(tx, [...completionRows.values()]);
     summary.completions = completionRows.size;
 
     for (const courseKey of changedCourses) summary.learnersMarkedStale += await markCourseStale(tx, courseKey, false);
-    const usernames = new Map([...learnerIds].map(([username, id]) => [id, username]));
-    await recomputeTouched(tx, structures, aggregatorTypes, [...completionRows.values()], usernames, now);
+    await recomputeTouched(tx, structures, aggregatorTypes, touched, usernames, now);
     return summary;
   });
+}
+
+/** The (learner, course) pairs of some completion rows, each once. */
+function touchedPairs(rows: readonly { learnerId: number; courseKey: string }[]): { learnerId: number; courseKey: string }[] {
+  const pairs = new Map<string, { learnerId: number; courseKey: string }>();
+  for (const { learnerId, courseKey } of rows) pairs.set(`${learnerId} ${courseKey}`, { learnerId, courseKey });
+  return [...pairs.values()];
 }
 
 /** Recomputes, in full, every (learner, course) whose completions the load wrote; their stale records are then resolved. */
@@ -237,13 +261,11 @@ async function recomputeTouched(
   tx: Transaction,
   structures: CourseStructures,
   aggregatorTypes: ReadonlySet<string>,
-  rows: readonly { learnerId: number; courseKey: string }[],
+  pairs: readonly { learnerId: number; courseKey: string }[],
   usernames: ReadonlyMap<number, string>,
   now: Date,
 ): Promise<void> {
-  const pairs = new Map<string, { learnerId: number; courseKey: string }>();
-  for (const row of rows) pairs.set(`${row.learnerId} ${row.courseKey}`, row);
-  for (const { learnerId, courseKey } of pairs.values()) {
+  for (const { learnerId, courseKey } of pairs) {
     const structure = await structures.get(tx, courseKey);
     if (!structure) continue;
     await recomputeAggregates(tx, structure, aggregatorTypes, learnerId, { all: true }, now);

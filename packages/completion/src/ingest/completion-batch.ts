@@ -20,10 +20,10 @@ export type BatchRefusal = { readonly refused: "invalid" | "unknown_user"; reado
 /**
  * Stores a batch of completions all or nothing and, in the same transaction,
  * rewrites the stored aggregates of the changed blocks' ancestors, so reads
- * that follow are current. The learner's enrollment row is locked for the
- * transaction, so two batches for the same learner and course never
- * interleave their aggregate updates (the stale worker and stale reads take
- * the same lock).
+ * that follow are current. The course, the learner and their enrollment are
+ * locked first, in the order of `aggregation/README.md`, so two batches for
+ * the same learner and course never interleave their aggregate updates, and
+ * a batch never deadlocks with the stale worker, a stale read or a bulk load.
  * @see https://github.com/openedx/completion (the batch endpoint's shape)
  */
 export async function submitCompletionBatch(
@@ -39,7 +39,7 @@ export async function submitCompletionBatch(
     if (!isCompletionValue(value)) return { refused: "invalid", detail: `Invalid completion value for ${blockKey}: must be a number from 0 to 1.` };
   }
   return db.transaction(async (tx) => {
-    // One query locks the enrollment and reads the course's structure digest; the cached tree is used when it is current.
+    // One query takes the locks and reads the course's structure digest; the cached tree is used when it is current.
     const enrollment = await lockEnrollmentByUsername(tx, batch.username, batch.course_key);
     if (!enrollment && !(await findLearnerByUsername(tx, batch.username))) {
       return { refused: "unknown_user", detail: `User not found: ${batch.username}` } as const;

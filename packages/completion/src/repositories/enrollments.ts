@@ -3,16 +3,6 @@ import type { Queryable } from "../db/database.js";
 import { courses, enrollments, learners } from "../db/schema.js";
 import { courseColumns, type CourseRow } from "./courses.js";
 
-/** Whether the learner is actively enrolled; `lock` holds the enrollment row until the transaction ends. */
-export async function hasActiveEnrollment(q: Queryable, learnerId: number, courseKey: string, lock = false): Promise<boolean> {
-  const query = q
-    .select({ learnerId: enrollments.learnerId })
-    .from(enrollments)
-    .where(and(eq(enrollments.courseKey, courseKey), eq(enrollments.learnerId, learnerId), eq(enrollments.isActive, true)));
-  const rows = lock ? await query.for("update") : await query;
-  return rows.length > 0;
-}
-
 /**
  * The learner's active enrollments in courses available to them: a course
  * whose structure is known but shows a learner nothing completable is left
@@ -120,22 +110,64 @@ export async function setEnrollmentCourseProgress(
 }
 
 /**
- * Locks the enrollment of (username, course) for the rest of the transaction
- * and returns it with the course's stored structure digest, in one query;
- * null when the user has no enrollment in the course (or is unknown).
+ * Takes the locks of a completion batch, in the order of
+ * `aggregation/README.md` (the course row shared, the learner row key-shared,
+ * the enrollment for update, each held to the end of the transaction), and
+ * returns the enrollment of (username, course) with the course's structure
+ * digest as it is once the locks are held, in one query; null when the user
+ * has no enrollment in the course (or is unknown). The course row is locked
+ * so that a bulk load changing its tree is either waited for (and its tree
+ * returned) or waits for this transaction.
  */
 export async function lockEnrollmentByUsername(
   q: Queryable,
   username: string,
   courseKey: string,
 ): Promise<{ learnerId: number; isActive: boolean; courseHash: string | null } | null> {
-  // Raw SQL: PostgreSQL wants `FOR UPDATE OF` an unqualified name, so the enrollment gets an alias.
+  // Raw SQL: PostgreSQL wants the locking clauses to name aliases. They lock in the order written.
   const result = await q.execute<{ learner_id: number; is_active: boolean; course_hash: string | null }>(sql`
-    select e.learner_id, e.is_active,
-      (select ${courses.structureHash} from ${courses} where ${courses.key} = ${courseKey}) as course_hash
-    from ${enrollments} e inner join ${learners} l on l.id = e.learner_id
+    select e.learner_id, e.is_active, c.structure_hash as course_hash
+    from ${enrollments} e
+      inner join ${learners} l on l.id = e.learner_id
+      inner join ${courses} c on c.key = e.course_key
     where l.username = ${username} and e.course_key = ${courseKey}
-    for update of e`);
+    for share of c for key share of l for update of e`);
   const row = result.rows[0];
   return row ? { learnerId: row.learner_id, isActive: row.is_active, courseHash: row.course_hash } : null;
+}
+
+/**
+ * Takes the locks of work on a learner's aggregates in a course (a stale
+ * recomputation), in the order of `aggregation/README.md`: the course row
+ * shared and the learner row key-shared, then their enrollment, if any, for
+ * update; all held to the end of the transaction. Returns the learner's id,
+ * or null when the learner or the course is unknown (nothing is locked then).
+ */
+export async function lockLearnerInCourse(q: Queryable, username: string, courseKey: string): Promise<number | null> {
+  const learner = await q.execute<{ id: number }>(sql`
+    select l.id from ${learners} l, ${courses} c
+    where l.username = ${username} and c.key = ${courseKey}
+    for share of c for key share of l`);
+  const id = learner.rows[0]?.id;
+  if (id === undefined) return null;
+  await q.execute(sql`select 1 from ${enrollments} where ${enrollments.courseKey} = ${courseKey} and ${enrollments.learnerId} = ${id} for update`);
+  return id;
+}
+
+/**
+ * Locks the enrollments of (learner, course) pairs, those that exist, for the
+ * rest of the transaction: what a bulk load does before it writes
+ * completions, so that it takes each pair's enrollment before the pair's
+ * stale records, completions and aggregates, as everyone else does.
+ */
+export async function lockEnrollments(q: Queryable, pairs: readonly { learnerId: number; courseKey: string }[]): Promise<void> {
+  for (let at = 0; at < pairs.length; at += 5000) {
+    const slice = pairs.slice(at, at + 5000);
+    await q.execute(sql`
+      select 1 from ${enrollments}
+      where (${enrollments.courseKey}, ${enrollments.learnerId}) in (
+        select * from unnest(${sql.param(slice.map((pair) => pair.courseKey))}::text[], ${sql.param(slice.map((pair) => pair.learnerId))}::integer[]))
+      order by ${enrollments.courseKey}, ${enrollments.learnerId}
+      for update`);
+  }
 }

@@ -27,6 +27,51 @@ export async function findUnresolvedStale(q: Queryable, username: string, course
     .where(and(eq(staleCompletions.username, username), eq(staleCompletions.courseKey, courseKey), eq(staleCompletions.resolved, false)));
 }
 
+/**
+ * Unresolved stale records of one learner in one course, locked for the rest
+ * of the transaction; take the learner's locks in the course first (see
+ * `aggregation/README.md`).
+ */
+export async function lockUnresolvedStale(q: Queryable, username: string, courseKey: string): Promise<StaleRow[]> {
+  return q
+    .select(columns)
+    .from(staleCompletions)
+    .where(and(eq(staleCompletions.username, username), eq(staleCompletions.courseKey, courseKey), eq(staleCompletions.resolved, false)))
+    .orderBy(staleCompletions.id)
+    .for("update");
+}
+
+/**
+ * Locks the unresolved stale records of (username, course) pairs for the rest
+ * of the transaction: what a bulk load does after the pairs' enrollments and
+ * before their completions and aggregates (see `aggregation/README.md`).
+ */
+export async function lockUnresolvedStaleOf(q: Queryable, pairs: readonly { username: string; courseKey: string }[]): Promise<void> {
+  for (let at = 0; at < pairs.length; at += 5000) {
+    const slice = pairs.slice(at, at + 5000);
+    await q.execute(sql`
+      select 1 from ${staleCompletions}
+      where ${staleCompletions.resolved} = false and (${staleCompletions.username}, ${staleCompletions.courseKey}) in (
+        select * from unnest(${sql.param(slice.map((pair) => pair.username))}::text[], ${sql.param(slice.map((pair) => pair.courseKey))}::text[]))
+      order by ${staleCompletions.id}
+      for update`);
+  }
+}
+
+/**
+ * The (username, course) pairs of the oldest `limit` unresolved records, the
+ * pair of the oldest first; nothing is locked.
+ */
+export async function findStalePairs(q: Queryable, limit: number): Promise<{ username: string; courseKey: string }[]> {
+  const result = await q.execute<{ username: string; course_key: string }>(sql`
+    select oldest.username, oldest.course_key
+    from (select ${staleCompletions.id} as id, ${staleCompletions.username} as username, ${staleCompletions.courseKey} as course_key
+          from ${staleCompletions} where ${staleCompletions.resolved} = false order by ${staleCompletions.id} limit ${limit}) oldest
+    group by oldest.username, oldest.course_key
+    order by min(oldest.id)`);
+  return result.rows.map((row) => ({ username: row.username, courseKey: row.course_key }));
+}
+
 /** Marks every unresolved record of (username, course) resolved. */
 export async function resolveStale(q: Queryable, username: string, courseKey: string): Promise<void> {
   await q
@@ -70,21 +115,6 @@ export async function markLearnerStale(q: Queryable, learnerId: number): Promise
       select ${blockCompletions.courseKey} from ${blockCompletions} where ${blockCompletions.learnerId} = ${learnerId}) c
     where ${learners.id} = ${learnerId}`);
   return result.rowCount ?? 0;
-}
-
-/**
- * Takes up to `limit` (username, course) pairs with unresolved records, locking
- * them so that concurrent workers take different ones.
- */
-export async function claimStale(q: Queryable, limit: number): Promise<StaleRow[]> {
-  const rows = await q
-    .select(columns)
-    .from(staleCompletions)
-    .where(eq(staleCompletions.resolved, false))
-    .orderBy(staleCompletions.id)
-    .limit(limit)
-    .for("update", { skipLocked: true });
-  return rows;
 }
 
 /** Marks records resolved by id. */

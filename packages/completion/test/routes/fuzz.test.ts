@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import fc from "fast-check";
 import type { LightMyRequestResponse, RouteOptions } from "fastify";
 import { describe, expect, it } from "vitest";
+import { startStaleWorker } from "../../src/aggregation/stale-worker.js";
 import { aggregateMismatches, storedStateDigest } from "../support/consistency.js";
 import { baseData, block, COURSE, load, NO_STRUCTURE_COURSE, OTHER_COURSE } from "../support/data.js";
 import { fuzzRoutes, requestsFor, SchemaValues, type FuzzCaller, type FuzzRequest, type FuzzRoute, type OpenApiDocument } from "../support/fuzz-requests.js";
@@ -25,11 +26,19 @@ import { COMPLETION_APP } from "../support/real-signon.js";
  * `FUZZ_RUNS` (default 350, about 850 requests over the 19 routes) and `FUZZ_SEED` (default fixed) set
  * the size and the seed; `FUZZ_REPORT` names a file for the figures as JSON
  * (`scripts/fuzz-completion.mjs` runs a larger one and prints them).
+ *
+ * With `FUZZ_CONCURRENCY` above 1, each run sends that many requests at once,
+ * while the stale worker runs, as on a busy service: every answer must still
+ * be below 500 with its route's documented body, and aggregates must equal a
+ * recomputation after every run; what one request changed can no longer be
+ * told from what another did, so the checks of stored data per request are
+ * left out.
  */
 
 const RUNS = Number(process.env["FUZZ_RUNS"] ?? 350);
 const SEED = Number(process.env["FUZZ_SEED"] ?? 20260601);
 const REPORT = process.env["FUZZ_REPORT"];
+const CONCURRENCY = Number(process.env["FUZZ_CONCURRENCY"] ?? 1);
 
 const METRICS_TOKEN = "fuzz-metrics-token-0123456789abcdef";
 const registered: RouteOptions[] = [];
@@ -181,48 +190,56 @@ describe("every route, fuzzed", () => {
       const figures: FuzzFigures = { seed: SEED, runs: RUNS, requests: 0, byStatusClass: {}, byRoute: {}, refusals: {}, examples: {} };
       for (const route of routes) figures.byRoute[route.name] = {};
       let digest = await storedStateDigest(h.ctx);
+      const concurrent = CONCURRENCY > 1;
 
-      const property = fc.asyncProperty(fc.array(requests, { minLength: 1, maxLength: 4 }), async (batch) => {
-        for (const request of batch) {
-          const route = routeNamed.get(request.route)!;
-          const headers: Record<string, string> = { ...request.headers };
-          const authorization = tokens[request.caller];
-          if (authorization !== null) headers["authorization"] = authorization;
-          if (request.contentType !== null) headers["content-type"] = request.contentType;
-          const response = await h.app.inject({
-            method: request.method,
-            url: request.url,
-            headers,
-            ...(request.payload === null ? {} : { payload: request.payload }),
-          });
-          const statusClass = `${Math.floor(response.statusCode / 100)}xx`;
-          figures.requests += 1;
-          figures.byStatusClass[statusClass] = (figures.byStatusClass[statusClass] ?? 0) + 1;
-          const byRoute = figures.byRoute[request.route]!;
-          byRoute[statusClass] = (byRoute[statusClass] ?? 0) + 1;
+      const send = async (request: FuzzRequest): Promise<void> => {
+        const route = routeNamed.get(request.route)!;
+        const headers: Record<string, string> = { ...request.headers };
+        const authorization = tokens[request.caller];
+        if (authorization !== null) headers["authorization"] = authorization;
+        if (request.contentType !== null) headers["content-type"] = request.contentType;
+        const response = await h.app.inject({
+          method: request.method,
+          url: request.url,
+          headers,
+          ...(request.payload === null ? {} : { payload: request.payload }),
+        });
+        const statusClass = `${Math.floor(response.statusCode / 100)}xx`;
+        figures.requests += 1;
+        figures.byStatusClass[statusClass] = (figures.byStatusClass[statusClass] ?? 0) + 1;
+        const byRoute = figures.byRoute[request.route]!;
+        byRoute[statusClass] = (byRoute[statusClass] ?? 0) + 1;
 
-          const context = `${describeRequest(request)}\n→ ${response.statusCode} ${response.body.slice(0, 300)}`;
-          expect(response.statusCode, context).toBeLessThan(500);
-          const after = await storedStateDigest(h.ctx);
-          if (response.statusCode >= 400) {
-            const refusal = documentedRefusal(route, request.method, response);
-            expect(refusal, `a refusal without its route's documented body: ${context}`).not.toBeNull();
-            const reason = `${response.statusCode} ${refusal!.replace(/:.*/s, ":…").slice(0, 60)}`;
-            figures.refusals[reason] = (figures.refusals[reason] ?? 0) + 1;
-            figures.examples[reason] ??= context;
-            expect(after, `a refused request changed stored data: ${context}`).toBe(digest);
-          }
-          if (!route.writes) expect(after, `a request to a route that stores nothing changed stored data: ${context}`).toBe(digest);
-          digest = after;
+        const context = `${describeRequest(request)}\n→ ${response.statusCode} ${response.body.slice(0, 300)}`;
+        expect(response.statusCode, context).toBeLessThan(500);
+        // Requests sent at once: what one changed cannot be told from what another did.
+        const after = concurrent ? digest : await storedStateDigest(h.ctx);
+        if (response.statusCode >= 400) {
+          const refusal = documentedRefusal(route, request.method, response);
+          expect(refusal, `a refusal without its route's documented body: ${context}`).not.toBeNull();
+          const reason = `${response.statusCode} ${refusal!.replace(/:.*/s, ":…").slice(0, 60)}`;
+          figures.refusals[reason] = (figures.refusals[reason] ?? 0) + 1;
+          figures.examples[reason] ??= context;
+          expect(after, `a refused request changed stored data: ${context}`).toBe(digest);
         }
+        if (!route.writes) expect(after, `a request to a route that stores nothing changed stored data: ${context}`).toBe(digest);
+        digest = after;
+      };
+      const property = fc.asyncProperty(fc.array(requests, concurrent ? { minLength: CONCURRENCY, maxLength: CONCURRENCY } : { minLength: 1, maxLength: 4 }), async (batch) => {
+        if (concurrent) await Promise.all(batch.map(send));
+        else for (const request of batch) await send(request);
         expect(await aggregateMismatches(h.ctx), `after ${batch.map(describeRequest).join("\n")}`).toEqual([]);
       });
+      const workerErrors: unknown[] = [];
+      const worker = concurrent ? startStaleWorker(h.ctx, { intervalMs: 5, onError: (error) => void workerErrors.push(error) }) : null;
       try {
         await fc.assert(property, { numRuns: RUNS, seed: SEED, endOnFailure: true });
       } finally {
+        await worker?.stop();
         const refusals = Object.fromEntries(Object.entries(figures.refusals).sort(([, a], [, b]) => b - a));
         if (REPORT !== undefined) await writeFile(REPORT, JSON.stringify({ ...figures, refusals }, null, 2));
       }
+      expect(workerErrors.map(String)).toEqual([]);
 
       // The service still answers: its probes, a read, and a push.
       expect((await h.app.inject({ method: "GET", url: "/healthcheck/live" })).statusCode).toBe(200);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { TESSERA_VERSION } from "@tessera/service-kit";
 import { buildApp } from "../../src/app.js";
 import { markCourseStale } from "../../src/repositories/stale.js";
 import { baseData, COURSE, load } from "../support/data.js";
@@ -16,10 +17,10 @@ describe("GET /healthcheck/live and /healthcheck/ready", () => {
   it("answer 200 when the database answers and Completion's migrations are applied", async () => {
     const live = await h.app.inject({ method: "GET", url: "/healthcheck/live" });
     expect(live.statusCode).toBe(200);
-    expect(live.json()).toEqual({ status: "ok" });
+    expect(live.json()).toEqual({ status: "ok", version: TESSERA_VERSION });
     const ready = await h.app.inject({ method: "GET", url: "/healthcheck/ready" });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: "ok", checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
+    expect(ready.json()).toEqual({ status: "ok", version: TESSERA_VERSION, checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
   });
 });
 
