@@ -54,6 +54,14 @@ export interface BearerVerifierOptions {
   /** How many bearer-token checks are remembered; default 10 000. */
   bearerCacheMaxEntries?: number;
   /**
+   * Stale-if-error: how long past `bearerCacheTtlSeconds` a user Sign-on
+   * returned for a token is still given while Sign-on cannot be reached or
+   * answers 5xx (a failover of its database); default 0 (never), at most
+   * {@link MAX_BEARER_STALE_IF_ERROR_SECONDS}. A fresh answer always replaces
+   * it, refusals are never given stale, and `forgetUser` drops it.
+   */
+  bearerStaleIfErrorSeconds?: number;
+  /**
    * Development without Sign-on: every request is signed in as this person,
    * for the browser guards and the bearer-token guards alike, and Sign-on is
    * never called. Refused when `nodeEnv` is `production`.
@@ -88,6 +96,7 @@ export interface BearerVerifierConfig {
   requestTimeoutMs: number;
   bearerCacheTtlSeconds: number;
   bearerCacheMaxEntries: number;
+  bearerStaleIfErrorSeconds: number;
   /** The stand-in every request is signed in as, or `null`: Sign-on decides. */
   mockUser: SignonUserDetails | null;
 }
@@ -106,6 +115,9 @@ export interface SignonClientConfig extends BearerVerifierConfig {
 /** The longest a bearer-token check may be remembered. */
 export const MAX_BEARER_CACHE_TTL_SECONDS = 60;
 
+/** The longest a user may be given stale past a bearer-token check's lifetime while Sign-on cannot answer. */
+export const MAX_BEARER_STALE_IF_ERROR_SECONDS = 3600;
+
 /**
  * Checks the options of a bearer-token verifier and fills in defaults. Throws
  * an `Error` naming the option when one is unusable.
@@ -116,6 +128,10 @@ export function resolveBearerVerifierConfig(options: BearerVerifierOptions): Bea
   const bearerCacheTtlSeconds = options.bearerCacheTtlSeconds ?? MAX_BEARER_CACHE_TTL_SECONDS;
   if (bearerCacheTtlSeconds > MAX_BEARER_CACHE_TTL_SECONDS) {
     throw new Error(`bearerCacheTtlSeconds must be at most ${MAX_BEARER_CACHE_TTL_SECONDS}, got ${bearerCacheTtlSeconds}`);
+  }
+  const bearerStaleIfErrorSeconds = options.bearerStaleIfErrorSeconds ?? 0;
+  if (bearerStaleIfErrorSeconds > MAX_BEARER_STALE_IF_ERROR_SECONDS) {
+    throw new Error(`bearerStaleIfErrorSeconds must be at most ${MAX_BEARER_STALE_IF_ERROR_SECONDS}, got ${bearerStaleIfErrorSeconds}`);
   }
   const config: BearerVerifierConfig = {
     signonUrl: options.signonUrl.replace(/\/+$/, ""),
@@ -132,9 +148,10 @@ export function resolveBearerVerifierConfig(options: BearerVerifierOptions): Bea
     requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
     bearerCacheTtlSeconds,
     bearerCacheMaxEntries: options.bearerCacheMaxEntries ?? 10_000,
+    bearerStaleIfErrorSeconds,
     mockUser: resolveMockUser(options.mockUser, options.nodeEnv ?? process.env["NODE_ENV"]),
   };
-  requireNonNegative(config, ["requestTimeoutMs", "bearerCacheTtlSeconds", "bearerCacheMaxEntries"]);
+  requireNonNegative(config, ["requestTimeoutMs", "bearerCacheTtlSeconds", "bearerCacheMaxEntries", "bearerStaleIfErrorSeconds"]);
   return config;
 }
 

@@ -19,6 +19,13 @@ export class SignonRefusedError extends Error {
  */
 export class SignonUnavailableError extends Error {
   override readonly name = "SignonUnavailableError";
+  /** The HTTP status Sign-on (or a proxy in front of it) answered with; absent when no answer came. */
+  readonly status: number | undefined;
+
+  constructor(message: string, options: { status?: number } = {}) {
+    super(message);
+    this.status = options.status;
+  }
 }
 
 /** The callback of a sign-in did not match the sign-in this browser started. */

@@ -1,5 +1,5 @@
 export { SignonClient } from "./signon-client.js";
-export { resolveSignonClientConfig, resolveBearerVerifierConfig, MAX_BEARER_CACHE_TTL_SECONDS } from "./config.js";
+export { resolveSignonClientConfig, resolveBearerVerifierConfig, MAX_BEARER_CACHE_TTL_SECONDS, MAX_BEARER_STALE_IF_ERROR_SECONDS } from "./config.js";
 export type {
   SignonClientOptions,
   SignonClientConfig,

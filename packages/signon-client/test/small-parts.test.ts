@@ -88,6 +88,7 @@ describe("resolveSignonClientConfig", () => {
       refreshMarginSeconds: 300,
       bearerCacheTtlSeconds: 60,
       bearerCacheMaxEntries: 10000,
+      bearerStaleIfErrorSeconds: 0,
       requestTimeoutMs: 10000,
       mockUser: null,
     });

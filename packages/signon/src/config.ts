@@ -1,7 +1,9 @@
-import { DEFAULT_READ_MAX_LAG_MS, parseReadUrls } from "@tessera/db";
+import { DEFAULT_MIGRATION_LOCK_ATTEMPTS, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_READ_MAX_LAG_MS, DEFAULT_READ_TIMEOUT_MS, parseReadUrls } from "@tessera/db";
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
+import { consumerMailDomains } from "./accounts/consumer-mail-domains.js";
 import { defaultPasswordHashingCost, type PasswordHashingCost } from "./accounts/password.js";
+import type { PushFanOut } from "./repositories/push-deliveries.js";
 
 /** Everything Sign-on needs to know at start-up, read once from the environment. */
 export interface SignonConfig {
@@ -17,10 +19,16 @@ export interface SignonConfig {
   databaseReadUrls: string[];
   /** A replica further behind the primary than this many milliseconds is skipped. */
   databaseReadMaxLagMs: number;
+  /** A read on a replica without a connection, or without an answer, after this many milliseconds skips it for the primary. */
+  databaseReadTimeoutMs: number;
   /** Most database connections this process opens; `null`: the pool's default (10 on PostgreSQL, 4 embedded). */
   databasePoolSize: number | null;
   /** A database statement without an answer after this many seconds fails as "database unavailable" (its connection is given up). */
   databaseStatementTimeoutSeconds: number;
+  /** How long a migration's statement may wait for a lock before its transaction is rolled back and tried again. */
+  databaseMigrationLockTimeoutMs: number;
+  /** How many times a migration that met the lock timeout is tried before the start (or `signon migrate`) fails. */
+  databaseMigrationLockAttempts: number;
   dataDir: string;
   /** Certificate and key files to serve HTTPS directly, or `null`. */
   tls: { certFile: string; keyFile: string } | null;
@@ -49,6 +57,8 @@ export interface SignonConfig {
     pollIntervalMs: number;
     /** The first retry waits about this long; each later one twice as long, up to an hour. */
     retryBaseMs: number;
+    /** Which applications hear of a person's details, suspension and sign-out (a permission change goes to its own). */
+    fanOut: PushFanOut;
   };
   /** Outgoing e-mail (invitations, password resets). */
   mail: {
@@ -76,19 +86,42 @@ export interface SignonConfig {
   twoStepRequiredRoles: readonly SignonRole[];
   /** Which e-mail addresses new users and e-mail changes may have (see `accounts/email-policy.ts`). */
   emailPolicy: EmailPolicy;
+  /**
+   * Whom people can contact about their account besides its administrators
+   * (`SIGNON_SUPPORT_CONTACT`, one line), named in the mails that tell a
+   * suspended person or one whose invitation expired whom to ask; `null`: none.
+   */
+  supportContact: string | null;
   /** The hourly jobs (inactivity, expired records): first run after start, then every, and the retry during a database outage, in milliseconds. */
   jobs: { firstRunMs: number; intervalMs: number; outageRetryMs: number };
+  /** The organisation register fetched on a schedule (`accounts/organisation-register/`). */
+  organisationRegister: OrganisationRegisterConfig;
+}
+
+/** Where and how often organisations are fetched from a register, and the bounds of one fetch. */
+export interface OrganisationRegisterConfig {
+  /** The address of the feed's first page, or `null`: organisations come from no register. */
+  url: string | null;
+  /** A fetch is due this long after the last one that succeeded. */
+  intervalMs: number;
+  /** A page without its whole answer after this long fails the fetch. */
+  pageTimeoutMs: number;
+  /** A feed of more pages than this fails. */
+  maxPages: number;
+  /** A page of more bytes than this fails the fetch. */
+  maxPageBytes: number;
 }
 
 /**
  * E-mail domains allowed and blocked for new users and e-mail changes, in
  * lower case and ASCII (IDN domains in their `xn--` form). An entry covers the
  * domain and every subdomain of it. Empty `allowed`: every domain not blocked.
+ * `blocked` holds the built-in consumer mail services unless configured.
  */
 export interface EmailPolicy {
   allowedDomains: readonly string[];
   blockedDomains: readonly string[];
-  /** Whether addresses with non-ASCII characters or an internationalised (`xn--`) domain are accepted. */
+  /** Whether addresses with characters outside ASCII are accepted (an internationalised domain written in its `xn--` form is ASCII). */
   allowNonAscii: boolean;
 }
 
@@ -133,9 +166,13 @@ function readReplicaUrls(env: Record<string, string | undefined>): string[] {
  * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
  * - `DATABASE_READ_URL` [unset]: one or more replicas (separated by spaces or commas) for the reads that
  *   tolerate a little lag: the administrator lists, `users.csv` and the usage pages. `DATABASE_READ_MAX_LAG_MS`
- *   [5000]: a replica further behind is skipped.
+ *   [5000]: a replica further behind is skipped. `DATABASE_READ_TIMEOUT_MS` [2000, 100–3,600,000]: a read on a replica
+ *   that has no connection, or no answer, after this long is answered by the primary, and the replica is skipped
+ *   until its next check answers.
  * - `DATABASE_POOL_SIZE` [10]: most connections this process opens (and as many again to each replica).
  * - `DATABASE_STATEMENT_TIMEOUT_SECONDS` [30]: a statement without an answer after this long fails (503), and its connection is dropped.
+ * - `DATABASE_MIGRATION_LOCK_TIMEOUT_MS` [5000, 100–600,000] and `DATABASE_MIGRATION_LOCK_ATTEMPTS` [5, 1–100]: a
+ *   migration waits this long for a lock, and is tried this many times, before it fails.
  * - `SIGNON_TLS_CERT`, `SIGNON_TLS_KEY`: PEM files; both or neither.
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
@@ -149,6 +186,8 @@ function readReplicaUrls(env: Record<string, string | undefined>): string[] {
  * - `SIGNON_PUSH_DELIVERY` [true]: `false` stops this process delivering pushes (they still queue).
  * - `SIGNON_PUSH_CONCURRENCY` [64], `SIGNON_PUSH_TIMEOUT_SECONDS` [10], `SIGNON_PUSH_POLL_MS` [250],
  *   `SIGNON_PUSH_RETRY_BASE_MS` [5000]
+ * - `SIGNON_PUSH_FAN_OUT` [token]: which applications hear of a person's details, suspension and sign-out: `token`,
+ *   those that have issued them a token; `token-or-permission`, also those where they hold a permission.
  * - `SIGNON_SMTP_URL` [unset: development mailbox at /dev/mail], `SIGNON_MAIL_FROM` [Tessera Sign-on <signon@localhost>],
  *   `SIGNON_MAIL_PRINT` [true in development]
  * - `SIGNON_SECRET_KEY` [required in production; development uses `<data dir>/secret-key`]: 64 hex digits.
@@ -157,10 +196,19 @@ function readReplicaUrls(env: Record<string, string | undefined>): string[] {
  * - `SIGNON_EVENT_RETENTION_DAYS` [730]: audit events older than this are deleted.
  * - `SIGNON_SIGNING_KEY_ROTATION_DAYS` [90]: OpenID Connect signing keys older than this are replaced.
  * - `SIGNON_TWO_STEP_REQUIRED_ROLES` [superadmin,admin]: comma-separated roles that must use 2-step verification, or `none`.
- * - `SIGNON_EMAIL_DOMAINS_ALLOWED` [unset: any], `SIGNON_EMAIL_DOMAINS_BLOCKED` [unset: none]: comma-separated domains; an entry
- *   covers the domain and its subdomains, the block list wins. `SIGNON_EMAIL_ALLOW_NON_ASCII` [false].
+ * - `SIGNON_EMAIL_DOMAINS_ALLOWED` [unset: any], `SIGNON_EMAIL_DOMAINS_BLOCKED` [unset: the built-in consumer mail services
+ *   of `accounts/consumer-mail-domains.ts`, less those the allow list names; empty or `none`: none; the item `default`
+ *   stands for the built-in list]: comma-separated domains; an entry covers the domain and its subdomains, the block list
+ *   wins. `SIGNON_EMAIL_ALLOW_NON_ASCII` [false].
+ * - `SIGNON_SUPPORT_CONTACT` [unset]: one line (at most 200 characters) naming whom people can contact about their
+ *   account, in the mails to a suspended person or one whose invitation expired.
  * - `SIGNON_JOBS_FIRST_RUN_SECONDS` [60], `SIGNON_JOBS_INTERVAL_SECONDS` [3600], `SIGNON_JOBS_OUTAGE_RETRY_SECONDS` [60]:
  *   when the hourly jobs first run after start, how often after that, and how soon they try again after failing for want of the database.
+ * - `SIGNON_ORGANISATION_REGISTER_URL` [unset: no register]: the first page of an organisation register's feed, https
+ *   (http on a loopback host in development only), without credentials. `SIGNON_ORGANISATION_REGISTER_INTERVAL_MINUTES`
+ *   [1440]: how long after a fetch that succeeded the next is due. `SIGNON_ORGANISATION_REGISTER_TIMEOUT_SECONDS` [10],
+ *   `SIGNON_ORGANISATION_REGISTER_MAX_PAGES` [100], `SIGNON_ORGANISATION_REGISTER_MAX_PAGE_KIB` [2048]: a page without
+ *   its whole answer after this long, more pages than this, or a page larger than this fails the fetch, which then changes nothing.
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
  * the listening and TLS rules do not apply to it.
@@ -208,8 +256,11 @@ export function loadConfig(
     databaseUrl,
     databaseReadUrls: readReplicaUrls(env),
     databaseReadMaxLagMs: readInteger(env, "DATABASE_READ_MAX_LAG_MS", DEFAULT_READ_MAX_LAG_MS, { min: 0, max: 3_600_000 }),
+    databaseReadTimeoutMs: readInteger(env, "DATABASE_READ_TIMEOUT_MS", DEFAULT_READ_TIMEOUT_MS, { min: 100, max: 3_600_000 }),
     databasePoolSize: env.DATABASE_POOL_SIZE?.trim() ? readInteger(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 1000 }) : null,
     databaseStatementTimeoutSeconds: readInteger(env, "DATABASE_STATEMENT_TIMEOUT_SECONDS", 30, { min: 1, max: 3600 }),
+    databaseMigrationLockTimeoutMs: readInteger(env, "DATABASE_MIGRATION_LOCK_TIMEOUT_MS", DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, { min: 100, max: 600_000 }),
+    databaseMigrationLockAttempts: readInteger(env, "DATABASE_MIGRATION_LOCK_ATTEMPTS", DEFAULT_MIGRATION_LOCK_ATTEMPTS, { min: 1, max: 100 }),
     dataDir: env.SIGNON_DATA_DIR?.trim() || "./data",
     tls,
     trustProxy,
@@ -229,6 +280,7 @@ export function loadConfig(
       requestTimeoutMs: readInteger(env, "SIGNON_PUSH_TIMEOUT_SECONDS", 10, { min: 1, max: 300 }) * 1000,
       pollIntervalMs: readInteger(env, "SIGNON_PUSH_POLL_MS", 250, { min: 10, max: 60_000 }),
       retryBaseMs: readInteger(env, "SIGNON_PUSH_RETRY_BASE_MS", 5000, { min: 10, max: 3_600_000 }),
+      fanOut: readPushFanOut(env),
     },
     mail: {
       smtpUrl,
@@ -241,17 +293,65 @@ export function loadConfig(
     eventRetentionDays: readInteger(env, "SIGNON_EVENT_RETENTION_DAYS", 730, { min: 30, max: 36_500 }),
     signingKeyRotationDays: readInteger(env, "SIGNON_SIGNING_KEY_ROTATION_DAYS", 90, { min: 1, max: 3650 }),
     twoStepRequiredRoles: readTwoStepRequiredRoles(env),
-    emailPolicy: {
-      allowedDomains: readDomains(env, "SIGNON_EMAIL_DOMAINS_ALLOWED"),
-      blockedDomains: readDomains(env, "SIGNON_EMAIL_DOMAINS_BLOCKED"),
-      allowNonAscii: readBoolean(env, "SIGNON_EMAIL_ALLOW_NON_ASCII", false),
-    },
+    emailPolicy: readEmailPolicy(env),
+    supportContact: readSupportContact(env),
     jobs: {
       firstRunMs: readInteger(env, "SIGNON_JOBS_FIRST_RUN_SECONDS", 60, { min: 1, max: 86_400 }) * 1000,
       intervalMs: readInteger(env, "SIGNON_JOBS_INTERVAL_SECONDS", 3600, { min: 1, max: 86_400 }) * 1000,
       outageRetryMs: readInteger(env, "SIGNON_JOBS_OUTAGE_RETRY_SECONDS", 60, { min: 1, max: 3600 }) * 1000,
     },
+    organisationRegister: {
+      url: readOrganisationRegisterUrl(env, mode),
+      intervalMs: readInteger(env, "SIGNON_ORGANISATION_REGISTER_INTERVAL_MINUTES", 1440, { min: 1, max: 44_640 }) * 60_000,
+      pageTimeoutMs: readInteger(env, "SIGNON_ORGANISATION_REGISTER_TIMEOUT_SECONDS", 10, { min: 1, max: 300 }) * 1000,
+      maxPages: readInteger(env, "SIGNON_ORGANISATION_REGISTER_MAX_PAGES", 100, { min: 1, max: 10_000 }),
+      maxPageBytes: readInteger(env, "SIGNON_ORGANISATION_REGISTER_MAX_PAGE_KIB", 2048, { min: 1, max: 102_400 }) * 1024,
+    },
   };
+}
+
+/**
+ * `SIGNON_ORGANISATION_REGISTER_URL`: an absolute https URL without
+ * credentials or fragment; http only on a loopback host in development, as
+ * for push URLs. Unset or empty: `null`.
+ */
+function readOrganisationRegisterUrl(env: Record<string, string | undefined>, mode: SignonConfig["mode"]): string | null {
+  const name = "SIGNON_ORGANISATION_REGISTER_URL";
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, "not an absolute URL");
+  }
+  if (url.username || url.password) throw new ConfigError(name, "must not carry credentials (they would be written wherever the address is)");
+  if (url.hash) throw new ConfigError(name, "must not have a fragment");
+  if (url.protocol === "https:") return url.href;
+  if (url.protocol === "http:" && loopbackHosts.has(url.hostname.replace(/^\[|\]$/g, ""))) {
+    if (mode === "development") return url.href;
+    throw new ConfigError(name, "must use https in production (http on a loopback host is allowed in development only)");
+  }
+  throw new ConfigError(name, "must use https");
+}
+
+function readEmailPolicy(env: Record<string, string | undefined>): EmailPolicy {
+  const allowedDomains = readDomains(env, "SIGNON_EMAIL_DOMAINS_ALLOWED");
+  return { allowedDomains, blockedDomains: readBlockedDomains(env, allowedDomains), allowNonAscii: readBoolean(env, "SIGNON_EMAIL_ALLOW_NON_ASCII", false) };
+}
+
+function readSupportContact(env: Record<string, string | undefined>): string | null {
+  const raw = env.SIGNON_SUPPORT_CONTACT?.trim();
+  if (!raw) return null;
+  // eslint-disable-next-line no-control-regex -- a line break or other control character would break the mails' layout
+  if (raw.length > 200 || /[\x00-\x1f\x7f]/.test(raw)) throw new ConfigError("SIGNON_SUPPORT_CONTACT", "expected one line of at most 200 characters");
+  return raw;
+}
+
+function readPushFanOut(env: Record<string, string | undefined>): PushFanOut {
+  const value = env.SIGNON_PUSH_FAN_OUT?.trim() || "token";
+  if (value === "token" || value === "token-or-permission") return value;
+  throw new ConfigError("SIGNON_PUSH_FAN_OUT", `must be token or token-or-permission, not ${JSON.stringify(value.slice(0, 40))}`);
 }
 
 function readSmtpUrl(env: Record<string, string | undefined>): string | null {
@@ -349,11 +449,30 @@ function readMetricsToken(env: Record<string, string | undefined>): string | nul
   return raw;
 }
 
-function readDomains(env: Record<string, string | undefined>, name: string): string[] {
+/**
+ * `SIGNON_EMAIL_DOMAINS_BLOCKED`: unset, the built-in list of consumer mail
+ * services, less any domain the allow list names itself; empty or `none`, no
+ * domain; otherwise the domains listed, where the item `default` stands for
+ * the built-in list.
+ */
+function readBlockedDomains(env: Record<string, string | undefined>, allowed: readonly string[]): string[] {
+  const name = "SIGNON_EMAIL_DOMAINS_BLOCKED";
+  const raw = env[name];
+  if (raw === undefined) return consumerMailDomains.filter((domain) => !allowed.includes(domain));
+  if (raw.trim() === "" || raw.trim().toLowerCase() === "none") return [];
+  return readDomains(env, name, consumerMailDomains);
+}
+
+/** A comma-separated list of domains, in lower-case ASCII, each once; the item `default` (when given) stands for `defaults`. */
+function readDomains(env: Record<string, string | undefined>, name: string, defaults?: readonly string[]): string[] {
   const raw = env[name]?.trim();
   if (!raw) return [];
   const domains: string[] = [];
   for (const item of raw.split(",")) {
+    if (defaults !== undefined && item.trim().toLowerCase() === "default") {
+      for (const domain of defaults) if (!domains.includes(domain)) domains.push(domain);
+      continue;
+    }
     const entry = item.trim().replace(/^\*?\./, "");
     const ascii = entry === "" ? "" : domainToASCII(entry);
     if (ascii === "" || !/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(ascii)) {

@@ -13,17 +13,21 @@ import * as schema from "./db/schema.js";
 export function openSignonDatabase(
   config: SignonConfig,
   log?: Logger,
-  options: { waitWhileUnavailable?: boolean } = {},
+  options: { waitWhileUnavailable?: boolean; migrate?: boolean } = {},
 ): Promise<StartedDatabase<typeof schema>> {
   return startDatabase({
     url: config.databaseUrl ?? undefined,
     readUrls: config.databaseReadUrls,
     readMaxLagMs: config.databaseReadMaxLagMs,
+    readTimeoutMs: config.databaseReadTimeoutMs,
     ...(config.databasePoolSize === null ? {} : { poolMax: config.databasePoolSize }),
     statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+    migrationLockTimeoutMs: config.databaseMigrationLockTimeoutMs,
+    migrationLockAttempts: config.databaseMigrationLockAttempts,
     waitWhileUnavailable: options.waitWhileUnavailable ?? false,
     dataDir: config.dataDir,
-    migrations: [signonMigrations],
+    // `signon migrate` applies them itself, to say what it did.
+    migrations: options.migrate === false ? [] : [signonMigrations],
     schema,
     ...(log ? { log } : {}),
   });

@@ -5,6 +5,7 @@ import {
   registerMetrics,
   registerReadRoutingMetrics,
   registerScrapedGauges,
+  registerTransactionRetryMetrics,
   type ScrapedGauge,
 } from "@tessera/service-kit";
 import type { ReadRouter } from "@tessera/db";
@@ -17,6 +18,7 @@ import { signonMigrations } from "./db/migrations.js";
 import { pushUserEmail } from "./pushes/push-credential.js";
 import { readPushQueueFigures, type PushQueueFigures } from "./repositories/push-queue-figures.js";
 import { soonestApiTokenExpiries } from "./repositories/renewed-tokens.js";
+import { readRegisterState, type RegisterState } from "./repositories/organisation-register.js";
 
 const pushGauges: readonly ScrapedGauge<PushQueueFigures>[] = [
   {
@@ -46,11 +48,33 @@ const tokenExpiryGauges: readonly ScrapedGauge<{ application: string; expiresAt:
   },
 ];
 
+/** The organisation register's state is shared: every instance shows the same figures (aggregate with max, not sum). */
+const registerGauges: readonly ScrapedGauge<RegisterState>[] = [
+  {
+    name: "signon_organisation_register_fetch_failures_total",
+    help: "Fetches of the organisation register that failed and so changed nothing, by any instance or the command line",
+    type: "counter",
+    values: (state) => state.failures,
+  },
+  {
+    name: "signon_organisation_register_consecutive_failures",
+    help: "Fetches of the organisation register that failed since the last one that succeeded",
+    values: (state) => state.consecutiveFailures,
+  },
+  {
+    name: "signon_organisation_register_last_success_timestamp_seconds",
+    help: "When the last fetch of the organisation register that succeeded ended (Unix time in seconds); 0 before the first",
+    values: (state) => (state.lastSuccessAt === null ? 0 : Math.floor(state.lastSuccessAt.getTime() / 1000)),
+  },
+];
+
 /**
  * What operators use: the request id header, `/healthcheck/live` and
  * `/healthcheck/ready` (database answers, migrations applied) and `/metrics`
  * (requests, latency, the push outbox, flooded client ids and the soonest API
- * token expiry per application, read at scrape time).
+ * token expiry per application, the organisation register's fetches when
+ * one is configured, read at scrape time, and transactions run again after a
+ * deadlock or serialization failure).
  */
 export function registerOperations(
   app: FastifyInstance,
@@ -69,5 +93,11 @@ export function registerOperations(
   registerScrapedGauges(registry, () => soonestApiTokenExpiries(options.db, options.now(), pushUserEmail), tokenExpiryGauges, (error) => {
     app.log.warn({ err: error }, "metrics: could not read the API token expiries");
   });
+  if (options.config.organisationRegister.url !== null) {
+    registerScrapedGauges(registry, () => readRegisterState(options.db), registerGauges, (error) => {
+      app.log.warn({ err: error }, "metrics: could not read the organisation register's state");
+    });
+  }
+  registerTransactionRetryMetrics(registry, options.pool);
   if (options.reads?.hasReplicas === true) registerReadRoutingMetrics(registry, options.reads);
 }

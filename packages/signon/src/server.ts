@@ -1,6 +1,6 @@
 import { pathToFileURL } from "node:url";
 import Fastify, { type FastifyInstance } from "fastify";
-import { answerWhileStarting } from "@tessera/service-kit";
+import { answerWhileStarting, drainAndClose } from "@tessera/service-kit";
 import { DatabaseStartError, isDatabaseUnavailable } from "@tessera/db";
 import signonApp, { signonServerOptions } from "./app.js";
 import { ConfigError, loadConfig, type SignonConfig } from "./config.js";
@@ -18,6 +18,7 @@ import { countPeople } from "./repositories/users.js";
 import { ensureSigningKeys, rotateSigningKeysIfDue } from "./oidc/signing-keys.js";
 import { logoutRequestBuilder } from "./oidc/logout-token.js";
 import { startHourlyJob } from "./maintenance/hourly-job.js";
+import { startOrganisationRegisterJob } from "./accounts/organisation-register/register-job.js";
 
 /** A running Sign-on server. */
 export interface RunningSignon {
@@ -27,15 +28,18 @@ export interface RunningSignon {
   url: string;
   /** The push delivery worker, or `null` when `SIGNON_PUSH_DELIVERY=false`. */
   pushes: PushDeliveryService | null;
-  /** Stops accepting requests and delivering pushes, lets running requests finish, then closes the database. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting requests and delivering pushes, lets running requests finish, then closes the database. With
+   * `drain` (SIGTERM), requests that still arrive on kept-alive connections are answered too (`drainAndClose`).
+   */
+  close(options?: { drain?: boolean }): Promise<void>;
 }
 
 /**
  * Starts Sign-on: reads the configuration from `env`, opens and migrates the
  * database, starts the push delivery worker (unless `SIGNON_PUSH_DELIVERY=false`)
- * and the hourly inactivity and expired-records jobs, and listens. On a database without accounts it prints how to create the
- * first administrator. `options.fetch` sends the pushes (default: global `fetch`);
+ * and the hourly inactivity and expired-records jobs (and the organisation register's, when one is configured), and listens. On a database without accounts it prints how to create the
+ * first administrator. `options.fetch` sends the pushes and fetches the organisation register (default: global `fetch`);
  * `options.inactivityFirstRunMs` moves the inactivity job's first run (default a minute after start).
  */
 export async function startSignon(
@@ -114,7 +118,7 @@ export async function startSignon(
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
       ...config.jobs,
     });
-    // Renews API users' tokens that expire within 30 days, for those with automatic renewal on.
+    // Renews API users' tokens close to expiring (renewalWindowMs), once each, for those with automatic renewal on.
     // The same key as the app's (resolved from the configuration or the development key file).
     const tokenRenewal = startTokenRenewalJob({ ...ctx, secretKey: await resolveSecretKey(config.secretKey, config.dataDir) }, {
       log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
@@ -128,17 +132,24 @@ export async function startSignon(
       },
       { log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) }, ...config.jobs },
     );
+    // Fetches the organisation register when one is configured and a fetch is due, one instance at a time.
+    const organisationRegister = startOrganisationRegisterJob(ctx, {
+      log: { info: (message) => app.log.info(message), warn: (message) => app.log.warn(message), error: (message) => app.log.error(message) },
+      ...config.jobs,
+      fetch: options.fetch,
+    });
     let closing: Promise<void> | undefined;
-    const close = () =>
+    const close = (closeOptions: { drain?: boolean } = {}) =>
       (closing ??= (async () => {
         try {
           await inactivity.stop();
           await expiredRecords.stop();
           await tokenRenewal.stop();
           await keyRotation.stop();
+          await organisationRegister?.stop();
           await batches?.stop();
           await pushes?.stop();
-          await app.close();
+          await (closeOptions.drain === true ? drainAndClose(app) : app.close());
           const unsent = await settleBackgroundMails(10_000);
           if (unsent > 0) app.log.warn(`Stopped with ${unsent} mail(s) still on their way to the SMTP server`);
         } finally {
@@ -170,7 +181,7 @@ async function main(): Promise<void> {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       running.app.log.info(`${signal}: closing`);
-      running.close().then(
+      running.close({ drain: true }).then(
         () => process.exit(0),
         (error: unknown) => {
           console.error(error);

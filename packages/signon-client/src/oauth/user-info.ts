@@ -24,5 +24,5 @@ export async function fetchSignonUser(config: BearerVerifierConfig, accessToken:
   const response = await sendRequest(config.fetch, options, config.requestTimeoutMs);
   if (response.status === 401 || response.status === 403) return null;
   if (response.status === 200 && Value.Check(SignonUserEnvelope, response.json)) return response.json.user;
-  throw new SignonUnavailableError(`user endpoint answered HTTP ${response.status} without a usable body`);
+  throw new SignonUnavailableError(`user endpoint answered HTTP ${response.status} without a usable body`, { status: response.status });
 }

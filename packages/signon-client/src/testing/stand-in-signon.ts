@@ -53,6 +53,12 @@ export class StandInSignon {
   readonly userAgents = new Set<string>();
   /** How many times `/user.json` was asked. */
   userInfoRequests = 0;
+  /**
+   * An outage of `/user.json`: `unavailable` answers 503 as Sign-on does while
+   * its database cannot be reached; `dropped` closes each connection without
+   * an answer. `null` (the default): it answers.
+   */
+  userInfoOutage: "unavailable" | "dropped" | null = null;
   /** The user the authorize endpoint "signs in" (no login page here). */
   signedInUid: string | null = null;
   url = "";
@@ -196,6 +202,14 @@ export class StandInSignon {
 
     this.app.get("/user.json", async (request, reply) => {
       this.userInfoRequests += 1;
+      if (this.userInfoOutage === "dropped") {
+        reply.hijack();
+        request.raw.socket.destroy();
+        return reply;
+      }
+      if (this.userInfoOutage === "unavailable") {
+        return reply.code(503).header("retry-after", "1").send({ error: "temporarily_unavailable", error_description: "Sign-on cannot reach its database; try again shortly" });
+      }
       const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
       const issued = token === undefined ? undefined : this.#accessTokens.get(token);
       const user = issued && this.users.get(issued.uid);

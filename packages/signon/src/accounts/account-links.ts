@@ -26,18 +26,19 @@ const tokenPattern = /^[0-9a-f]{64}$/;
  * Creates a single-use link token for a user, replacing their unused links of
  * the same purpose. Only the token's SHA-256 digest is stored; the token goes
  * into the e-mail. Run it inside the transaction of the change that sends it.
- * A password link works for its purpose's lifetime; an unlock link until
- * `expiresAt`, the end of the lock.
+ * A password link works for its purpose's lifetime unless `fixedExpiresAt`
+ * keeps an earlier deadline (an invitation sent again by a reset request
+ * keeps its end); an unlock link until `fixedExpiresAt`, the end of the lock.
  */
 export async function createAccountLink(
   db: SignonDatabase,
   userUid: string,
   purpose: AccountLinkPurpose,
   now: Date,
-  unlockExpiresAt?: Date,
+  fixedExpiresAt?: Date,
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomHex();
-  const expiresAt = purpose === "unlock" ? unlockExpiresAt : new Date(now.getTime() + accountLinkLifetimeSeconds[purpose] * 1000);
+  const expiresAt = fixedExpiresAt ?? (purpose === "unlock" ? undefined : new Date(now.getTime() + accountLinkLifetimeSeconds[purpose] * 1000));
   if (!expiresAt) throw new Error("an unlock link needs the end of its lock");
   await deleteUnusedAccountLinks(db, userUid, purpose);
   await insertAccountLink(db, { tokenHash: sha256Hex(token), userUid, purpose, expiresAt, createdAt: now });

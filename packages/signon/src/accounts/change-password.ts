@@ -42,7 +42,7 @@ export async function changePassword(
   await ctx.db.transaction(async (tx) => {
     await storePasswordHash(tx, user.uid, passwordHash, now);
     await audit(tx, { action: "password_changed", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
-    await endSignInsEverywhere(tx, { user, cause: "password_changed", now, keepSessionIdHash: sessionIdHash, actorUid: user.uid, origin });
+    await endSignInsEverywhere(tx, { user, cause: "password_changed", now, fanOut: ctx.config.pushes.fanOut, keepSessionIdHash: sessionIdHash, actorUid: user.uid, origin });
   });
   pushesCommitted(ctx);
   return { ok: true };

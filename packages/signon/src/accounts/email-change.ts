@@ -211,8 +211,8 @@ export async function confirmEmailChange(
       const details = { from: user.email, to: change.newEmail, through: "link", requested_by: change.requestedByUid };
       await audit(tx, { action: "email_change_confirmed", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details });
       await audit(tx, { action: "user_updated", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { changed: ["email"] } });
-      await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
-      await endSignInsEverywhere(tx, { user, cause: "email_changed", now, keepSessionIdHash: session.idHash, actorUid: user.uid, origin });
+      await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
+      await endSignInsEverywhere(tx, { user, cause: "email_changed", now, fanOut: ctx.config.pushes.fanOut, keepSessionIdHash: session.idHash, actorUid: user.uid, origin });
       return { ok: true, user: updated };
     });
   } catch (error) {

@@ -1,7 +1,7 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
-import { queuePushes } from "../repositories/push-deliveries.js";
+import { queuePushes, type PushFanOut } from "../repositories/push-deliveries.js";
 import { deleteOtherSessionsOfUser, deleteSessionsOfUser } from "../repositories/sessions.js";
 import { revokeTokensOfUser } from "../repositories/user-token-revocation.js";
 
@@ -12,7 +12,7 @@ export type CredentialChangeCause = "password_changed" | "password_reset" | "ema
  * After a change of a person's credentials (S18), inside the transaction of
  * that change: revokes every access and refresh token they hold, for every
  * application; queues a reauth push (S13) to each
- * application where they hold `signin`; ends every Sign-on session of theirs
+ * application that has issued them a token; ends every Sign-on session of theirs
  * but `keepSessionIdHash` (the browser that made the change), and audits the
  * bulk revocation with its count and cause. API users are left alone: their
  * pre-issued tokens are revoked only explicitly (S17).
@@ -25,6 +25,8 @@ export async function endSignInsEverywhere(
     user: { uid: string; isApiUser: boolean };
     cause: CredentialChangeCause;
     now: Date;
+    /** Which applications are told to sign them out: `SIGNON_PUSH_FAN_OUT`. */
+    fanOut: PushFanOut;
     keepSessionIdHash?: string | null | undefined;
     actorUid?: string | null | undefined;
     origin?: RequestOrigin | null | undefined;
@@ -35,7 +37,7 @@ export async function endSignInsEverywhere(
   if (change.keepSessionIdHash) await deleteOtherSessionsOfUser(tx, user.uid, change.keepSessionIdHash);
   else await deleteSessionsOfUser(tx, user.uid);
   const revoked = await revokeTokensOfUser(tx, user.uid, now);
-  await queuePushes(tx, { userUid: user.uid, kinds: ["reauth"], targets: "applications-where-the-user-holds-signin", now });
+  await queuePushes(tx, { userUid: user.uid, kinds: ["reauth"], targets: { applicationsOfUser: change.fanOut }, now });
   await audit(tx, {
     action: "sign_in_tokens_revoked",
     at: now,

@@ -56,8 +56,11 @@ const actionWords: Record<AuditAction, string> = {
   application_secret_rotated: "Application secret rotated",
   application_retired: "Application retired",
   application_unretired: "Application brought back from retirement",
+  application_uris_rewritten: "Application URIs rewritten for another environment",
+  credentials_exported: "Credentials exported to Kubernetes",
   organisation_updated: "Organisation changed",
   organisations_imported: "Organisations imported",
+  organisation_register_fetched: "Organisations fetched from the register",
   application_access_given_up: "Gave up their access to an application",
   api_token_revoked: "API token revoked",
   api_token_renewed: "API token renewed automatically before it expired",
@@ -80,6 +83,13 @@ const causeWords: Record<string, string> = {
 };
 
 const roleWords: Record<string, string> = { superadmin: "superadmin", admin: "admin", super_organisation_admin: "super organisation admin", organisation_admin: "organisation admin", normal: "normal user" };
+
+/** What a reset request mailed in place of a reset link (see `password-reset.ts`). */
+const resetMailWords: Record<string, string> = {
+  suspended: " (the account is suspended: mailed whom to ask, without a link)",
+  invitation: " (invitation not accepted yet: its link was mailed again)",
+  invitation_expired: " (the invitation had expired: mailed whom to ask for a new one)",
+};
 
 function stringList(value: unknown): string | null {
   return Array.isArray(value) && value.every((item) => typeof item === "string") ? value.join(", ") : null;
@@ -111,10 +121,20 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
     text += ` after ${causeWords[details.cause] ?? details.cause.replace(/_/g, " ")}: ${details.tokens} ${details.tokens === 1 ? "token" : "tokens"} revoked`;
   }
   if (event.action === "account_locked" && typeof details.failures === "number") text += ` (${details.failures} failed sign-ins${lockSources(details.sources)})`;
+  if (event.action === "password_reset_requested" && typeof details.mail === "string") text += resetMailWords[details.mail] ?? "";
   if (details.through === "unlock_link") text += " (through the link mailed with the lock)";
   if (details.through === "link") text += " (confirmed through the link mailed to the new address)";
   if (details.through === "out_of_band") text += " (confirmed out of band, without a link)";
   if (details.through === "case_only") text += " (the same address in other case)";
+  if (event.action === "application_uris_rewritten" && typeof details.from_host === "string" && typeof details.to_host === "string") {
+    const count = Array.isArray(details.changes) ? details.changes.length : 0;
+    text += ` from ${details.from_host} to ${details.to_host} (${count} ${count === 1 ? "URI" : "URIs"})`;
+  }
+  if (event.action === "credentials_exported" && typeof details.secret === "string") {
+    text += ` as secret ${details.secret}${typeof details.namespace === "string" ? ` in namespace ${details.namespace}` : ""}`;
+    text += details.kind === "client_secret" ? ", with a new client secret" : ", with a new API token";
+    if (typeof details.destination === "string") text += ` (written to ${details.destination})`;
+  }
   return text;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { isDatabaseUnavailable } from "@tessera/db";
+import { isDatabaseUnavailable, transactionConflict } from "@tessera/db";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
@@ -16,6 +16,7 @@ import {
 import { isUniqueViolation } from "../repositories/unique-violation.js";
 import { findUserByEmail, findUserByUid, type User } from "../repositories/users.js";
 import { mayListUsers } from "../web/policy.js";
+import { withAdministrationScope, type ScopedActor } from "./administration-scope.js";
 import type { BatchFileRow } from "./invitation-csv.js";
 import { checkInvitation, createInvitation, mailInvitation } from "./invitations.js";
 import { AccountError, type Role } from "./manage-users.js";
@@ -122,12 +123,14 @@ type RowResult = {
 };
 
 async function inviteRow(ctx: SignonContext, batch: InvitationBatch, row: InvitationBatchRow, log?: BatchLog): Promise<RowResult> {
-  let actor: User | null = null;
+  let actor: ScopedActor | null = null;
   if (batch.createdByUid !== null) {
-    actor = await findUserByUid(ctx.db, batch.createdByUid);
-    if (!actor || actor.suspendedAt !== null || !mayListUsers(actor)) {
+    const found = await findUserByUid(ctx.db, batch.createdByUid);
+    if (!found || found.suspendedAt !== null || !mayListUsers(found)) {
       return { outcome: "invalid", reason: "The administrator who started this batch can no longer invite people" };
     }
+    // What they may grant is read as each row is invited: access they lost since the upload is not used.
+    actor = await withAdministrationScope(ctx.db, found);
   }
   const existing = row.email.trim() === "" ? null : await findUserByEmail(ctx.db, row.email.trim());
   if (existing) return { outcome: "exists", reason: "An account already has this e-mail address" };
@@ -155,8 +158,9 @@ async function inviteRow(ctx: SignonContext, batch: InvitationBatch, row: Invita
       if (/already exists/.test(error.message)) return { outcome: "exists", reason: "An account already has this e-mail address" };
       return { outcome: "invalid", reason: error.message };
     }
-    // The savepoint rolled back; a row that fails for another reason must not hold up the rows after it.
-    if (isDatabaseUnavailable(error)) throw error;
+    // The savepoint rolled back; a row that fails for another reason must not hold up the rows after it. A deadlock
+    // or serialization failure ends the whole transaction, which is run again with this row.
+    if (isDatabaseUnavailable(error) || transactionConflict(error) !== null) throw error;
     log?.error({ err: error, batchId: batch.id, line: row.line }, "batch invitation row failed");
     return { outcome: "invalid", reason: "This row could not be invited because of an error on our side; invite this person on their own" };
   }

@@ -7,6 +7,7 @@ import { revokeGrantsOfUser } from "../repositories/grants.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
+import { lockUnsuspendedUser } from "../repositories/suspension-lock.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { emailPolicyProblem } from "./email-policy.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
@@ -140,12 +141,14 @@ export async function suspendUser(
   if (user.suspendedAt !== null) throw new AccountError(`${user.email} is already suspended`);
   const now = ctx.now();
   const suspended = await ctx.db.transaction(async (tx) => {
+    // Suspended meanwhile by another request or instance (whose transaction this waited for): nothing more to do.
+    if (!(await lockUnsuspendedUser(tx, user.uid))) throw new AccountError(`${user.email} is already suspended`);
     const updated = await updateUser(tx, user.uid, { suspendedAt: now, suspensionReason: trimmed, updatedAt: now });
     await deleteSessionsOfUser(tx, user.uid);
     await revokeGrantsOfUser(tx, user.uid, now);
     await audit(tx, { action: "user_suspended", at: now, actorUid, subjectUid: user.uid, origin, details: { reason: trimmed } });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
-    await queuePushes(tx, { userUid: user.uid, kinds: ["update", "reauth"], targets: "every-application-of-the-user", now });
+    await queuePushes(tx, { userUid: user.uid, kinds: ["update", "reauth"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
     return updated;
   });
   pushesCommitted(ctx);
@@ -192,7 +195,7 @@ export async function unsuspendUser(
     await clearAccountLock(tx, user, now, "every");
     await audit(tx, { action: "user_unsuspended", at: now, actorUid, subjectUid: user.uid, origin, details: { new_password_required: requireNewPassword } });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
-    await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+    await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
     return { unsuspended: updated, link: requireNewPassword ? await createAccountLink(tx, user.uid, "password_reset", now) : null };
   });
   pushesCommitted(ctx);
@@ -297,14 +300,14 @@ async function changeUser(
     }
     if (detailsChanged) {
       await audit(tx, { action: "user_updated", at: now, actorUid, subjectUid: user.uid, origin, details: { changed: Object.keys(changes).sort() } });
-      await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+      await queuePushes(tx, { userUid: user.uid, kinds: ["update"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
     }
     if (changes.email !== undefined) {
       // Applied at once, without a link: an operator or an administrator who confirmed the address out of band, or the same address in other case.
       await deletePendingEmailChange(tx, user.uid);
       const through = changes.email.toLowerCase() === user.email.toLowerCase() ? "case_only" : "out_of_band";
       await audit(tx, { action: "email_change_confirmed", at: now, actorUid, subjectUid: user.uid, origin, details: { from: user.email, to: changes.email, through } });
-      await endSignInsEverywhere(tx, { user, cause: "email_changed", now, keepSessionIdHash, actorUid, origin });
+      await endSignInsEverywhere(tx, { user, cause: "email_changed", now, fanOut: ctx.config.pushes.fanOut, keepSessionIdHash, actorUid, origin });
     }
     return row;
   });

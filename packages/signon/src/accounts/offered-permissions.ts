@@ -2,7 +2,7 @@ import type { Application } from "../repositories/applications.js";
 import { grantablePermissions, isOrganisationScoped, type Actor } from "../web/policy.js";
 
 /** What the rules below read of an application. */
-export type OfferedApplication = Pick<Application, "supportedPermissions" | "delegatablePermissions" | "permissionsNotGrantableInUi" | "retired" | "apiOnly">;
+export type OfferedApplication = Pick<Application, "id" | "supportedPermissions" | "delegatablePermissions" | "permissionsNotGrantableInUi" | "retired" | "apiOnly">;
 
 /** Whether people use the application: it is neither retired nor API only (API-only ones are on no dashboard, grid or filter for people). */
 export function isForPeople(application: Pick<Application, "retired" | "apiOnly">): boolean {
@@ -15,7 +15,8 @@ export function isForPeople(application: Pick<Application, "retired" | "apiOnly"
  * the invite form, the batch-invitation form) and by the checks of what they
  * post: nothing on a retired or API-only application; never a permission
  * kept out of the web interface; for organisation admins and super
- * organisation admins, only the delegatable permissions.
+ * organisation admins, only the delegatable permissions of applications they
+ * may sign in to themselves.
  */
 export function offeredPermissions(actor: Actor, application: OfferedApplication): readonly string[] {
   return isForPeople(application) ? grantablePermissions(actor, application) : [];

@@ -47,6 +47,10 @@ export function readOrganisationImportFile(
   const json = format === "json" || (format === "auto" && /^\s*[[{]/.test(body));
   const records = json ? jsonRecords(body) : csvRecords(body);
   if (records.length > maxImportRows) throw new AccountError(`The file has more than ${maxImportRows} rows`);
+  return readRecords(records);
+}
+
+function readRecords(records: readonly RawRecord[]): { rows: OrganisationImportRow[]; unreadable: UnreadableImportRow[] } {
   const rows: OrganisationImportRow[] = [];
   const unreadable: UnreadableImportRow[] = [];
   for (const record of records) {
@@ -71,9 +75,24 @@ function jsonRecords(body: string): RawRecord[] {
   } catch {
     throw new AccountError("The file is not valid JSON");
   }
-  const list = Array.isArray(parsed) ? parsed : isObject(parsed) && Array.isArray(parsed.organisations) ? parsed.organisations : null;
-  if (list === null) throw new AccountError('A JSON file holds a list of organisations, or an object {"organisations": [...]}');
+  const list: unknown = Array.isArray(parsed) ? parsed : isObject(parsed) && Array.isArray(parsed.organisations) ? parsed.organisations : null;
+  if (!Array.isArray(list)) throw new AccountError('A JSON file holds a list of organisations, or an object {"organisations": [...]}');
   if (list.length > maxImportRows) throw new AccountError(`The file has more than ${maxImportRows} rows`);
+  return listRecords(list);
+}
+
+/**
+ * Reads organisations already parsed from JSON: a list of objects with the
+ * keys of a JSON import file, as {@link readOrganisationImportFile} reads
+ * one. Rows are numbered from 1 in list order. For sources of another shape
+ * (the organisation register) that convert their entries to this one.
+ */
+export function readOrganisationImportList(list: readonly unknown[]): { rows: OrganisationImportRow[]; unreadable: UnreadableImportRow[] } {
+  if (list.length > maxImportRows) throw new AccountError(`There are more than ${maxImportRows} organisations`);
+  return readRecords(listRecords(list));
+}
+
+function listRecords(list: readonly unknown[]): RawRecord[] {
   return list.map((item: unknown, index: number): RawRecord => {
     if (!isObject(item)) return { row: index + 1, values: {}, problem: "Each item is an object with slug and name" };
     const values: RawRecord["values"] = {};

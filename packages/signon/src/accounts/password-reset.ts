@@ -1,14 +1,16 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import { sendMailInBackground } from "../mail/send-mail.js";
+import { sendMailInBackground, type MailMessage } from "../mail/send-mail.js";
 import { pushesCommitted } from "../pushes/queue.js";
-import { findUserByEmail } from "../repositories/users.js";
+import { findLatestUnusedAccountLink } from "../repositories/account-links.js";
+import { findUserByEmail, type User } from "../repositories/users.js";
 import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
-import { formatTime } from "../time-format.js";
-import { accountLinkLifetimeSeconds, createAccountLink } from "./account-links.js";
+import { createAccountLink } from "./account-links.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { setPasswordThroughLink } from "./link-password.js";
 import type { FieldErrors } from "./password-policy.js";
+import { expiredInvitationMail, invitationAgainMail, resetLinkMail, suspendedAccountMail } from "./password-reset-mails.js";
+import { whomToAsk } from "./whom-to-ask.js";
 
 /** S15: password reset requests per IP (every request counts, found or not). */
 export const passwordResetPerIpLimit: FailureLimit = { name: "password-reset-ip", maxFailures: 20, windowSeconds: 3600 };
@@ -19,14 +21,23 @@ export const passwordResetPerAccountLimit: FailureLimit = { name: "password-rese
 export type PasswordResetRequestResult = { ok: true } | { ok: false; retryAfterSeconds: number };
 
 /**
- * Handles "forgotten password": mails a single-use link, valid for 6 hours,
- * to the account with this e-mail address, replacing any earlier link. The
- * answer is the same whether or not the account exists; suspended accounts
- * and API users get no mail, and each account gets at most a few an hour.
- * Only the per-IP limit changes the answer (S15). The SMTP send is not
- * awaited, so an existing account is not answered more slowly than an
- * unknown address; a mail that cannot be sent goes to `onMailFailure` (for
- * the log only: the person sees the same answer either way).
+ * Handles "forgotten password". The answer is the same whether or not the
+ * account exists, and whatever mail is sent; only the per-IP limit changes
+ * it (S15). The account with this e-mail address gets at most a few mails an
+ * hour, each one of:
+ *
+ * - a single-use link, valid for 6 hours, replacing any earlier one;
+ * - for a suspended account, why its password cannot be reset and whom to
+ *   ask to lift the suspension, with no link;
+ * - for someone invited who has not accepted yet, their invitation link
+ *   again (a new link in place of the old one, working until the invitation
+ *   would have ended), or, once the invitation has expired, whom to ask for
+ *   a new one.
+ *
+ * API users get no mail. The SMTP send is not awaited, so an existing account
+ * is not answered more slowly than an unknown address; a mail that cannot be
+ * sent goes to `onMailFailure` (for the log only: the person sees the same
+ * answer either way).
  */
 export async function requestPasswordReset(
   ctx: SignonContext,
@@ -42,44 +53,43 @@ export async function requestPasswordReset(
 
   const user = await findUserByEmail(ctx.db, email.trim());
   if (!user) return { ok: true };
-  const refusal = user.isApiUser ? "api_user" : user.suspendedAt !== null ? "suspended" : null;
-  const accountWait = await secondsUntilAllowed(ctx.db, passwordResetPerAccountLimit, [user.uid], now);
-  if (refusal !== null || accountWait !== null) {
-    await audit(ctx.db, {
-      action: "password_reset_requested",
-      at: now,
-      subjectUid: user.uid,
-      origin,
-      details: { sent: false, reason: refusal ?? "too_many_requests" },
-    });
+  const refusal = user.isApiUser ? "api_user" : (await secondsUntilAllowed(ctx.db, passwordResetPerAccountLimit, [user.uid], now)) !== null ? "too_many_requests" : null;
+  if (refusal !== null) {
+    await audit(ctx.db, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: false, reason: refusal } });
     return { ok: true };
   }
   await recordFailure(ctx.db, passwordResetPerAccountLimit, [user.uid], now);
-  const { token, expiresAt } = await ctx.db.transaction(async (tx) => {
-    const link = await createAccountLink(tx, user.uid, "password_reset", now);
-    await audit(tx, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: true } });
-    return link;
-  });
-  const hours = accountLinkLifetimeSeconds.password_reset / 3600;
-  await sendMailInBackground(
-    ctx,
-    {
-      to: user.email,
-      subject: "Reset your Tessera Sign-on password",
-      text: [
-        `Hello ${user.name},`,
-        "",
-        "Someone asked to reset the password of your Tessera Sign-on account. Choose a new password here:",
-        "",
-        `${ctx.config.publicUrl}/password-reset/${token}`,
-        "",
-        `The link works once and until ${formatTime(expiresAt)} (${hours} hours).`,
-        "If you did not ask for this, you can ignore this e-mail: your password stays as it is.",
-      ].join("\n"),
-    },
-    onMailFailure,
-  );
+  const message = await resetAnswerMail(ctx, user, now, origin);
+  await sendMailInBackground(ctx, message, onMailFailure);
   return { ok: true };
+}
+
+/** What a reset request mails to `user` (see `requestPasswordReset`), with the link it needs and the audit event, stored. */
+async function resetAnswerMail(ctx: SignonContext, user: User, now: Date, origin: RequestOrigin): Promise<MailMessage> {
+  if (user.suspendedAt !== null) {
+    await audit(ctx.db, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: true, mail: "suspended" } });
+    return suspendedAccountMail(user, await whomToAsk(ctx, user));
+  }
+  if (user.passwordHash === null && user.invitationSentAt !== null) {
+    const invitation = await findLatestUnusedAccountLink(ctx.db, user.uid, "invitation");
+    if (invitation === null || invitation.expiresAt.getTime() <= now.getTime()) {
+      await audit(ctx.db, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: true, mail: "invitation_expired" } });
+      return expiredInvitationMail(user, await whomToAsk(ctx, user));
+    }
+    const link = await ctx.db.transaction(async (tx) => {
+      // The invitation keeps its end: asking again does not lengthen it.
+      const fresh = await createAccountLink(tx, user.uid, "invitation", now, invitation.expiresAt);
+      await audit(tx, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: true, mail: "invitation" } });
+      return fresh;
+    });
+    return invitationAgainMail(ctx, user, link);
+  }
+  const link = await ctx.db.transaction(async (tx) => {
+    const fresh = await createAccountLink(tx, user.uid, "password_reset", now);
+    await audit(tx, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: true } });
+    return fresh;
+  });
+  return resetLinkMail(ctx, user, link);
 }
 
 export type PasswordResetResult = { ok: true } | { ok: false; errors: FieldErrors } | { ok: false; link: "unknown" | "expired" | "used" };
@@ -98,7 +108,7 @@ export async function resetPassword(
 ): Promise<PasswordResetResult> {
   const result = await setPasswordThroughLink(ctx, token, "password_reset", form, origin, async (tx, user, now) => {
     await audit(tx, { action: "password_reset", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
-    await endSignInsEverywhere(tx, { user, cause: "password_reset", now, actorUid: user.uid, origin });
+    await endSignInsEverywhere(tx, { user, cause: "password_reset", now, fanOut: ctx.config.pushes.fanOut, actorUid: user.uid, origin });
   });
   if (result.ok) pushesCommitted(ctx);
   return result.ok ? { ok: true } : result;

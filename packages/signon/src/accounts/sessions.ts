@@ -3,9 +3,9 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { deleteSession, findSession, insertSession, touchSession, type Session } from "../repositories/sessions.js";
-import { listOrganisationSubtreeIds } from "../repositories/organisations.js";
 import { recordSignIn, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
+import { withAdministrationScope, type ScopedActor } from "./administration-scope.js";
 import { mustSetUpTwoStep } from "./two-step-mandate.js";
 
 /**
@@ -66,8 +66,8 @@ export async function signInCompleted(
 
 /** A live session of the web interface: its user, the digest of its id, and a flash message waiting to be shown. */
 export interface WebSession {
-  /** The user; a super organisation admin's with the organisations they manage (`organisationScope`). */
-  user: User & { organisationScope?: readonly string[] };
+  /** The user; an organisation-scoped administrator's with what they administer (see `withAdministrationScope`). */
+  user: ScopedActor;
   idHash: string;
   awaitingSecondFactor: boolean;
   /** 2-step verification is required of the user and not set up: every page but its set-up sends them there. */
@@ -113,10 +113,7 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     return null;
   }
   if (!readOnly && now.getTime() - found.session.lastSeenAt.getTime() >= touchIntervalMs(ctx.config.sessionIdleSeconds)) await touchSession(ctx.db, idHash, now);
-  const user =
-    found.user.role === "super_organisation_admin" && found.user.organisationId !== null
-      ? { ...found.user, organisationScope: await listOrganisationSubtreeIds(ctx.db, found.user.organisationId) }
-      : found.user;
+  const user = await withAdministrationScope(ctx.db, found.user);
   const authenticationMethods = found.session.authenticationMethods.filter(isAuthenticationMethod);
   return {
     user,
@@ -165,7 +162,7 @@ export async function endSession(ctx: SignonContext, sessionId: string | undefin
   await ctx.db.transaction(async (tx) => {
     await deleteSession(tx, idHash);
     await audit(tx, { action: "sign_out", at: now, actorUid: found.user.uid, subjectUid: found.user.uid, origin });
-    await queuePushes(tx, { userUid: found.user.uid, kinds: ["reauth"], targets: "applications-the-user-used", now });
+    await queuePushes(tx, { userUid: found.user.uid, kinds: ["reauth"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
   });
   pushesCommitted(ctx);
 }

@@ -14,10 +14,29 @@ import { updateUser, type User } from "../repositories/users.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 import { openSecret, sealSecret, SecretBoxError } from "../security/secret-box.js";
 
-/** How long before a token expires it is shown as expiring, and renewed when automatic renewal is on. */
+/** How long before a token expires it is shown as expiring, and the longest renewal window. */
 export const tokenExpiryWarningDays = 30;
 
 const dayMs = 86_400_000;
+const hourMs = 3_600_000;
+
+/** A renewed token lives at least this long. */
+const shortestRenewedLifetimeMs = dayMs;
+
+/**
+ * How long before it expires a token issued for `lifetimeMs` is renewed: a
+ * third of its lifetime, at most `tokenExpiryWarningDays` (a two-year token
+ * 30 days before, a 10-day token 3 days and 8 hours before) and at least two
+ * hours, so the hourly job cannot miss it. A renewed token lives as long as
+ * the old one (at least a day), so at least two thirds of it remain when it
+ * is issued: it is never renewed again until it too is close to expiring.
+ */
+export function renewalWindowMs(lifetimeMs: number): number {
+  return Math.min(tokenExpiryWarningDays * dayMs, Math.max(lifetimeMs / 3, 2 * hourMs));
+}
+
+/** The renewal rule in words, for pages and command output. */
+export const renewalRuleText = `each token is renewed once, when a third of its lifetime is left (at most ${tokenExpiryWarningDays} days, at least 2 hours before it expires)`;
 
 function sealingKey(ctx: SignonContext): Buffer {
   const key = ctx.secretKey ?? ctx.config.secretKey;
@@ -26,10 +45,11 @@ function sealingKey(ctx: SignonContext): Buffer {
 }
 
 /**
- * Issues a new token for every API user's token that expires within
- * `tokenExpiryWarningDays` when that API user has automatic renewal on: a new
- * grant on the same application, living as long as the old token was issued
- * for, each in its own transaction with a `api_token_renewed` audit event.
+ * Issues a new token for every API user's token that is within its renewal
+ * window ({@link renewalWindowMs}) when that API user has automatic renewal
+ * on, once per token: a new grant on the same application, living as long
+ * as the old token was issued for (at least a day), each in its own
+ * transaction with a `api_token_renewed` audit event.
  * The old token keeps working until it expires, so the client can switch.
  * The new token is kept sealed under the secret key until an administrator
  * acknowledges it on the API user's page; it is never logged. Returns how
@@ -39,9 +59,10 @@ export async function renewExpiringApiTokens(ctx: SignonContext): Promise<number
   const now = ctx.now();
   const key = sealingKey(ctx);
   let renewed = 0;
-  for (const old of await findGrantsToRenew(ctx.db, now, new Date(now.getTime() + tokenExpiryWarningDays * dayMs))) {
+  const candidates = await findGrantsToRenew(ctx.db, now, new Date(now.getTime() + tokenExpiryWarningDays * dayMs));
+  for (const old of candidates.filter((grant) => grant.expiresAt.getTime() - now.getTime() <= renewalWindowMs(grant.lifetimeMs))) {
     const token = randomHex();
-    const expiresAt = new Date(now.getTime() + Math.max(old.lifetimeMs, dayMs));
+    const expiresAt = new Date(now.getTime() + Math.max(old.lifetimeMs, shortestRenewedLifetimeMs));
     const grantId = randomUUID();
     await ctx.db.transaction(async (tx) => {
       await insertGrant(tx, { id: grantId, kind: "issued", userUid: old.userUid, applicationId: old.applicationId, createdAt: now });
@@ -138,7 +159,7 @@ export function startTokenRenewalJob(ctx: SignonContext, options: JobTiming & { 
     async () => {
       const renewed = await renewExpiringApiTokens(ctx);
       // How many, never which token.
-      if (renewed > 0) options.log.info(`Renewed ${renewed} API token(s) that expire within ${tokenExpiryWarningDays} days; administrators see them on the API users' pages`);
+      if (renewed > 0) options.log.info(`Renewed ${renewed} API token(s) close to expiring; administrators see them on the API users' pages`);
     },
     options,
   );

@@ -150,7 +150,7 @@ export async function resetTwoStep(ctx: SignonContext, targetUid: string, actor:
       origin,
       ...(passkeysRemoved > 0 ? { details: { passkeys_removed: passkeysRemoved } } : {}),
     });
-    await endSignInsEverywhere(tx, { user: cleared, cause: "two_step_reset", now, actorUid: actor.uid, origin });
+    await endSignInsEverywhere(tx, { user: cleared, cause: "two_step_reset", now, fanOut: ctx.config.pushes.fanOut, actorUid: actor.uid, origin });
   });
   pushesCommitted(ctx);
 }

@@ -3,7 +3,7 @@ import type { RequestOrigin, SignonContext } from "../context.js";
 import { findOrganisationById, listMemberUids, updateOrganisationRow } from "../repositories/organisation-admin.js";
 import { findOrganisationBySlug, lockOrganisationTree, type Organisation } from "../repositories/organisations.js";
 import { queuePushes } from "../repositories/push-deliveries.js";
-import { isUniqueViolation } from "../repositories/unique-violation.js";
+import { isUniqueViolation, violatedConstraint } from "../repositories/unique-violation.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import type { FieldErrors } from "../applications/application-fields.js";
 import { parentRefusal } from "./organisation-tree.js";
@@ -28,13 +28,16 @@ export interface OrganisationInput {
   slug: string;
   parent?: string | undefined;
   closed?: boolean | undefined;
+  /** A new content id (a UUID), set only by the organisation register; absent keeps it. */
+  contentId?: string | undefined;
 }
 
 /**
- * Changes an organisation's name, slug (unique), parent (no cycles) or closed
- * flag. A new slug is part of each member's `/user.json`, so every member's
- * applications are told (S13). Returns the organisation afterwards, field
- * errors, or `null` when there is no such organisation.
+ * Changes an organisation's name, slug (unique), parent (no cycles), closed
+ * flag or content id (unique). A new slug or content id is part of each
+ * member's `/user.json`, so every member's applications are told (S13).
+ * Returns the organisation afterwards, field errors, or `null` when there is
+ * no such organisation.
  */
 export async function updateOrganisation(
   ctx: SignonContext,
@@ -48,7 +51,7 @@ export async function updateOrganisation(
   if (!checked.ok) return checked;
   const holder = await findOrganisationBySlug(ctx.db, checked.slug);
   if (holder && holder.id !== id) return { ok: false, errors: { slug: `Another organisation has the slug ${checked.slug}` } };
-  const changes: { name?: string; slug?: string; parentId?: string | null; closed?: boolean } = {};
+  const changes: { name?: string; slug?: string; parentId?: string | null; closed?: boolean; contentId?: string } = {};
   if (checked.name !== current.name) changes.name = checked.name;
   if (checked.slug !== current.slug) changes.slug = checked.slug;
   if (input.parent !== undefined) {
@@ -56,6 +59,7 @@ export async function updateOrganisation(
     if (parentId !== current.parentId) changes.parentId = parentId;
   }
   if (input.closed !== undefined && input.closed !== current.closed) changes.closed = input.closed;
+  if (input.contentId !== undefined && input.contentId.toLowerCase() !== current.contentId) changes.contentId = input.contentId.toLowerCase();
   if (Object.keys(changes).length === 0) return { ok: true, organisation: current };
   const now = ctx.now();
   const organisation = await ctx.db.transaction(async (tx) => {
@@ -77,25 +81,27 @@ export async function updateOrganisation(
         organisation_id: id,
         changed: Object.keys(changes).sort(),
         ...(changes.slug ? { previous_slug: current.slug, slug: changes.slug } : {}),
+        ...(changes.contentId ? { previous_content_id: current.contentId, content_id: changes.contentId } : {}),
         ...parentDetails,
         ...closedDetails,
       },
     });
-    if (changes.slug !== undefined) {
+    if (changes.slug !== undefined || changes.contentId !== undefined) {
       for (const uid of await listMemberUids(tx, id)) {
-        await queuePushes(tx, { userUid: uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+        await queuePushes(tx, { userUid: uid, kinds: ["update"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
       }
     }
     return updated;
   }).catch((error: unknown) => {
-    // Another organisation took the slug between the check above and this change.
-    if (isUniqueViolation(error)) return "slug_taken" as const;
+    // Another organisation took the slug between the check above and this change, or has the content id.
+    if (isUniqueViolation(error)) return violatedConstraint(error) === "organisations_content_id_unique" ? ("content_id_taken" as const) : ("slug_taken" as const);
     throw error;
   });
   if (organisation === "slug_taken") return { ok: false, errors: { slug: `Another organisation has the slug ${checked.slug}` } };
+  if (organisation === "content_id_taken") return { ok: false, errors: { content_id: `Another organisation has the content id ${changes.contentId ?? ""}` } };
   if (!organisation) return null;
   if ("refusal" in organisation) return { ok: false, errors: { parent: organisation.refusal } };
-  if (changes.slug !== undefined) pushesCommitted(ctx);
+  if (changes.slug !== undefined || changes.contentId !== undefined) pushesCommitted(ctx);
   return { ok: true, organisation };
 }
 

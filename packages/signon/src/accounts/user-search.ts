@@ -1,11 +1,15 @@
 import type { SignonContext } from "../context.js";
 import {
   commonTextPath,
+  fewMatchesPath,
   countUsers,
   estimatePermissionHolders,
+  estimateShortTextHolders,
   type UserCount,
   fewHoldersLimit,
   searchUsers,
+  shortTextIndexLimit,
+  shortTextLength,
   type TwoStepFilter,
   type UserListRow,
   type UserSearch,
@@ -20,7 +24,7 @@ import type { Role } from "./manage-users.js";
 export const usersPerPage = 50;
 
 /** Up to this many people the list counts them exactly; beyond, it shows PostgreSQL's estimate ("about N"). */
-export const exactCountLimit = 1000;
+export const exactCountLimit = 10_000;
 
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
 
@@ -87,20 +91,24 @@ function splitOnce(value: string, separator: string): [string, string] | [] {
  * addresses: through the `pg_trgm` indexes, or, for a text many people hold
  * beside a filter an index serves, tested on each person that index finds
  * (`commonTextPath`). A permission filter says whether few people hold the
- * permission (`fewHoldersLimit`).
+ * permission (`fewHoldersLimit`). When few people match and the filters'
+ * indexes find them cheaply, the page reads them all and sorts them
+ * (`fewMatchesPath`).
  */
 export async function resolvedSearch(ctx: SignonContext, actor: Actor, filters: UserFilters): Promise<UserSearch> {
   const search = searchFor(ctx, actor, filters);
   if (search.permission !== undefined) {
     search.permission = { ...search.permission, fewHolders: (await estimatePermissionHolders(ctx.db, search.permission)) <= fewHoldersLimit };
   }
-  if (search.text === undefined) return search;
+  if (search.text === undefined) return Object.assign(search, await fewMatchesPath(ctx.db, search));
   if (emailPattern.test(search.text)) {
     const exact: UserSearch = { ...search, text: undefined, exactEmail: search.text };
     if ((await searchUsers(ctx.db, exact, { kind: "first" }, 1)).length > 0) return exact;
   }
-  search.commonText = await commonTextPath(ctx.db, search);
-  return search;
+  // One or two characters that few people hold: through the index of short texts.
+  if ([...search.text].length <= shortTextLength) search.shortText = (await estimateShortTextHolders(ctx.db, search.text)) <= shortTextIndexLimit;
+  if (search.shortText !== true) search.commonText = await commonTextPath(ctx.db, search);
+  return Object.assign(search, await fewMatchesPath(ctx.db, search));
 }
 
 /**
@@ -123,4 +131,18 @@ export function statusTags(ctx: SignonContext, row: Pick<UserListRow, "suspended
   if (row.lockedAt !== null && row.lockedAt.getTime() + lockSeconds * 1000 > ctx.now().getTime()) tags.push("locked");
   if (!row.hasPassword) tags.push("invited");
   return tags.length === 0 ? ["active"] : tags;
+}
+
+/**
+ * What the list says of how many match, never what its page contradicts: a first page with room to spare holds
+ * everyone who matches (its rows are the count); a count that ran out of time beside a sample that found fewer
+ * than the count's limit says only what the pages prove (more than a page), as such a sample is too small to be
+ * trusted.
+ */
+export function shownCount(counted: UserCount, page: KeysetPage<unknown>, first: boolean): UserCount {
+  if (first && page.rows.length < usersPerPage) return { count: page.rows.length, exact: true, moreThan: false, tooSlowToCount: false };
+  if (counted.tooSlowToCount && counted.count < exactCountLimit && (page.next !== null || page.previous !== null)) {
+    return { count: usersPerPage, exact: false, moreThan: true, tooSlowToCount: true };
+  }
+  return counted;
 }

@@ -1,5 +1,5 @@
 import { open, readFile, stat } from "node:fs/promises";
-import { renewExpiringApiTokens, setTokenAutoRenewal, tokenExpiryWarningDays } from "../accounts/token-renewal.js";
+import { renewalRuleText, renewExpiringApiTokens, setTokenAutoRenewal } from "../accounts/token-renewal.js";
 import { AccountError, createApiUser, requireUserByEmail, createUser, roles, suspendUser, unlockUser, unsuspendUser, updateUserDetails, type Role } from "../accounts/manage-users.js";
 import { suspendInactiveUsers } from "../accounts/inactivity.js";
 import { generatePassword } from "../accounts/password-policy.js";
@@ -24,6 +24,8 @@ import { checkOpenIdSettings, OpenIdSettingsError, openIdSettingsOf, setOpenIdSe
 import { rotateSigningKeys } from "../oidc/signing-keys.js";
 import type { Application } from "../repositories/applications.js";
 import { UsageError, type Command, type Options } from "./output.js";
+import { deploymentCommands } from "./deployment-commands.js";
+import { organisationRegisterCommands } from "./organisation-register-command.js";
 
 
 function required(options: Options, name: string): string {
@@ -448,6 +450,8 @@ export const commands: Record<string, Command> = {
     },
   },
 
+  ...organisationRegisterCommands,
+
   "users suspend": {
     usage: "signon users suspend --email E --reason TEXT [--json]",
     options: { email: { type: "string" }, reason: { type: "string" } },
@@ -562,7 +566,7 @@ export const commands: Record<string, Command> = {
       const renewed = await renewExpiringApiTokens({ ...ctx, secretKey: await resolveSecretKey(ctx.config.secretKey, ctx.config.dataDir) });
       return {
         json: { renewed },
-        text: [`Renewed ${renewed} API token(s) expiring within ${tokenExpiryWarningDays} days. The new tokens are shown on the API users' pages, not here.`],
+        text: [`Renewed ${renewed} API token(s); ${renewalRuleText}. The new tokens are shown on the API users' pages, not here.`],
       };
     },
   },
@@ -618,4 +622,6 @@ export const commands: Record<string, Command> = {
       return { json: { id: Number(raw), status: "pending" }, text: [`Push ${raw} is due again now.`] };
     },
   },
+
+  ...deploymentCommands,
 };

@@ -1,14 +1,16 @@
 import { parseArgs } from "node:util";
+import { TESSERA_VERSION } from "@tessera/service-kit";
 import { AccountError } from "../accounts/manage-users.js";
 import { RegistrationError } from "../applications/register-application.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { openSignonDatabase } from "../database.js";
 import { statementRunner } from "../db/statements.js";
 import { commands } from "./commands.js";
+import { MIGRATE_USAGE, runMigrateCommand } from "./migrate-command.js";
 import { UsageError, type CliIo } from "./output.js";
 
 function usage(): string {
-  return ["Usage:", ...Object.values(commands).map((command) => `  ${command.usage}`), "", "Connects to DATABASE_URL, or to the embedded database in SIGNON_DATA_DIR (default ./data)."].join("\n");
+  return ["Usage:", "  signon --version", `  ${MIGRATE_USAGE}`, ...Object.values(commands).map((command) => `  ${command.usage}`), "", "Connects to DATABASE_URL, or to the embedded database in SIGNON_DATA_DIR (default ./data)."].join("\n");
 }
 
 /**
@@ -17,6 +19,18 @@ function usage(): string {
  * gets exactly one JSON object; errors always go to stderr.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv.length === 1 && argv[0] === "--version") {
+    io.stdout.write(`${TESSERA_VERSION}\n`);
+    return 0;
+  }
+  if (argv[0] === "migrate") {
+    try {
+      return await runMigrateCommand(argv.slice(1), io);
+    } catch (error) {
+      io.stderr.write(`signon: ${(error as Error).message ?? String(error)}\n`);
+      return 1;
+    }
+  }
   const [group, action, ...rest] = argv;
   const command = commands[`${group ?? ""} ${action ?? ""}`];
   if (!command) {

@@ -36,6 +36,11 @@ export const organisations = signon.table(
     parentId: uuid("parent_id").references((): AnyPgColumn => organisations.id),
     /** A closed organisation is offered for nothing new (no new members); its people stay. */
     closed: boolean("closed").notNull().default(false),
+    /**
+     * How many users (people and API users) have this organisation, kept exact by triggers on `users` in the
+     * statement that changes them (migration 0020), so no page counts them.
+     */
+    memberCount: integer("member_count").notNull().default(0),
     createdAt: createdAt(),
   },
   (table) => [index("organisations_parent_idx").on(table.parentId), check("organisations_not_own_parent_check", sql`${table.parentId} <> ${table.id}`)],
@@ -102,6 +107,9 @@ export const users = signon.table(
     // Search by a fragment of the name or e-mail address (`ilike '%…%'`): trigram indexes (the pg_trgm extension).
     index("users_name_trgm_idx").using("gin", table.name.op("gin_trgm_ops")),
     index("users_email_trgm_idx").using("gin", table.email.op("gin_trgm_ops")),
+    // A search of one or two characters, which no trigram narrows: every character and pair of characters of the
+    // name and of the e-mail address, lower-cased (`signon.short_grams`, migration 0019; built by 0022).
+    index("users_short_grams_idx").using("gin", sql`signon.short_grams(${table.name}, ${table.email})`),
     index("users_two_step_exempt_until_idx").on(table.twoStepExemptUntil).where(sql`${table.twoStepExemptUntil} is not null`),
     check("users_role_check", sql`${table.role} in ('superadmin', 'admin', 'super_organisation_admin', 'organisation_admin', 'normal')`),
     check("users_suspension_reason_check", sql`(${table.suspendedAt} is null) = (${table.suspensionReason} is null)`),
@@ -460,6 +468,13 @@ export const auditEvents = signon.table(
     index("audit_events_actor_idx").on(table.actorUid, table.occurredAt).where(sql`${table.actorUid} is not null`),
     index("audit_events_occurred_idx").on(table.occurredAt),
     index("audit_events_sign_in_idx").on(table.applicationId, table.occurredAt).where(sql`${table.action} = 'authorization_code_issued'`),
+    // An application's event log (`/applications/:id/events`): the changes to it, without its many sign-ins. The
+    // list is `applicationChangeActions` (repositories/application-events.ts); a query names the same actions.
+    index("audit_events_application_change_idx")
+      .on(table.applicationId, table.occurredAt)
+      .where(
+        sql`${table.action} in ('application_created', 'application_updated', 'application_secret_rotated', 'application_retired', 'application_unretired', 'application_uris_rewritten', 'credentials_exported', 'client_authentication_flood')`,
+      ),
   ],
 );
 
@@ -485,6 +500,25 @@ export const userApplicationSyncs = signon.table(
     primaryKey({ columns: [table.userUid, table.applicationId] }),
     check("user_application_syncs_by_check", sql`${table.lastSyncedBy} in ('user_json', 'push')`),
   ],
+);
+
+/**
+ * An application's figures of a calendar month (UTC) that has ended: different people who signed in and sign-ins,
+ * counted once from the audit events the first time the usage page asks and kept, as a month that has ended gets
+ * no more sign-ins. The month in progress is counted on each view.
+ */
+export const applicationUsageMonths = signon.table(
+  "application_usage_months",
+  {
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    /** `YYYY-MM`. */
+    month: text("month").notNull(),
+    users: integer("users").notNull(),
+    signIns: integer("sign_ins").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.applicationId, table.month] })],
 );
 
 /**

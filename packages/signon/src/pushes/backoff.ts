@@ -1,4 +1,4 @@
-/** First retry after about this long; each later one waits twice as long, up to `maxDelaySeconds`. */
+/** The longest wait before the first retry (it waits half to all of it); each later one's doubles, up to `maxDelaySeconds`. */
 export const baseDelaySeconds = 5;
 export const maxDelaySeconds = 3600;
 /** A push is retried for at least this long before it is recorded as failed (S14). */

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, desc, eq, gt, isNull } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { accountLinks } from "../db/schema.js";
 
@@ -15,6 +15,17 @@ export async function insertAccountLink(db: SignonDatabase, row: typeof accountL
 /** A link by the digest of its token, whatever its state. */
 export async function findAccountLink(db: SignonDatabase, tokenHash: string): Promise<AccountLink | null> {
   const [row] = await db.select().from(accountLinks).where(eq(accountLinks.tokenHash, tokenHash)).limit(1);
+  return row ?? null;
+}
+
+/** The user's newest unused link of one purpose, expired or not (a newer link deletes the older unused ones). */
+export async function findLatestUnusedAccountLink(db: SignonDatabase, userUid: string, purpose: AccountLinkPurpose): Promise<AccountLink | null> {
+  const [row] = await db
+    .select()
+    .from(accountLinks)
+    .where(and(eq(accountLinks.userUid, userUid), eq(accountLinks.purpose, purpose), isNull(accountLinks.usedAt)))
+    .orderBy(desc(accountLinks.createdAt))
+    .limit(1);
   return row ?? null;
 }
 

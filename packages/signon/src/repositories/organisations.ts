@@ -15,6 +15,11 @@ export async function findOrganisationBySlug(db: SignonDatabase, slug: string): 
   return row ?? null;
 }
 
+export async function findOrganisationByContentId(db: SignonDatabase, contentId: string): Promise<Organisation | null> {
+  const [row] = await db.select().from(organisations).where(eq(organisations.contentId, contentId.toLowerCase())).limit(1);
+  return row ?? null;
+}
+
 /** The id of the organisation with this slug or, failing that, the only one with this name (in any case); `null` when none or several. */
 export async function findOrganisationIdBySlugOrName(db: SignonDatabase, given: string): Promise<string | null> {
   const bySlug = await findOrganisationBySlug(db, given);

@@ -8,16 +8,47 @@ import type { SignonDatabase } from "../db/database.js";
 export type PushKind = "update" | "reauth" | "logout";
 export type PushStatus = "pending" | "delivered" | "failed";
 
+/**
+ * Which applications hear of a change of a person that is not a permission change (details, suspension, sign-out):
+ * `token`, those that have issued them a token (row 23, the default); `token-or-permission`, those too and every
+ * application where they hold a permission, used or not (`SIGNON_PUSH_FAN_OUT`).
+ */
+export type PushFanOut = "token" | "token-or-permission";
+
 /** Which applications a queued push goes to. */
 export type PushTargets =
   /** Exactly these applications (a permission changed there). */
   | { applicationIds: readonly string[] }
-  /** Every application where the user holds a permission or has been issued a token. */
-  | "every-application-of-the-user"
-  /** Every application where the user has been issued a token (used it). */
-  | "applications-the-user-used"
-  /** Every application where the user holds `signin`. */
-  | "applications-where-the-user-holds-signin";
+  /** The applications of the user, as `PushFanOut` says. */
+  | { applicationsOfUser: PushFanOut };
+
+/**
+ * Whether application `a` has issued the user a token: an exchanged authorization code or a pre-issued token. A grant
+ * whose code was never exchanged issued none (its row goes once the code expires); a revoked one did.
+ */
+function issuedTheUserAToken(userUid: string) {
+  return sql`exists (select 1 from signon.grants g
+    where g.user_uid = ${userUid}::uuid and g.application_id = a.id and (g.kind = 'issued' or g.code_used_at is not null))`;
+}
+
+/** Whether application `a` is one of the user's as `fanOut` counts them. */
+function applicationOfUser(userUid: string, fanOut: PushFanOut) {
+  if (fanOut === "token") return issuedTheUserAToken(userUid);
+  return sql`(${issuedTheUserAToken(userUid)}
+    or exists (select 1 from signon.user_permissions p where p.user_uid = ${userUid}::uuid and p.application_id = a.id))`;
+}
+
+/**
+ * The names of the applications a change of the user's details, a suspension or a sign-out is pushed to (not retired,
+ * pushes on), by name: what a confirmation page says will be told.
+ */
+export async function listApplicationsPushedAboutUser(db: SignonDatabase, userUid: string, fanOut: PushFanOut): Promise<string[]> {
+  const result = await db.execute<{ name: string }>(sql`
+    select a.name from signon.applications a
+     where not a.retired and a.push_enabled and ${applicationOfUser(userUid, fanOut)}
+     order by lower(a.name), a.name`);
+  return result.rows.map((row) => row.name);
+}
 
 /**
  * Queues pushes of `kinds`, in that order, for a user, inside the caller's
@@ -32,18 +63,10 @@ export async function queuePushes(
   push: { userUid: string; kinds: readonly PushKind[]; targets: PushTargets; now: Date },
 ): Promise<number> {
   const now = push.now.toISOString();
-  const holdsPermission = sql`exists (select 1 from signon.user_permissions p where p.user_uid = ${push.userUid} and p.application_id = a.id)`;
-  const hasGrant = sql`exists (select 1 from signon.grants g where g.user_uid = ${push.userUid} and g.application_id = a.id)`;
-  const holdsSignin = sql`exists (select 1 from signon.user_permissions p
-    where p.user_uid = ${push.userUid} and p.application_id = a.id and p.permission = 'signin')`;
   const where =
-    push.targets === "every-application-of-the-user"
-      ? sql`(${holdsPermission} or ${hasGrant})`
-      : push.targets === "applications-the-user-used"
-        ? hasGrant
-        : push.targets === "applications-where-the-user-holds-signin"
-          ? holdsSignin
-          : sql`a.id = any(${`{${push.targets.applicationIds.join(",")}}`}::uuid[])`;
+    "applicationsOfUser" in push.targets
+      ? applicationOfUser(push.userUid, push.targets.applicationsOfUser)
+      : sql`a.id = any(${`{${push.targets.applicationIds.join(",")}}`}::uuid[])`;
   let written = 0;
   // One statement per kind, in order, so a reauth queued with an update gets the higher number.
   for (const kind of push.kinds) {

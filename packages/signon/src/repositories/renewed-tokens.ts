@@ -13,9 +13,10 @@ export interface GrantToRenew {
 }
 
 /**
- * The grants to renew now: issued to an API user who has automatic renewal
- * on and is not suspended, on an application that is not retired, neither
- * revoked nor expired, expiring before `horizon`, and not renewed already.
+ * The grants that may be renewed: issued to an API user who has automatic
+ * renewal on and is not suspended, on an application that is not retired,
+ * neither revoked nor expired, expiring before `horizon`, and not renewed
+ * already (the caller applies each one's own renewal window).
  */
 export async function findGrantsToRenew(db: SignonDatabase, now: Date, horizon: Date): Promise<GrantToRenew[]> {
   const result = await db.execute<{ id: string; user_uid: string; application_id: string; expires_at: Date | string; created_at: Date | string }>(sql`

@@ -8,3 +8,9 @@ export function sqlStateOf(error: unknown): unknown {
 export function isUniqueViolation(error: unknown): boolean {
   return sqlStateOf(error) === "23505";
 }
+
+/** The name of the constraint a database error names (a unique violation's index, say), as the driver or drizzle reports it. */
+export function violatedConstraint(error: unknown): unknown {
+  const candidate = error as { constraint?: unknown; cause?: { constraint?: unknown } } | null;
+  return candidate?.constraint ?? candidate?.cause?.constraint;
+}

@@ -1,4 +1,4 @@
-import { and, desc, eq, or, sql } from "drizzle-orm";
+import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { SignonDatabase } from "../db/database.js";
 import { applications, auditEvents, users } from "../db/schema.js";
@@ -19,14 +19,18 @@ export interface UserEventRow {
   details: Record<string, unknown>;
 }
 
+/** A page of an event log: `limit` events, or with `before` (an event id) the first `limit` older than that event. */
+export interface EventPage {
+  limit: number;
+  before?: number | null | undefined;
+}
+
 /**
- * Audit events where the user is the subject or the actor, newest first:
- * the first `limit`, or with `before` (an event id) the first `limit` older
- * than that event (keyset paging on occurrence time and id, so a page deep
- * in a long log costs no more than the first). An id no event has gives an
- * empty page.
+ * The events matching `which`, newest first, a page at a time (keyset paging on occurrence time and id, so a page
+ * deep in a long log costs no more than the first; an id no event has gives an empty page), with the names of the
+ * people and the application each involves. Every event log reads through this.
  */
-export async function listEventsOfUser(db: SignonDatabase, userUid: string, page: { limit: number; before?: number | null | undefined }): Promise<UserEventRow[]> {
+export async function listEventRows(db: SignonDatabase, which: SQL, page: EventPage): Promise<UserEventRow[]> {
   const actor = alias(users, "actor");
   const subject = alias(users, "subject");
   return db
@@ -49,7 +53,7 @@ export async function listEventsOfUser(db: SignonDatabase, userUid: string, page
     .leftJoin(applications, eq(applications.id, auditEvents.applicationId))
     .where(
       and(
-        or(eq(auditEvents.subjectUid, userUid), eq(auditEvents.actorUid, userUid)),
+        which,
         page.before === undefined || page.before === null
           ? undefined
           : sql`(${auditEvents.occurredAt}, ${auditEvents.id}) < (select e.occurred_at, e.id from signon.audit_events e where e.id = ${page.before})`,
@@ -57,4 +61,9 @@ export async function listEventsOfUser(db: SignonDatabase, userUid: string, page
     )
     .orderBy(desc(auditEvents.occurredAt), desc(auditEvents.id))
     .limit(page.limit);
+}
+
+/** Audit events where the user is the subject or the actor, newest first, a page at a time (`listEventRows`). */
+export async function listEventsOfUser(db: SignonDatabase, userUid: string, page: EventPage): Promise<UserEventRow[]> {
+  return listEventRows(db, or(eq(auditEvents.subjectUid, userUid), eq(auditEvents.actorUid, userUid)) as SQL, page);
 }

@@ -36,6 +36,20 @@ export interface UserSearch {
    * PostgreSQL expects) is read.
    */
   commonText?: boolean | undefined;
+  /**
+   * Few people match, and the indexes of the filters find them in little work (`fewMatchesPath`): the page reads
+   * them all and sorts them, as for a common text. Walking the order of names instead reads about `limit` × people
+   * / matches people, which PostgreSQL underrates when its estimate of the matches is high by a little (at 1M
+   * people, `smith` without an organisation and with `signin`: 86,000 names read for a page of 570 matches).
+   */
+  fewMatches?: boolean | undefined;
+  /** The sample of the table already read for this search (`fewMatchesPath`), which `countUsers` uses rather than read it again. */
+  sample?: UserSample | undefined;
+  /**
+   * The text is one or two characters that few people hold (`shortTextIndexLimit`): it is also looked up in the
+   * index of every character and pair of characters (`signon.short_grams`), as no trigram narrows it.
+   */
+  shortText?: boolean | undefined;
   /** A whole e-mail address, in any case (through the unique index on `lower(email)`). */
   exactEmail?: string | undefined;
   role?: string | undefined;
@@ -71,6 +85,17 @@ export interface UserListRow {
   createdAt: Date;
 }
 
+/** The longest text, in characters, that the index of short texts (`users_short_grams_idx`) holds. */
+export const shortTextLength = 2;
+
+/**
+ * Whether a person's name or e-mail address holds a text of at most `shortTextLength` characters, as the index of
+ * short texts finds it (the expression is the index's). Only narrows: the `ilike` beside it is the test.
+ */
+function shortGramsHold(text: string): SQL {
+  return sql`signon.short_grams(${users.name}, ${users.email}) @> array[lower(${text})]::text[]`;
+}
+
 /** Escapes `%`, `_` and `\` so the text matches only itself inside a LIKE pattern. */
 export function escapeLikePattern(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
@@ -87,7 +112,9 @@ function conditions(search: UserSearch): SQL[] {
     const holds = sql`(${users.name} ilike ${pattern} escape '\\' or ${users.email} ilike ${pattern} escape '\\')`;
     // `is true` is no condition an index can serve, and PostgreSQL estimates it as the condition it tests: the
     // statistics stay, only the trigram indexes are out of the plan.
-    where.push(search.commonText === true ? sql`(${holds} is true)` : holds);
+    // A short text: the trigram indexes, which hold nothing to narrow it, are kept out of the plan as for a common one.
+    where.push(search.commonText === true || search.shortText === true ? sql`(${holds} is true)` : holds);
+    if (search.shortText === true) where.push(shortGramsHold(search.text));
   }
   if (search.exactEmail !== undefined) where.push(sql`lower(${users.email}) = lower(${search.exactEmail})`);
   if (search.role !== undefined) where.push(eq(users.role, search.role));
@@ -110,7 +137,7 @@ function conditions(search: UserSearch): SQL[] {
     case undefined:
       break;
   }
-  if (search.twoStep !== undefined) where.push(twoStepCondition(search.twoStep, search.twoStepRules));
+  if (search.twoStep !== undefined) where.push(twoStepCondition(search.twoStep, search.twoStepRules, search.organisationId === null));
   if (search.permission) {
     where.push(
       sql`exists (select 1 from ${userPermissions} where ${userPermissions.userUid} = ${users.uid} and ${userPermissions.applicationId} = ${search.permission.applicationId} and ${userPermissions.permission} = ${search.permission.permission})`,
@@ -124,10 +151,13 @@ function conditions(search: UserSearch): SQL[] {
  * role, or the organisation's or the person's own requirement without an
  * exemption that still applies. Needs `organisations` joined.
  */
-function twoStepCondition(filter: TwoStepFilter, rules: SearchRules): SQL {
+function twoStepCondition(filter: TwoStepFilter, rules: SearchRules, withoutOrganisation: boolean): SQL {
   const exempt = and(isNotNull(users.twoStepExemptUntil), gt(users.twoStepExemptUntil, rules.now)) as SQL;
   const byRole = rules.requiredRoles.length === 0 ? sql`false` : inArray(users.role, [...rules.requiredRoles]);
-  const required = sql`(${byRole} or ((${users.twoStepRequired} or coalesce(${organisations.twoStepRequired}, false)) and not ${exempt}))`;
+  // For people without an organisation, only their own requirement: a condition on users alone, which PostgreSQL
+  // estimates from its statistics (with the organisation's beside it, it took them to be 200 times as many).
+  const requiredOfThem = withoutOrganisation ? sql`${users.twoStepRequired}` : sql`(${users.twoStepRequired} or coalesce(${organisations.twoStepRequired}, false))`;
+  const required = sql`(${byRole} or (${requiredOfThem} and not ${exempt}))`;
   switch (filter) {
     case "on":
       return or(isNotNull(users.otpEnabledAt), gt(users.passkeyCount, 0)) as SQL;
@@ -200,8 +230,9 @@ export async function estimatePermissionHolders(db: SignonDatabase, permission: 
 
 /** The query of `searchUsers`, for EXPLAIN. */
 export function userPageQuery(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number) {
-  // For a common text, the order of names written as no index has it: the page is sorted from what the filters find.
-  const sortName = search.commonText === true ? sql`(lower(${users.name}) || '')` : sql`lower(${users.name})`;
+  // For a common text or few matches, the order of names written as no index has it: the page is sorted from what the
+  // filters find.
+  const sortName = search.commonText === true || search.fewMatches === true ? sql`(lower(${users.name}) || '')` : sql`lower(${users.name})`;
   const { where, orderBy } = keysetClauses(position, sortName, users.uid);
   const keyset = where === undefined ? [] : [where];
   if (search.permission?.fewHolders === true) {
@@ -280,7 +311,7 @@ export interface UserCount {
   exact: boolean;
   /** Counted one by one up to the limit, and more match: "more than `count`". */
   moreThan: boolean;
-  /** The estimate stands in for a count that ran past its time: `count` is PostgreSQL's estimate. */
+  /** The estimate stands in for a count that ran past its time: `count` is the sample's estimate. */
   tooSlowToCount: boolean;
 }
 
@@ -288,18 +319,19 @@ export interface UserCount {
 export const countBudgetMs = 100;
 
 /**
- * How many people match, in work bounded whatever the filters. PostgreSQL's
- * estimate first (EXPLAIN: planning only, from its statistics); when it is
- * over `exactUpTo`, that is the answer ("about N"). Otherwise the people are
- * counted (`userCountQuery`), stopping at `exactUpTo + 1`: exact when at most
- * `exactUpTo`, else "more than `exactUpTo`". The count runs under a statement timeout of
- * `budgetMs`: filters whose matches no index finds (a rare combination of
- * common ones) would make it read everyone, and then the estimate is the
- * answer instead.
+ * How many people match, in work bounded whatever the filters. A sample of the table first (`sampleUsers`): when
+ * even the low end of its estimate is over `exactUpTo` (`sampleSettlesOver`), its estimate is the answer ("about
+ * N"). Otherwise the people are counted one by one (`userCountQuery`), stopping at `exactUpTo + 1`, under a statement
+ * timeout of `budgetMs`: at most `exactUpTo` is the exact answer, whatever PostgreSQL's statistics expect, so an
+ * estimate never stands in for a count the list could give. Past `exactUpTo`, the sample's estimate when it agrees
+ * that more match, else "more than `exactUpTo`", which the count proved. Filters whose matches no index finds (a rare
+ * combination of common ones) would make the count read everyone: past its budget, the sample's estimate is the
+ * answer, said to be one. A sample, not the planner's statistics: those take filters to be independent, and
+ * several together (2-step required but not set up, beside an organisation) were 5 to 200 times off.
  */
 export async function countUsers(db: SignonDatabase, search: UserSearch, exactUpTo: number, budgetMs = countBudgetMs): Promise<UserCount> {
-  const estimate = await estimateUsers(db, search);
-  if (estimate > exactUpTo) return { count: estimate, exact: false, moreThan: false, tooSlowToCount: false };
+  const sampled = search.sample ?? (await sampleUsers(db, search));
+  if (sampleSettlesOver(sampled, exactUpTo)) return { count: sampled.estimate, exact: false, moreThan: false, tooSlowToCount: false };
   let count: number;
   try {
     count = await inCountTransaction(db, budgetMs, async (tx) => {
@@ -308,12 +340,55 @@ export async function countUsers(db: SignonDatabase, search: UserSearch, exactUp
     });
   } catch (error) {
     // 57014: cancelled by the statement timeout.
-    if (sqlStateOf(error) === "57014") return { count: estimate, exact: false, moreThan: false, tooSlowToCount: true };
+    if (sqlStateOf(error) === "57014") return { count: sampled.estimate, exact: false, moreThan: false, tooSlowToCount: true };
     throw error;
   }
-  return count <= exactUpTo
-    ? { count, exact: true, moreThan: false, tooSlowToCount: false }
+  if (count <= exactUpTo) return { count, exact: true, moreThan: false, tooSlowToCount: false };
+  return sampled.estimate > exactUpTo
+    ? { count: sampled.estimate, exact: false, moreThan: false, tooSlowToCount: false }
     : { count: exactUpTo, exact: false, moreThan: true, tooSlowToCount: false };
+}
+
+/** What `sampleUsers` found: the people matching among the rows it read, and that scaled up to the whole table. */
+export interface UserSample {
+  matches: number;
+  estimate: number;
+}
+
+/**
+ * Whether a sample proves that more than `limit` people match, so that counting them one by one (which cannot
+ * stop before `limit + 1`, and at a text no index narrows reads a large part of the table for it) would only
+ * confirm it. The sample's matches are taken as a Poisson count: its estimate less `sampleDeviations` standard
+ * deviations (the square root of the matches) must still be over the limit. At 5,000 rows sampled from 1M, an
+ * estimate of about 16,000 or more (80 matches) settles a limit of 10,000; 10,000 is never settled by the sample.
+ */
+export function sampleSettlesOver(sample: UserSample, limit: number): boolean {
+  if (sample.matches === 0) return false;
+  const low = sample.estimate * (1 - sampleDeviations / Math.sqrt(sample.matches));
+  return low > limit;
+}
+
+/** How many standard deviations below its estimate a sample must still be over the count's limit. */
+export const sampleDeviations = 3;
+
+/** About this many rows of `users` are read for `sampleUsers` (all of them in a smaller table). */
+export const sampledRows = 5_000;
+
+/**
+ * An estimate of how many people match, from a sample of the table's pages (`TABLESAMPLE SYSTEM`, the same pages
+ * at every call, about `sampledRows` rows): the matches among them, scaled up. Work bounded by the sample, and
+ * unbiased whatever the filters, whose correlations the planner's statistics cannot know. A text is tested with
+ * `ilike` alone on each sampled row (the index of short texts' expression would cost more than the test).
+ */
+export async function sampleUsers(db: SignonDatabase, search: UserSearch): Promise<UserSample> {
+  // The share of the table's pages to read, from its size as last analysed (the whole of a small or new table).
+  const percent = sql`(select least(100, 100.0 * ${sampledRows} / greatest(reltuples, 1))::float8 from pg_class where oid = 'signon.users'::regclass)`;
+  const sampled = await db.execute<{ matches: number; estimate: number }>(sql`
+    select count(*)::int as matches, round(count(*) * 100 / ${percent})::int as estimate
+      from ${users} tablesample system (${percent}) repeatable (1)
+      left join ${organisations} on ${organisations.id} = ${users.organisationId}
+     where ${and(...conditions({ ...search, shortText: false, commonText: false, fewMatches: false }))}`);
+  return sampled.rows[0] ?? { matches: 0, estimate: 0 };
 }
 
 /**
@@ -340,8 +415,26 @@ export async function inCountTransaction<T>(db: SignonDatabase, budgetMs: number
  */
 export const commonTextMatches = 20_000;
 
-/** At most this many people found by the other filters' indexes (by estimate) are tested one by one for a common text. */
-export const narrowFiltersLimit = 50_000;
+/**
+ * At most this many people found by the other filters' indexes (by estimate) are tested one by one for a common
+ * text. Each is a heap page read at random: at 1M people the 50,000 without an organisation took 600 ms, where
+ * walking the order of names finds a page among the first thousand people read.
+ */
+export const narrowFiltersLimit = 20_000;
+
+/**
+ * Up to this many people holding a text of one or two characters (by PostgreSQL's estimate from the index of
+ * short texts), a page reads them through that index and sorts them: work in proportion to the holders. More
+ * hold it, and walking the order of names finds a page sooner (about `limit` × people / holders people read).
+ */
+export const shortTextIndexLimit = 10_000;
+
+/** PostgreSQL's estimate of how many people hold a text of one or two characters, from the index of short texts. */
+export async function estimateShortTextHolders(db: SignonDatabase, text: string): Promise<number> {
+  const holders = db.select({ one: sql`1` }).from(users).where(and(sql`not ${users.isApiUser}`, shortGramsHold(text)));
+  const explained = await db.execute<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(sql`explain (format json) ${holders}`);
+  return Math.round(explained.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0);
+}
 
 /** PostgreSQL's estimate of how many people (not API users) hold a search text in their name or e-mail address. */
 export async function estimateTextMatches(db: SignonDatabase, text: string): Promise<number> {
@@ -382,6 +475,32 @@ export async function commonTextPath(db: SignonDatabase, search: UserSearch): Pr
   return (await estimateUsers(db, narrowed)) <= Math.min(narrowFiltersLimit, holders / 2);
 }
 
+/** Up to this many people matching, by PostgreSQL's estimate and by the sample's, a page may sort them (`fewMatchesPath`). */
+export const fewMatchesLimit = 2_000;
+
+/**
+ * The most a sorted first page may cost, in PostgreSQL's units (`seq_page_cost` 1), for `fewMatchesPath` to choose
+ * it: the indexes of the filters find about 10,000 people or fewer. Reading everyone costs about 150,000.
+ */
+export const sortedPageCostLimit = 40_000;
+
+/**
+ * Whether a page reads every match and sorts them (`UserSearch.fewMatches`): PostgreSQL and a sample of the table
+ * (`sampleUsers`) both expect at most `fewMatchesLimit` people to match, and PostgreSQL's plan for the sorted page
+ * costs at most `sortedPageCostLimit` (the filters' indexes narrow it; a combination of filters no index serves
+ * would be a scan of everyone, and walks the order of names instead). A common text, a permission's few holders
+ * and an exact address have paths of their own. The sample, when it was read, comes back for the count.
+ */
+export async function fewMatchesPath(db: SignonDatabase, search: UserSearch): Promise<{ fewMatches: boolean; sample?: UserSample }> {
+  if (search.commonText === true || search.permission?.fewHolders === true || search.exactEmail !== undefined) return { fewMatches: false };
+  if ((await estimateUsers(db, search)) > fewMatchesLimit) return { fewMatches: false };
+  const sample = await sampleUsers(db, search);
+  if (sample.estimate > fewMatchesLimit) return { fewMatches: false, sample };
+  const sorted = userPageQuery(db, { ...search, fewMatches: true }, { kind: "first" }, 51);
+  const explained = await db.execute<{ "QUERY PLAN": [{ Plan: { "Total Cost": number } }] }>(sql`explain (format json) ${sorted}`);
+  return { fewMatches: (explained.rows[0]?.["QUERY PLAN"][0].Plan["Total Cost"] ?? Infinity) <= sortedPageCostLimit, sample };
+}
+
 /** PostgreSQL's estimate of how many people match (EXPLAIN of the list without its order and limit). */
 export async function estimateUsers(db: SignonDatabase, search: UserSearch): Promise<number> {
   const everyone = db.select({ one: sql`1` }).from(users).leftJoin(organisations, eq(organisations.id, users.organisationId)).where(and(...conditions(search)));
@@ -400,6 +519,23 @@ export async function estimateUsers(db: SignonDatabase, search: UserSearch): Pro
  * permission, say, are never its starting point unless they are the few.
  */
 export function userCountQuery(db: SignonDatabase, search: UserSearch, exactUpTo: number): SQL {
+  if (search.permission?.fewHolders === true) {
+    // As the page reads them: the permission's few holders, each looked up by primary key and tested for the rest.
+    const holders = db
+      .select({ one: sql`1` })
+      .from(userPermissions)
+      .innerJoin(users, eq(users.uid, userPermissions.userUid))
+      .leftJoin(organisations, eq(organisations.id, users.organisationId))
+      .where(
+        and(
+          eq(userPermissions.applicationId, search.permission.applicationId),
+          eq(userPermissions.permission, search.permission.permission),
+          ...conditions({ ...search, permission: undefined }),
+        ),
+      )
+      .limit(exactUpTo + 1);
+    return db.select({ count: sql<number>`count(*)::int` }).from(holders.as("limited")).getSQL();
+  }
   const limited = db
     .select({ one: sql`1` })
     .from(users)

@@ -8,6 +8,7 @@ import { readRememberedBrowserCookie } from "../http/remembered-browser-cookie.j
 import { requestOrigin } from "../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
+import { formatTime } from "../time-format.js";
 import { twoStepSetUpPath } from "../web/signed-in.js";
 
 const SignInQuery = Type.Object(
@@ -49,16 +50,28 @@ export function safeReturnPath(value: string | undefined): string {
 /**
  * The words of each refusal. An unknown address, a wrong password and a
  * locked account share one answer (S15); a source refused for an address
- * after too many failures gets the same words with 429.
+ * after too many failures is told so, with 429 ({@link tooManyTriesMessage}).
  */
 export const signInFailedMessage = "The e-mail address or password is not right.";
 const failureMessages = {
   invalid: signInFailedMessage,
-  refused: signInFailedMessage,
   suspended: "This account is suspended. Ask an administrator.",
   new_password_required: "This password no longer works: choose a new one through the link we e-mailed you, or ask for a new link with “Forgotten your password?”.",
   rate_limited: "Too many attempts from your network. Wait a few minutes and try again.",
 } as const;
+
+/**
+ * The words for a source refused for an address after too many failed tries
+ * (S15): that there were too many, and when to try again (the minute the
+ * refusal ends, rounded up, and how many minutes away). They depend only on
+ * when the refusal ends, which is counted the same way whether or not an
+ * account has the address, so they tell nobody whether one has.
+ */
+export function tooManyTriesMessage(retryAfterSeconds: number, now: Date): string {
+  const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+  const at = new Date(Math.ceil((now.getTime() + retryAfterSeconds * 1000) / 60_000) * 60_000);
+  return `There have been too many tries to sign in with this e-mail address from your network. Try again after ${formatTime(at)} (in ${minutes === 1 ? "a minute" : `${minutes} minutes`}).`;
+}
 
 const failureStatus = { invalid: 401, refused: 429, suspended: 401, new_password_required: 401, rate_limited: 429 } as const;
 
@@ -96,7 +109,7 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
           .header("cache-control", "no-store")
           .view("sign-in.eta", {
             title: "Sign in",
-            message: failureMessages[result.reason],
+            message: result.reason === "refused" ? tooManyTriesMessage(result.retryAfterSeconds, app.signon.now()) : failureMessages[result.reason],
             email: request.body.email,
             returnTo,
             csrfToken: reply.generateCsrf(),

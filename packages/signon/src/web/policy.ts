@@ -8,7 +8,8 @@ import type { User } from "../repositories/users.js";
  * - admin: users and their permissions, not applications, API users or organisations.
  * - super_organisation_admin: as an organisation admin, over their own organisation
  *   and every organisation under it (its subtree, `organisationScope`).
- * - organisation_admin: the users of their own organisation, and only permissions marked delegatable.
+ * - organisation_admin: the users of their own organisation, and only permissions marked delegatable, on
+ *   applications they may sign in to themselves.
  * - normal: their own account.
  */
 export type Actor = Pick<User, "uid" | "role" | "organisationId"> & {
@@ -17,6 +18,11 @@ export type Actor = Pick<User, "uid" | "role" | "organisationId"> & {
    * one under it, as the session resolved them. Absent: their own only.
    */
   organisationScope?: readonly string[] | undefined;
+  /**
+   * The applications an organisation admin or super organisation admin may sign in to themselves (they hold
+   * `signin` there), as the session resolved them: they grant and revoke permissions on these only. Absent: none.
+   */
+  signInApplicationIds?: readonly string[] | undefined;
 };
 export type ManagedUser = Pick<User, "uid" | "role" | "organisationId" | "isApiUser">;
 
@@ -86,14 +92,21 @@ export function mayAssignOrganisation(actor: Actor, organisationId: string | nul
   return organisationId !== null && managedOrganisationIds(actor).includes(organisationId);
 }
 
-/** The permissions of an application that the actor may grant or revoke in the web interface (never those kept out of it). */
+/**
+ * The permissions of an application that the actor may grant or revoke in the web interface (never those kept out
+ * of it). Organisation admins and super organisation admins: the delegatable ones, on an application they may sign
+ * in to themselves.
+ */
 export function grantablePermissions(
   actor: Actor,
-  application: { supportedPermissions: readonly string[]; delegatablePermissions: readonly string[]; permissionsNotGrantableInUi?: readonly string[] },
+  application: { id: string; supportedPermissions: readonly string[]; delegatablePermissions: readonly string[]; permissionsNotGrantableInUi?: readonly string[] },
 ): readonly string[] {
   const offered = application.supportedPermissions.filter((permission) => !(application.permissionsNotGrantableInUi ?? []).includes(permission));
   if (actor.role === "superadmin" || actor.role === "admin") return offered;
-  if (isOrganisationScoped(actor)) return offered.filter((permission) => application.delegatablePermissions.includes(permission));
+  if (isOrganisationScoped(actor)) {
+    if (!(actor.signInApplicationIds ?? []).includes(application.id)) return [];
+    return offered.filter((permission) => application.delegatablePermissions.includes(permission));
+  }
   return [];
 }
 

@@ -59,7 +59,7 @@ describe("signon apps usage", () => {
 });
 
 describe("signon api-users auto-renewal and tokens renew-expiring", () => {
-  it("turns renewal on, renews a token expiring within 30 days without printing it, and refuses people", async () => {
+  it("turns renewal on, renews a token close to expiring once without printing it, leaves a fresh 10-day token alone, and refuses people", async () => {
     await signon("apps", "create", "--name", "Search", "--redirect-uri", "https://search.example/cb");
     await signon("api-users", "create", "--name", "Indexer", "--email", "indexer@example.org");
     await signon("users", "create", "--name", "Ada", "--email", "ada@example.org");
@@ -70,9 +70,19 @@ describe("signon api-users auto-renewal and tokens renew-expiring", () => {
     expect(JSON.parse((await signon("tokens", "renew-expiring", "--json")).stdout)).toEqual({ renewed: 0 });
     const on = await signon("api-users", "auto-renewal", "--email", "indexer@example.org", "--on", "--json");
     expect(JSON.parse(on.stdout)).toEqual({ email: "indexer@example.org", token_auto_renewal: true });
+    // A 10-day token with all 10 days left is not close to expiring, however often the command runs.
+    for (let run = 0; run < 2; run += 1) expect(JSON.parse((await signon("tokens", "renew-expiring", "--json")).stdout)).toEqual({ renewed: 0 });
+    expect(await database.db.select().from(renewedTokens)).toHaveLength(0);
+
+    // An hour-long token is inside its window at once: renewed once, by a token living a day that is not renewed in turn.
+    await signon("tokens", "issue", "--email", "indexer@example.org", "--app", "Search", "--expires-in", "3600", "--json");
     const renewed = await signon("tokens", "renew-expiring", "--json");
     expect(JSON.parse(renewed.stdout)).toEqual({ renewed: 1 });
     expect(renewed.stdout).not.toMatch(/[0-9a-f]{64}/);
+    const text = await signon("tokens", "renew-expiring");
+    expect(text.stdout).toBe(
+      "Renewed 0 API token(s); each token is renewed once, when a third of its lifetime is left (at most 30 days, at least 2 hours before it expires). The new tokens are shown on the API users' pages, not here.\n",
+    );
     expect(await database.db.select().from(renewedTokens)).toHaveLength(1);
 
     expect(await signon("api-users", "auto-renewal", "--email", "ada@example.org", "--on")).toMatchObject({ code: 1, stderr: "signon: ada@example.org is not an API user\n" });

@@ -174,8 +174,9 @@ describe("signon pushes", () => {
     expect(JSON.parse((await signon("pushes", "list", "--status", "failed", "--json")).stdout)).toEqual({ pushes: [] });
   });
 
-  it("users update queues a PUT to each application of the user", async () => {
+  it("users update queues a PUT to each application that issued the user a token", async () => {
     await queuedPush();
+    await signon("tokens", "issue", "--email", "ada@example.org", "--app", "Publisher");
     await database.pool.query("update signon.push_deliveries set status = 'delivered'");
 
     const result = await signon("users", "update", "--email", "ada@example.org", "--name", "Ada Lovelace", "--json");
@@ -236,8 +237,11 @@ describe("signon pushes", () => {
   });
 
   it("users create refuses an address the e-mail domain policy refuses", async () => {
-    const refused = await runSignonCli(database.url, ["users", "create", "--email", "ada@gmail.com", "--name", "Ada"], { SIGNON_EMAIL_DOMAINS_BLOCKED: "gmail.com" });
-    expect(refused).toMatchObject({ code: 1, stderr: "signon: E-mail addresses at gmail.com cannot be used here; use a work address\n" });
+    // SIGNON_EMAIL_DOMAINS_BLOCKED unset: the built-in consumer mail services are refused.
+    const personal = await signon("users", "create", "--email", "ada@gmail.com", "--name", "Ada");
+    expect(personal).toMatchObject({ code: 1, stderr: "signon: Addresses at gmail.com, a personal e-mail service, cannot be used here: use a work e-mail address\n" });
+    const refused = await runSignonCli(database.url, ["users", "create", "--email", "ada@old.example.org", "--name", "Ada"], { SIGNON_EMAIL_DOMAINS_BLOCKED: "old.example.org" });
+    expect(refused).toMatchObject({ code: 1, stderr: "signon: E-mail addresses at old.example.org cannot be used here; use a work address\n" });
     const nonAscii = await signon("users", "create", "--email", "adä@example.org", "--name", "Ada");
     expect(nonAscii).toMatchObject({ code: 1, stderr: "signon: Use an e-mail address made of ASCII letters, digits and punctuation only\n" });
     const allowed = await runSignonCli(database.url, ["users", "create", "--email", "adä@example.org", "--name", "Ada"], { SIGNON_EMAIL_ALLOW_NON_ASCII: "true" });

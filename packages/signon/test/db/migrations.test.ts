@@ -20,6 +20,7 @@ describe("signon migrations", () => {
     expect(result.rows.map((row) => row.table_name)).toEqual([
       "access_tokens",
       "account_links",
+      "application_usage_months",
       "applications",
       "audit_events",
       "dev_mails",

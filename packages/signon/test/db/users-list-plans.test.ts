@@ -109,6 +109,11 @@ function filterCases(): [string, Actor, Partial<UserFilters>][] {
     ["2-step exempt", superadmin, { twoStep: "exempt" }],
     ["role and organisation", superadmin, { role: "organisation_admin", organisation }],
     ["search and status", superadmin, { text: "smith", status: "suspended" }],
+    ["one letter", superadmin, { text: "a" }],
+    ["two letters nobody holds", superadmin, { text: "qz" }],
+    ["two letters nobody holds, active", superadmin, { text: "qz", status: "active" }],
+    ["two letters nobody holds, permission signin", superadmin, { text: "qz", permission: `${generated.applicationId}:signin` }],
+    ["two letters and no organisation", superadmin, { text: "sm", organisation: "none" }],
   ];
 }
 
@@ -141,6 +146,20 @@ describe("the users list on 200,000 people", () => {
     expect(search.exactEmail).toBe(generated.someEmail.toUpperCase());
     const plan = await planOf(userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1));
     expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_email_lower_key");
+  });
+
+  it("finds a text of one or two characters few people hold through the index of short texts, and the same people as without it", async () => {
+    for (const text of ["qz", "Ð", "9x"]) {
+      const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text });
+      expect(search.shortText, text).toBe(true);
+      const plan = await planOf(userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1));
+      expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_short_grams_idx");
+      const page = await userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1);
+      expect(page, text).toEqual(await userPageQuery(database.db, { ...search, shortText: false }, { kind: "first" }, usersPerPage + 1));
+    }
+    // A letter most people hold walks the order of names instead: a page is found among the first people read.
+    const common = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "e" });
+    expect(common.shortText).toBe(false);
   });
 
   it("searches fragments through the trigram indexes of name and e-mail when the fragment is rare", async () => {
@@ -189,6 +208,23 @@ describe("the users list on 200,000 people", () => {
     }
     const plan = await planOf(userPageQuery(database.db, common, { kind: "first" }, usersPerPage + 1));
     expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_list_name_idx");
+  });
+
+  it("reads few matches that the filters' indexes find and sorts them, the same people as a walk of the names; walks the names when no index narrows them", async () => {
+    const few = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "smith", organisation: "none", permission: `${generated.applicationId}:signin` });
+    // Status active and 2-step missing are served by no index: sorting their matches would mean reading everyone.
+    const unindexed = await resolvedSearch(signon.ctx, superadmin, { ...none, status: "active", twoStep: "missing", role: "normal" });
+    expect([few.fewMatches, unindexed.fewMatches]).toEqual([true, false]);
+    const positions: PagePosition[] = [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }];
+    for (const position of positions) {
+      const plan = await planOf(userPageQuery(database.db, few, position, usersPerPage + 1));
+      const indexes = nodes(plan).map((node) => node["Index Name"]);
+      expect(indexes, describePlan(plan)).not.toContain("users_list_name_idx");
+      expect(nodes(plan).filter((node) => node["Node Type"] === "Seq Scan" && node["Relation Name"] === "users"), describePlan(plan)).toEqual([]);
+      const page = await userPageQuery(database.db, few, position, usersPerPage + 1);
+      expect(page.length, position.kind).toBeGreaterThan(0);
+      expect(page, position.kind).toEqual(await userPageQuery(database.db, { ...few, fewMatches: false }, position, usersPerPage + 1));
+    }
   });
 
   it("lists the same people either way a permission filter is read", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { TESSERA_VERSION } from "@tessera/service-kit";
 import { createApp, createUser } from "../support/factories.js";
 import { buildTestSignon, openTestDatabase, testConfig, type TestSignon } from "../support/signon.js";
 
@@ -30,10 +31,10 @@ describe("GET /healthcheck/live and /healthcheck/ready", () => {
   it("answer 200 when the database answers and Sign-on's migrations are applied", async () => {
     const live = await signon.app.inject({ method: "GET", url: "/healthcheck/live" });
     expect(live.statusCode).toBe(200);
-    expect(live.json()).toEqual({ status: "ok" });
+    expect(live.json()).toEqual({ status: "ok", version: TESSERA_VERSION });
     const ready = await signon.app.inject({ method: "GET", url: "/healthcheck/ready" });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: "ok", checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
+    expect(ready.json()).toEqual({ status: "ok", version: TESSERA_VERSION, checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
   });
 
   it("answer plain HTTP in production: probes come from the load balancer itself", async () => {

@@ -64,6 +64,12 @@ async function wrongPasswordsFrom(email: string, addresses: string[]): Promise<v
 const attackers = ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4", "203.0.113.5"];
 const usualWords = "The e-mail address or password is not right.";
 
+/** What a source refused for an address is told when the refusal ends `seconds` from now: the minute, rounded up, and how far away. */
+function tooManyTries(seconds: number, inWords: string): string {
+  const at = new Date(Math.ceil((first.clock.now().getTime() + seconds * 1000) / 60_000) * 60_000);
+  return `There have been too many tries to sign in with this e-mail address from your network. Try again after ${at.toISOString().slice(0, 16).replace("T", " ")} UTC (${inWords}).`;
+}
+
 describe("the sign-in answer (S15)", () => {
   it("is the same for an unknown address, a wrong password and a locked account, even with its right password", async () => {
     const person = await createUser(first.ctx);
@@ -132,7 +138,7 @@ function median(values: number[]): number {
 }
 
 describe("failures per e-mail address and source address (S15)", () => {
-  it("refuses one source for the address after 6 wrong passwords (429, Retry-After, the usual words) while another source signs in", async () => {
+  it("refuses one source for the address after 6 wrong passwords (429, Retry-After, words saying too many tries and when to try again) while another source signs in", async () => {
     const person = await createUser(first.ctx);
     const attacker = from("203.0.113.9");
     for (let i = 0; i < 6; i++) expect((await attacker.signIn("/sign-in", person.email, `guess ${i}`)).statusCode).toBe(401);
@@ -140,7 +146,8 @@ describe("failures per e-mail address and source address (S15)", () => {
     const refused = await attacker.signIn("/sign-in", person.email, defaultPassword);
     expect(refused.statusCode).toBe(429);
     expect(refused.headers["retry-after"]).toBe("3600");
-    expect(refused.body).toContain(usualWords);
+    expect(refused.body).toContain(`<div class="error" role="alert" id="sign-in-error"><p>${tooManyTries(3600, "in 60 minutes")}</p></div>`);
+    expect(refused.body).not.toContain(usualWords);
     // Other addresses of the attacker's source are not refused; the person signs in from theirs, on either instance.
     expect((await attacker.signIn("/sign-in", "someone.else@example.org", "guess")).statusCode).toBe(401);
     expect((await from("198.51.100.20").signIn("/sign-in", person.email, defaultPassword)).statusCode).toBe(303);
@@ -148,7 +155,9 @@ describe("failures per e-mail address and source address (S15)", () => {
     expect((await reload(person)).lockedAt).toBeNull();
 
     advanceBoth(3599);
-    expect((await attacker.signIn("/sign-in", person.email, defaultPassword)).statusCode).toBe(429);
+    const lastSecond = await attacker.signIn("/sign-in", person.email, defaultPassword);
+    expect(lastSecond.statusCode).toBe(429);
+    expect(lastSecond.body).toContain(tooManyTries(1, "in a minute"));
     advanceBoth(1);
     expect((await attacker.signIn("/sign-in", person.email, defaultPassword)).statusCode).toBe(303);
   });
@@ -163,6 +172,7 @@ describe("failures per e-mail address and source address (S15)", () => {
     const real = await answers(person.email, "203.0.113.10");
     const unknown = await answers("nobody.here@example.org", "203.0.113.11");
     expect(real.map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401, 401, 429]);
+    expect(real[6]?.body).toContain(tooManyTries(3600, "in 60 minutes"));
     expect(unknown).toEqual(real);
   });
 

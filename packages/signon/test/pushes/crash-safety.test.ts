@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { suspendUser, updateUserDetails } from "../../src/accounts/manage-users.js";
 import { grantPermissions, revokePermissions } from "../../src/applications/permissions.js";
+import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { listPushes, readUserJsonBodies } from "../../src/repositories/push-deliveries.js";
 import { createApp, createUser } from "../support/factories.js";
 import { HttpReceiver } from "../support/http-receiver.js";
@@ -66,6 +67,8 @@ describe("push delivery across a crash", () => {
     await createApp(ctx, { name: "B", redirectUris: [`${receiver.url}/b/auth/gds/callback`], pushBaseUrl: `${receiver.url}/b` });
     const users = [];
     for (let n = 0; n < 4; n++) users.push(await createUser(ctx, { permissions: { A: ["signin"], B: ["signin"] } }));
+    // Both applications have signed everyone in, so every change of theirs reaches both (row 23).
+    for (const user of users) for (const application of ["A", "B"]) await issueOperatorToken(ctx, { email: user.email, application });
 
     const first = await startServerProcess(await freePort());
     // Changes while the receiver is down: the worker keeps failing and retrying.

@@ -9,8 +9,8 @@ import { listPushes, retryPush } from "../../src/repositories/push-deliveries.js
 import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { InjectBrowser } from "../support/browser.js";
 import { FakeReceivers } from "../support/fake-receivers.js";
-import { getUserJson } from "../support/flow.js";
-import { buildTestSignon, openTestDatabase, type TestSignon } from "../support/signon.js";
+import { exchangeCode, getUserJson, obtainCode } from "../support/flow.js";
+import { buildTestSignon, openTestDatabase, testConfig, type TestSignon } from "../support/signon.js";
 
 const database = await openTestDatabase();
 let signon: TestSignon;
@@ -110,12 +110,15 @@ describe("PUT {push_base}/users/{uid}", () => {
     ]);
   });
 
-  it("tells every application of the user about a new name, e-mail address or organisation", async () => {
+  it("tells each application that issued the user a token about a new name, e-mail address or organisation, and not one where they only hold signin", async () => {
     const { user } = await publisherAndUser();
     await createApp(signon.ctx, { name: "Other", redirectUris: ["https://other.example/cb"] });
     await createApp(signon.ctx, { name: "Unused", redirectUris: ["https://unused.example/cb"] });
     await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
     await grantPermissions(signon.ctx, { email: user.email, application: "Other", permissions: ["signin"] });
+    await grantPermissions(signon.ctx, { email: user.email, application: "Unused", permissions: ["signin"] });
+    await issueOperatorToken(signon.ctx, { email: user.email, application: "Publisher" });
+    await issueOperatorToken(signon.ctx, { email: user.email, application: "Other" });
     await deliverDue();
     receivers.received.length = 0;
     const organisation = await createOrganisation(signon.ctx, { slug: "cabinet-office", name: "Cabinet Office" });
@@ -153,6 +156,24 @@ describe("PUT {push_base}/users/{uid}", () => {
       { method: "PUT", url: `https://publisher.example/users/${user.uid}`, body: userJson(user.uid, [], { name: "Grace B. Hopper" }) },
     ]);
   });
+  it("counts an application that issued tokens for an exchanged code, and not one whose code was never exchanged", async () => {
+    const user = await createUser(signon.ctx, { name: "Grace Hopper", email: "grace@example.org" });
+    const exchanged = await createApp(signon.ctx, { name: "Exchanged", redirectUris: ["https://exchanged.example/auth/gds/callback"] });
+    const abandoned = await createApp(signon.ctx, { name: "Abandoned", redirectUris: ["https://abandoned.example/auth/gds/callback"] });
+    for (const application of ["Exchanged", "Abandoned"]) await grantPermissions(signon.ctx, { email: user.email, application, permissions: ["signin"] });
+    const { code } = await obtainCode(signon.app, exchanged, user.email);
+    expect((await exchangeCode(signon.app, exchanged, code)).statusCode).toBe(200);
+    await obtainCode(signon.app, abandoned, user.email);
+    await deliverDue();
+    receivers.received.length = 0;
+
+    await updateUserDetails(signon.ctx, user.email, { name: "Grace B. Hopper" });
+    await deliverDue();
+
+    expect(receivers.summary()).toEqual([
+      { method: "PUT", url: `https://exchanged.example/users/${user.uid}`, body: userJson(user.uid, ["signin"], { name: "Grace B. Hopper" }) },
+    ]);
+  });
 });
 
 describe("POST {push_base}/users/{uid}/reauth", () => {
@@ -171,10 +192,12 @@ describe("POST {push_base}/users/{uid}/reauth", () => {
     ]);
   });
 
-  it("follows a PUT with disabled: true and no permissions on suspension, for every application of the user, and a PUT follows unsuspension", async () => {
+  it("follows a PUT with disabled: true and no permissions on suspension, for each application that issued the user a token, and a PUT follows unsuspension", async () => {
     const { user } = await publisherAndUser();
     await createApp(signon.ctx, { name: "Unused", redirectUris: ["https://unused.example/cb"] });
     await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
+    await grantPermissions(signon.ctx, { email: user.email, application: "Unused", permissions: ["signin"] });
+    await issueOperatorToken(signon.ctx, { email: user.email, application: "Publisher" });
     await deliverDue();
     receivers.received.length = 0;
 
@@ -367,6 +390,8 @@ describe("delivery", () => {
     await createApp(signon.ctx, { name: "Other", redirectUris: ["https://other.example/cb"] });
     await grantPermissions(signon.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
     await grantPermissions(signon.ctx, { email: user.email, application: "Other", permissions: ["signin"] });
+    await issueOperatorToken(signon.ctx, { email: user.email, application: "Publisher" });
+    await issueOperatorToken(signon.ctx, { email: user.email, application: "Other" });
     await suspendUser(signon.ctx, user.email, "test");
 
     const sent: number[] = await Promise.all([worker.runOnce(), other.runOnce(), worker.runOnce(), other.runOnce()]);
@@ -488,5 +513,32 @@ describe("logs", () => {
 
     expect(receivers.received.length).toBeGreaterThan(0);
     expect(lines).toEqual([]);
+  });
+});
+
+describe("SIGNON_PUSH_FAN_OUT=token-or-permission", () => {
+  it("also tells each application where the person holds a permission but never signed in of a suspension", async () => {
+    const wide = await buildTestSignon(database, testConfig({ SIGNON_PUSH_FAN_OUT: "token-or-permission" }));
+    try {
+      const { user } = await publisherAndUser();
+      await grantPermissions(wide.ctx, { email: user.email, application: "Publisher", permissions: ["signin"] });
+      const wideWorker = new PushDeliveryService(wide.ctx, { fetch: receivers.fetch, random: () => 0.5 });
+      while ((await wideWorker.runOnce()) > 0);
+      receivers.received.length = 0;
+
+      await suspendUser(wide.ctx, user.email, "Left the organisation");
+      while ((await wideWorker.runOnce()) > 0);
+
+      expect(receivers.summary()).toEqual([
+        { method: "PUT", url: `https://publisher.example/users/${user.uid}`, body: userJson(user.uid, [], { disabled: true }) },
+        { method: "POST", url: `https://publisher.example/users/${user.uid}/reauth`, body: {} },
+      ]);
+    } finally {
+      await wide.app.close();
+    }
+  });
+
+  it("is refused at start-up when it is neither token nor token-or-permission", () => {
+    expect(() => testConfig({ SIGNON_PUSH_FAN_OUT: "everyone" })).toThrow('SIGNON_PUSH_FAN_OUT: must be token or token-or-permission, not "everyone"');
   });
 });

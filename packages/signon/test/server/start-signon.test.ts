@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { startSignon } from "../../src/server.js";
 import { grantPermissions } from "../../src/applications/permissions.js";
 import { statementRunner } from "../../src/db/statements.js";
@@ -66,6 +67,8 @@ describe("startSignon", () => {
     const ctx = { db: database.db, statements: statementRunner(database.pool, false), config: testConfig(), now: () => new Date() };
     await createApp(ctx, { name: "Idle app", redirectUris: ["https://idle.example/cb"] });
     const idle = await createUser(ctx, { permissions: { "Idle app": ["signin"] } });
+    // The application issued them a token once, so it hears of the suspension (row 23).
+    await issueOperatorToken(ctx, { email: idle.email, application: "Idle app" });
     const active = await createUser(ctx);
     await database.db.update(users).set({ createdAt: new Date(Date.now() - 50 * 86_400_000) }).where(eq(users.uid, idle.uid));
     // Only the suspension's pushes are of interest here, not the grant's.

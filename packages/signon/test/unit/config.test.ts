@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { consumerMailDomains } from "../../src/accounts/consumer-mail-domains.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 
 describe("loadConfig", () => {
@@ -11,8 +12,11 @@ describe("loadConfig", () => {
       databaseUrl: null,
       databaseReadUrls: [],
       databaseReadMaxLagMs: 5000,
+      databaseReadTimeoutMs: 2000,
       databasePoolSize: null,
       databaseStatementTimeoutSeconds: 30,
+      databaseMigrationLockTimeoutMs: 5000,
+      databaseMigrationLockAttempts: 5,
       dataDir: "./data",
       tls: null,
       trustProxy: false,
@@ -23,15 +27,17 @@ describe("loadConfig", () => {
       preparedStatements: true,
       tokenAnswerCacheSize: 10_000,
       metricsToken: null,
-      pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000 },
+      pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000, fanOut: "token" },
       mail: { smtpUrl: null, from: "Tessera Sign-on <signon@localhost>", printToConsole: true },
       secretKey: null,
       inactivityDays: 45,
       unusedInvitationDays: 90,
       eventRetentionDays: 730,
       twoStepRequiredRoles: ["superadmin", "admin"],
-      emailPolicy: { allowedDomains: [], blockedDomains: [], allowNonAscii: false },
+      emailPolicy: { allowedDomains: [], blockedDomains: consumerMailDomains, allowNonAscii: false },
+      supportContact: null,
       jobs: { firstRunMs: 60_000, intervalMs: 3_600_000, outageRetryMs: 60_000 },
+      organisationRegister: { url: null, intervalMs: 86_400_000, pageTimeoutMs: 10_000, maxPages: 100, maxPageBytes: 2_097_152 },
     });
   });
 
@@ -43,6 +49,10 @@ describe("loadConfig", () => {
 
   it("reads the read replicas and how far behind one may be, refusing what is not a PostgreSQL URL", () => {
     const config = loadConfig({ DATABASE_READ_URL: "postgres://reader@db2:5432/signon,postgres://reader@db3:5432/signon", DATABASE_READ_MAX_LAG_MS: "1500" });
+    expect(config.databaseReadTimeoutMs).toBe(2000);
+    expect(loadConfig({ DATABASE_READ_TIMEOUT_MS: "750" }).databaseReadTimeoutMs).toBe(750);
+    expect(() => loadConfig({ DATABASE_READ_TIMEOUT_MS: "50" })).toThrow(/DATABASE_READ_TIMEOUT_MS: expected 100 to 3600000, got 50/);
+    expect(() => loadConfig({ DATABASE_READ_TIMEOUT_MS: "2s" })).toThrow(/DATABASE_READ_TIMEOUT_MS/);
     expect(config.databaseReadUrls).toEqual(["postgres://reader@db2:5432/signon", "postgres://reader@db3:5432/signon"]);
     expect(config.databaseReadMaxLagMs).toBe(1500);
     expect(() => loadConfig({ DATABASE_READ_URL: "mysql://db2/signon" })).toThrow(/DATABASE_READ_URL: must use postgres: or postgresql:, not mysql:/);
@@ -60,12 +70,33 @@ describe("loadConfig", () => {
   it("reads the e-mail domain lists in lower-case ASCII, refusing what is not a domain", () => {
     expect(loadConfig({ SIGNON_EMAIL_DOMAINS_ALLOWED: " Example.ORG, *.gov.example,bücher.example,example.org", SIGNON_EMAIL_ALLOW_NON_ASCII: "true" }).emailPolicy).toEqual({
       allowedDomains: ["example.org", "gov.example", "xn--bcher-kva.example"],
-      blockedDomains: [],
+      blockedDomains: consumerMailDomains,
       allowNonAscii: true,
     });
     expect(loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "gmail.com,hotmail.com" }).emailPolicy.blockedDomains).toEqual(["gmail.com", "hotmail.com"]);
     expect(() => loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "gmail.com,,x" })).toThrow(/SIGNON_EMAIL_DOMAINS_BLOCKED: expected domains .* got ""$/);
     expect(() => loadConfig({ SIGNON_EMAIL_DOMAINS_ALLOWED: "user@example.org" })).toThrow(/SIGNON_EMAIL_DOMAINS_ALLOWED: expected domains/);
+  });
+
+  it("blocks the built-in consumer mail services unless SIGNON_EMAIL_DOMAINS_BLOCKED says otherwise", () => {
+    expect(consumerMailDomains).toEqual(expect.arrayContaining(["gmail.com", "googlemail.com", "outlook.com", "hotmail.com", "hotmail.co.uk", "live.com", "yahoo.com", "yahoo.co.uk", "icloud.com", "me.com", "aol.com", "proton.me", "protonmail.com", "gmx.com", "gmx.de", "gmx.net"]));
+    // Unset: the built-in list, less what the allow list names itself.
+    expect(loadConfig({}).emailPolicy.blockedDomains).toEqual(consumerMailDomains);
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_ALLOWED: "example.org,gmail.com" }).emailPolicy.blockedDomains).toEqual(consumerMailDomains.filter((domain) => domain !== "gmail.com"));
+    // Set but empty, or none: nothing blocked.
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "" }).emailPolicy.blockedDomains).toEqual([]);
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "  " }).emailPolicy.blockedDomains).toEqual([]);
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "None" }).emailPolicy.blockedDomains).toEqual([]);
+    // Set: that list, where `default` stands for the built-in one.
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "old.example.org" }).emailPolicy.blockedDomains).toEqual(["old.example.org"]);
+    expect(loadConfig({ SIGNON_EMAIL_DOMAINS_BLOCKED: "old.example.org, Default" }).emailPolicy.blockedDomains).toEqual(["old.example.org", ...consumerMailDomains]);
+  });
+
+  it("reads the support contact, one line of at most 200 characters", () => {
+    expect(loadConfig({ SIGNON_SUPPORT_CONTACT: " the service desk, help@example.org " }).supportContact).toBe("the service desk, help@example.org");
+    expect(loadConfig({ SIGNON_SUPPORT_CONTACT: "" }).supportContact).toBeNull();
+    expect(() => loadConfig({ SIGNON_SUPPORT_CONTACT: "line one\nline two" })).toThrow(/SIGNON_SUPPORT_CONTACT: expected one line of at most 200 characters/);
+    expect(() => loadConfig({ SIGNON_SUPPORT_CONTACT: "x".repeat(201) })).toThrow(/SIGNON_SUPPORT_CONTACT/);
   });
 
   it("reads the hourly jobs' timing", () => {

@@ -1,14 +1,23 @@
 import { describe, expect, it } from "vitest";
+import { consumerMailDomains } from "../../src/accounts/consumer-mail-domains.js";
 import { emailPolicyProblem } from "../../src/accounts/email-policy.js";
 
 describe("emailPolicyProblem", () => {
   const open = { allowedDomains: [], blockedDomains: [], allowNonAscii: false };
+  const byDefault = { ...open, blockedDomains: consumerMailDomains };
 
   it("accepts any ASCII address when no list is set, and refuses non-ASCII ones unless allowed", () => {
     expect(emailPolicyProblem(open, "ada@anything.example")).toBeNull();
-    expect(emailPolicyProblem(open, "adä@example.org")).toMatch(/ASCII/);
-    expect(emailPolicyProblem(open, "ada@xn--bcher-kva.example")).toMatch(/ASCII/);
+    expect(emailPolicyProblem(open, "adä@example.org")).toBe("Use an e-mail address made of ASCII letters, digits and punctuation only");
     expect(emailPolicyProblem({ ...open, allowNonAscii: true }, "adä@bücher.example")).toBeNull();
+  });
+
+  it("accepts an internationalised domain written in its ASCII (xn--) form, and says so when it is written in Unicode", () => {
+    expect(emailPolicyProblem(open, "ada@xn--bcher-kva.example")).toBeNull();
+    expect(emailPolicyProblem(open, "ada@Team.XN--BCHER-KVA.example")).toBeNull();
+    expect(emailPolicyProblem(open, "ada@bücher.example")).toBe("Use an e-mail address made of ASCII letters, digits and punctuation only; the domain can be written xn--bcher-kva.example");
+    // A non-ASCII local part has no ASCII form to suggest.
+    expect(emailPolicyProblem(open, "adä@bücher.example")).toBe("Use an e-mail address made of ASCII letters, digits and punctuation only");
   });
 
   it("covers a listed domain and its subdomains, never a longer name ending the same way; the block list wins", () => {
@@ -17,6 +26,15 @@ describe("emailPolicyProblem", () => {
     expect(emailPolicyProblem(policy, "a@Team.Example.org")).toBeNull();
     expect(emailPolicyProblem(policy, "a@bücher.example")).toBeNull();
     expect(emailPolicyProblem(policy, "a@notexample.org")).toMatch(/cannot be used here; use an address at example.org/);
-    expect(emailPolicyProblem(policy, "a@x.old.example.org")).toMatch(/use a work address/);
+    expect(emailPolicyProblem(policy, "a@x.old.example.org")).toBe("E-mail addresses at x.old.example.org cannot be used here; use a work address");
+  });
+
+  it("refuses the built-in consumer mail services as personal, naming the domain, subdomains included", () => {
+    for (const domain of ["gmail.com", "googlemail.com", "outlook.com", "hotmail.com", "hotmail.co.uk", "live.com", "yahoo.com", "yahoo.co.uk", "icloud.com", "me.com", "aol.com", "proton.me", "protonmail.com", "gmx.com", "gmx.de", "gmx.net"]) {
+      expect(emailPolicyProblem(byDefault, `someone@${domain}`)).toBe(`Addresses at ${domain}, a personal e-mail service, cannot be used here: use a work e-mail address`);
+    }
+    expect(emailPolicyProblem(byDefault, "someone@GMail.com.")).toBe("Addresses at gmail.com, a personal e-mail service, cannot be used here: use a work e-mail address");
+    expect(emailPolicyProblem(byDefault, "someone@eu.mail.com")).toBe("Addresses at eu.mail.com, a personal e-mail service, cannot be used here: use a work e-mail address");
+    for (const email of ["someone@example.org", "someone@notgmail.com", "someone@gmail.com.example.org", "someone@me.community"]) expect(emailPolicyProblem(byDefault, email)).toBeNull();
   });
 });

@@ -9,7 +9,7 @@ const person = (role: "superadmin" | "admin" | "organisation_admin" | "normal", 
   organisationId,
   isApiUser: false,
 });
-const application = { supportedPermissions: ["signin", "editor", "publisher"], delegatablePermissions: ["signin", "editor"] };
+const application = { id: "00000000-0000-4000-8000-0000000000a1", supportedPermissions: ["signin", "editor", "publisher"], delegatablePermissions: ["signin", "editor"] };
 
 describe("web interface rules", () => {
   it("let a superadmin manage everyone, applications included", () => {
@@ -28,14 +28,16 @@ describe("web interface rules", () => {
     expect(assignableRoles(actor)).not.toContain("superadmin");
   });
 
-  it("keep an organisation admin to their organisation and to delegatable permissions", () => {
-    const actor = person("organisation_admin");
+  it("keep an organisation admin to their organisation and to delegatable permissions of applications they may sign in to", () => {
+    const actor = { ...person("organisation_admin"), signInApplicationIds: [application.id] };
     expect(mayManageUser(actor, person("normal", orgA))).toBe(true);
     expect(mayManageUser(actor, person("normal", orgB))).toBe(false);
     expect(mayManageUser(actor, person("normal", null))).toBe(false);
     expect(mayManageUser(actor, person("admin", orgA))).toBe(false);
     expect(grantablePermissions(actor, application)).toEqual(["signin", "editor"]);
     expect(assignableRoles(actor)).toEqual(["organisation_admin", "normal"]);
+    expect(grantablePermissions({ ...actor, signInApplicationIds: [] }, application)).toEqual([]);
+    expect(grantablePermissions({ ...actor, signInApplicationIds: undefined }, application)).toEqual([]);
   });
 
   it("give a normal user nothing but their own account", () => {

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
 import { audit } from "../../src/audit.js";
@@ -77,6 +78,7 @@ describe("POST /account/details", () => {
   it("changes the name, audits it, tells the applications and shows a flash", async () => {
     await createApp(signon.ctx, { name: "Publisher", pushBaseUrl: "https://publisher.example" });
     const { user, browser } = await signedInPerson({ permissions: { Publisher: ["signin"] } });
+    await issueOperatorToken(signon.ctx, { email: user.email, application: "Publisher" });
     await database.db.delete(pushDeliveries);
 
     const response = await browser.submit("/account", "/account/details", { name: "Ada Lovelace" });

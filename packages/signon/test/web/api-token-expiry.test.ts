@@ -48,7 +48,11 @@ describe("automatic token renewal", () => {
     const url = `/api-users/${apiUser.uid}`;
     const on = await browser.submit(url, `${url}/auto-renewal`, { token_auto_renewal: "yes" });
     expect(on.statusCode).toBe(303);
-    expect((await browser.follow(on)).body).toContain("tokens are renewed automatically 30 days before they expire");
+    const shown = (await browser.follow(on)).body;
+    expect(shown).toContain(
+      "tokens are renewed automatically: each token is renewed once, when a third of its lifetime is left (at most 30 days, at least 2 hours before it expires). Each new token is shown here once.",
+    );
+    expect(shown).toContain("<dt>Automatic token renewal</dt><dd>On: each token is renewed once, when a third of its lifetime is left");
     expect((await db.select().from(users).where(eq(users.uid, apiUser.uid)))[0]?.tokenAutoRenewal).toBe(true);
     const bad = await browser.submit(url, `${url}/auto-renewal`, { token_auto_renewal: "maybe" });
     expect(bad.statusCode).toBe(400);
@@ -95,9 +99,48 @@ describe("automatic token renewal", () => {
     expect(await db.select().from(auditEvents).where(eq(auditEvents.action, "renewed_token_acknowledged"))).toHaveLength(1);
   });
 
+  it("renews a 10-day token once, when a third of its lifetime is left, and the new token only when a third of its own is left", async () => {
+    const { apiUser } = await apiUserWithToken(10, "Short");
+    await db.update(users).set({ tokenAutoRenewal: true }).where(eq(users.uid, apiUser.uid));
+    const hourly = async (hours: number): Promise<number> => {
+      let renewed = 0;
+      for (let hour = 0; hour < hours; hour += 1) {
+        renewed += await renewExpiringApiTokens(ctx);
+        clock.advance(3600);
+      }
+      return renewed;
+    };
+    // 10 days is 240 hours; a third of it, 80 hours, is left after 160.
+    expect(await hourly(160)).toBe(0);
+    expect(await renewExpiringApiTokens(ctx)).toBe(1);
+    const [first] = await db.select().from(renewedTokens);
+    const [firstToken] = await db.select().from(accessTokens).where(eq(accessTokens.grantId, first?.grantId as string));
+    expect(firstToken?.expiresAt.getTime()).toBe(clock.now().getTime() + 10 * dayS * 1000);
+    // The old token's last 80 hours and the new token's first 160: nothing more.
+    expect(await hourly(160)).toBe(0);
+    expect(await db.select().from(renewedTokens)).toHaveLength(1);
+    expect(await renewExpiringApiTokens(ctx)).toBe(1);
+    expect(await db.select().from(renewedTokens)).toHaveLength(2);
+
+    const page = await (await signedInAs(app, ctx, "superadmin")).browser.get(`/api-users/${apiUser.uid}`);
+    expect(page.body.match(/<p class="secret" id="renewed-/g)).toHaveLength(2);
+  });
+
+  it("renews a token shorter than the job's reach at its first run, by a day-long token not renewed until its last 8 hours", async () => {
+    const { apiUser } = await apiUserWithToken(365, "Brief");
+    await db.update(users).set({ tokenAutoRenewal: true }).where(eq(users.uid, apiUser.uid));
+    await db.update(accessTokens).set({ expiresAt: new Date(clock.now().getTime() + 3600_000) }).where(eq(accessTokens.userUid, apiUser.uid));
+    expect(await renewExpiringApiTokens(ctx)).toBe(1);
+    expect(await renewExpiringApiTokens(ctx)).toBe(0);
+    clock.advance(16 * 3600 - 60);
+    expect(await renewExpiringApiTokens(ctx)).toBe(0);
+    clock.advance(60);
+    expect(await renewExpiringApiTokens(ctx)).toBe(1);
+  });
+
   it("leaves API users without it, revoked tokens and suspended API users alone", async () => {
     const { apiUser } = await apiUserWithToken(40, "Plain");
-    clock.advance(20 * dayS);
+    clock.advance(30 * dayS);
     expect(await renewExpiringApiTokens(ctx)).toBe(0);
     await db.update(users).set({ tokenAutoRenewal: true, suspendedAt: clock.now(), suspensionReason: "test" }).where(eq(users.uid, apiUser.uid));
     expect(await renewExpiringApiTokens(ctx)).toBe(0);

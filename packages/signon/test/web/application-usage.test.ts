@@ -2,7 +2,7 @@ import { parse } from "csv-parse/sync";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { applicationMonthlyUsers } from "../../src/applications/usage.js";
-import { auditEvents, users } from "../../src/db/schema.js";
+import { applicationUsageMonths, auditEvents, users } from "../../src/db/schema.js";
 import { pruneOldEvents } from "../../src/maintenance/event-retention.js";
 import { createApp, createUser } from "../support/factories.js";
 import { obtainCode } from "../support/flow.js";
@@ -115,5 +115,32 @@ describe("GET /applications/:id/usage and /usage.csv", () => {
     expect(months[0]).toBe(ctx.now().toISOString().slice(0, 7));
     expect(months.length).toBeLessThanOrEqual(3);
     expect(months.every((month) => month >= cutoffMonth)).toBe(true);
+  });
+
+  it("counts a month that has ended once and keeps its figures, and counts the month in progress on each view", async () => {
+    const client = await createApp(ctx, { name: "Ledger" });
+    const ada = await createUser(ctx, { name: "Ada", email: "ada.ledger@example.org", permissions: { Ledger: ["signin"] } });
+    const grace = await createUser(ctx, { name: "Grace", email: "grace.ledger@example.org", permissions: { Ledger: ["signin"] } });
+    const past = clock.now().toISOString().slice(0, 7);
+    await obtainCode(app, client, ada.email);
+    await obtainCode(app, client, grace.email);
+    clock.advance(40 * 86_400); // into the next month, past its first hour
+    const current = clock.now().toISOString().slice(0, 7);
+    await obtainCode(app, client, ada.email);
+    const figuresOf = async (month: string) => (await applicationMonthlyUsers(ctx, client.application.id)).find((row) => row.month === month);
+
+    expect(await figuresOf(past)).toEqual({ month: past, users: 2, signIns: 2 });
+    expect(await figuresOf(current)).toEqual({ month: current, users: 1, signIns: 1 });
+    const kept = await ctx.db.select().from(applicationUsageMonths).where(eq(applicationUsageMonths.applicationId, client.application.id));
+    // Every month that has ended is kept, those without sign-ins as 0; the month in progress is not.
+    expect(kept).toHaveLength(11);
+    expect(kept.find((row) => row.month === past)).toMatchObject({ users: 2, signIns: 2 });
+    expect(kept.some((row) => row.month === current)).toBe(false);
+
+    // Kept figures are read, not counted again: a kept month changed by hand shows as changed.
+    await ctx.db.update(applicationUsageMonths).set({ users: 7 }).where(eq(applicationUsageMonths.month, past));
+    await obtainCode(app, client, grace.email);
+    expect(await figuresOf(past)).toEqual({ month: past, users: 7, signIns: 2 });
+    expect(await figuresOf(current)).toEqual({ month: current, users: 2, signIns: 2 });
   });
 });

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { describe, expect, it } from "vitest";
 import { issueApiUserToken, revokeApiUserToken } from "../../src/accounts/api-users.js";
 import { createApiUser, suspendUser } from "../../src/accounts/manage-users.js";
@@ -158,9 +159,14 @@ describe("GET and POST /api-users/:uid/tokens/:grantId/revoke", () => {
 
 describe("GET and POST /users/:uid/suspend", () => {
   it("asks for the reason on a page naming the applications that sign them out; only the confirmed post with a reason suspends", async () => {
-    await createApp(ctx, { name: "Whitehall" });
-    await createApp(ctx, { name: "Mainstream" });
-    const target = await createUser(ctx, { name: "Sue Pended", email: "sue@example.org", permissions: { Whitehall: ["signin"], Mainstream: ["signin"] } });
+    for (const name of ["Whitehall", "Mainstream", "Collections"]) await createApp(ctx, { name });
+    const target = await createUser(ctx, {
+      name: "Sue Pended",
+      email: "sue@example.org",
+      permissions: { Whitehall: ["signin"], Mainstream: ["signin"], Collections: ["signin"] },
+    });
+    // Collections never signed her in: it is not told (row 23).
+    for (const application of ["Whitehall", "Mainstream"]) await issueOperatorToken(ctx, { email: target.email, application });
     const { browser } = await signedInAs(app, ctx, "admin");
     const userPage = await browser.get(`/users/${target.uid}`);
     expect(userPage.body).toContain(`<form method="get" action="/users/${target.uid}/suspend">`);
@@ -171,7 +177,7 @@ describe("GET and POST /users/:uid/suspend", () => {
       title: "Suspend Sue Pended",
       says: [
         "Sue Pended (sue@example.org) can no longer sign in",
-        "The applications they may sign in to are told to sign them out: Mainstream, Whitehall.",
+        "The applications they have signed in to are told to sign them out: Mainstream, Whitehall.",
         "You can unsuspend them later",
       ],
       cancel: `/users/${target.uid}`,
@@ -214,6 +220,7 @@ describe("GET and POST /users/:uid/reset-two-step", () => {
   it("says they are signed out everywhere and set it up again; only the confirmed post resets it", async () => {
     await createApp(ctx, { name: "Publisher" });
     const target = await createUser(ctx, { name: "Phone Lost", email: "phone@example.org", permissions: { Publisher: ["signin"] } });
+    await issueOperatorToken(ctx, { email: target.email, application: "Publisher" });
     const { browser } = await signedInAs(app, ctx, "admin");
     const action = `/users/${target.uid}/reset-two-step`;
     const off = await browser.get(action);

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { describe, expect, it } from "vitest";
 import { auditEvents, emailChanges, pushDeliveries, signInFailures } from "../../src/db/schema.js";
 import { findUserByUid, updateUser } from "../../src/repositories/users.js";
@@ -145,6 +146,7 @@ describe("GET and POST /account/email/:token", () => {
   it("asks the signed-in person to confirm, then changes the address, pushes, audits and ends their other sign-ins", async () => {
     await createApp(ctx, { name: "Publisher", pushBaseUrl: "https://publisher.example" });
     const { user, browser } = await signedInPerson({ permissions: { Publisher: ["signin"] } });
+    await issueOperatorToken(ctx, { email: user.email, application: "Publisher" });
     const elsewhere = await signedInBrowser(app, user.email, defaultPassword);
     await askForNewEmail(browser, "ada@new.example");
     const link = await linkMailedTo(ctx, "ada@new.example", "/account/email/");

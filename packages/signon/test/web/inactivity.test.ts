@@ -53,6 +53,15 @@ describe("suspendInactiveUsers", () => {
     expect(await suspendInactiveUsers(signon.ctx)).toEqual([]);
   });
 
+  it("suspends a person once when the jobs of two instances run at the same moment", async () => {
+    const idle = await createUser(signon.ctx);
+    signon.clock.advance(45 * day);
+    const runs = await Promise.all([suspendInactiveUsers(signon.ctx), suspendInactiveUsers(signon.ctx), suspendInactiveUsers(signon.ctx)]);
+    expect(runs.flat()).toEqual([idle.email]);
+    const events = await database.db.select().from(auditEvents).where(eq(auditEvents.subjectUid, idle.uid));
+    expect(events.map((event) => event.action).sort()).toEqual(["suspended_for_inactivity", "user_created", "user_suspended"]);
+  });
+
   it("uses the configured number of days", async () => {
     const user = await createUser(signon.ctx);
     signon.clock.advance(10 * day);

@@ -58,7 +58,7 @@ describe("invitations with permissions", () => {
     const { application } = await createApp(ctx, { name: "Whitehall", permissions: ["editor", "admin"], delegatablePermissions: ["signin", "editor"] });
     await createApp(ctx, { name: "Closed", permissions: ["admin"] });
     const organisation = await createTestOrganisation(ctx);
-    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id, { Whitehall: ["signin"], Closed: ["signin"] });
     const form = await browser.get("/users/new");
     expect(form.body).toContain(`value="${application.id}:editor"`);
     expect(form.body).not.toContain(`value="${application.id}:admin"`);

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { startInvitationBatchWorker } from "../../src/accounts/invitation-batch-worker.js";
 import { processInvitationBatches } from "../../src/accounts/invitation-batches.js";
 import { auditEvents, invitationBatchRows, invitationPermissions } from "../../src/db/schema.js";
+import { createOrganisation } from "../../src/accounts/organisations.js";
 import { findUserByEmail } from "../../src/repositories/users.js";
 import type { InjectBrowser } from "../support/browser.js";
 import { createApp, createUser } from "../support/factories.js";
@@ -52,6 +53,44 @@ describe("GET /users/invite-batch", () => {
     expect(form.body).toContain('<input type="file" id="file" name="file"');
     const { browser: normal } = await signedInAs(app, ctx, "normal");
     expect((await normal.get("/users/invite-batch")).statusCode).toBe(403);
+  });
+});
+
+describe("GET /users/invite-batch: organisation for rows that name none", () => {
+  /** The organisations the form's select offers, as [value, label]. */
+  function offered(body: string): string[][] {
+    const select = /<select id="organisation" name="organisation"[^>]*>([\s\S]*?)<\/select>/.exec(body)?.[1] ?? "";
+    return [...select.matchAll(/<option value="([^"]*)"[^>]*>([^<]*)<\/option>/g)].map((option) => [option[1] as string, option[2] as string]);
+  }
+
+  it("offers the open organisations only, as the single invitation form does, and refuses a closed one posted by hand, on its field", async () => {
+    const open = await createOrganisation(ctx, { slug: "open-org", name: "Open Org" });
+    const closed = await createOrganisation(ctx, { slug: "old-closed-org", name: "Old Closed Org", closed: true });
+    const { browser } = await signedInAs(app, ctx, "admin");
+
+    const form = await browser.get("/users/invite-batch");
+    expect(offered(form.body)).toEqual([["", "No organisation"], [open.id, "Open Org"]]);
+    const single = await browser.get("/users/new");
+    expect(single.body).not.toContain(`value="${closed.id}"`);
+
+    const refused = await upload(browser, "Ada,ada@example.org\n", { organisation: closed.id });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('id="organisation-error">Old Closed Org is closed: nobody new can join it</p>');
+    expect(offered(refused.body)).toEqual([["", "No organisation"], [open.id, "Open Org"]]);
+    expect(await findUserByEmail(ctx.db, "ada@example.org")).toBeNull();
+  });
+
+  it("offers a super organisation admin their own organisation and those under it only", async () => {
+    const agency = await createOrganisation(ctx, { slug: "agency", name: "Agency" });
+    const unit = await createOrganisation(ctx, { slug: "unit", name: "Unit", parentId: agency.id });
+    await createOrganisation(ctx, { slug: "elsewhere", name: "Elsewhere" });
+    await createOrganisation(ctx, { slug: "closed-unit", name: "Closed unit", parentId: agency.id, closed: true });
+    const { browser } = await signedInAs(app, ctx, "super_organisation_admin", agency.id);
+
+    const form = await browser.get("/users/invite-batch");
+    expect(form.statusCode).toBe(200);
+    expect(offered(form.body).map(([, label]) => label)).toEqual(["No organisation", "Agency", "Unit"]);
+    expect(offered(form.body).map(([value]) => value)).toContain(unit.id);
   });
 });
 
@@ -138,7 +177,7 @@ describe("POST /users/invite-batch", () => {
     const mine = await createTestOrganisation(ctx, "Mine");
     const other = await createTestOrganisation(ctx, "Other");
     const { application } = await createApp(ctx, { name: "Whitehall", permissions: ["editor", "admin"], delegatablePermissions: ["editor"] });
-    const { browser } = await signedInAs(app, ctx, "organisation_admin", mine.id);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", mine.id, { Whitehall: ["signin"] });
     const refused = await upload(browser, "Ada,ada@example.org", { permissions: `${application.id}:admin` });
     expect(refused.statusCode).toBe(400);
     expect(textOf(refused)).toContain("You cannot grant admin on Whitehall");

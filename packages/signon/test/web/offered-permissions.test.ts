@@ -49,7 +49,8 @@ describe("what every permission grid and filter offers", () => {
       organisation_admin: { grid: delegated, filter: delegated },
     } as const;
     for (const [role, { grid, filter }] of Object.entries(expected)) {
-      const { browser } = await signedInAs(app, ctx, role as keyof typeof expected, organisation.id);
+      // Organisation-scoped administrators grant only on applications they may sign in to themselves.
+      const { browser } = await signedInAs(app, ctx, role as keyof typeof expected, organisation.id, { Live: ["signin"], Undelegated: ["signin"] });
       const pages = {
         permissions: offered((await browser.get(`/users/${person.uid}/permissions`)).body, names, boxes),
         invite: offered((await browser.get("/users/new")).body, names, boxes),
@@ -57,6 +58,16 @@ describe("what every permission grid and filter offers", () => {
         filter: offered((await browser.get("/users")).body, names, options),
       };
       expect(pages, role).toEqual({ permissions: grid, invite: grid, batch: grid, filter });
+    }
+    for (const role of ["organisation_admin", "super_organisation_admin"] as const) {
+      const { browser } = await signedInAs(app, ctx, role, organisation.id, { Undelegated: ["signin"] });
+      const pages = {
+        permissions: offered((await browser.get(`/users/${person.uid}/permissions`)).body, names, boxes),
+        invite: offered((await browser.get("/users/new")).body, names, boxes),
+        batch: offered((await browser.get("/users/invite-batch")).body, names, boxes),
+        filter: offered((await browser.get("/users")).body, names, options),
+      };
+      expect(pages, `${role} who cannot sign in to Live`).toEqual({ permissions: [], invite: [], batch: [], filter: [] });
     }
   });
 

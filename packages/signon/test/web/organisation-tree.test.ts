@@ -99,7 +99,7 @@ describe("super organisation admins", () => {
     await createUser(ctx, { name: "Approver", organisationId: department.id, permissions: { Finance: ["signin", "approver"] } });
     await createUser(ctx, { name: "Editor", organisationId: department.id, permissions: { Publisher: ["signin", "editor"] } });
     for (const role of ["organisation_admin", "super_organisation_admin"] as const) {
-      const { browser } = await signedInAs(app, ctx, role, department.id);
+      const { browser } = await signedInAs(app, ctx, role, department.id, { Publisher: ["signin"], Finance: ["signin"] });
       const list = await browser.get("/users");
       const filter = /<select id="permission" name="permission">([\s\S]*?)<\/select>/.exec(list.body)?.[1] ?? "";
       expect([...filter.matchAll(/<option value="([^"]*)"/g)].map((match) => match[1])).toEqual(["", `${publisher.id}:editor`, `${publisher.id}:signin`]);

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
 import { auditEvents, organisations, pushDeliveries } from "../../src/db/schema.js";
@@ -91,11 +92,14 @@ describe("GET and POST /organisations/:id", () => {
     expect(await db.select().from(pushDeliveries)).toEqual([]);
   });
 
-  it("changes the slug and tells the applications of every member (the slug is in /user.json)", async () => {
+  it("changes the slug and tells each application that issued a member a token (the slug is in /user.json)", async () => {
     const organisation = await createOrganisation(signon.ctx, { slug: "old-slug", name: "Moving" });
     const tool = await createApp(signon.ctx, { name: "Tool" });
     const member = await createUser(signon.ctx, { organisationId: organisation.id, permissions: { Tool: ["signin"] } });
-    await createUser(signon.ctx, { permissions: { Tool: ["signin"] } });
+    // A member who never signed in to Tool: it hears nothing of the new slug until they do.
+    await createUser(signon.ctx, { organisationId: organisation.id, permissions: { Tool: ["signin"] } });
+    const elsewhere = await createUser(signon.ctx, { permissions: { Tool: ["signin"] } });
+    for (const { email } of [member, elsewhere]) await issueOperatorToken(signon.ctx, { email, application: "Tool" });
     await db.delete(pushDeliveries);
     const browser = await browserFor("superadmin");
     const response = await browser.submit(`/organisations/${organisation.id}`, `/organisations/${organisation.id}`, { name: "Moving", slug: "new-slug" });

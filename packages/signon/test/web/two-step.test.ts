@@ -251,7 +251,7 @@ describe("signing in with 2-step verification", () => {
     expect((await enterCode(second.browser, { code: codeFor(secret) })).statusCode).toBe(303);
   });
 
-  it("refuses this address for the account after 10 wrong codes (429, the usual words), ends the half-signed-in session, and unlocking clears the count", async () => {
+  it("refuses this address for the account after 10 wrong codes (429, too many tries and when to try again), ends the half-signed-in session, and unlocking clears the count", async () => {
     const { user, secret } = await userWithTwoStep();
     const { browser } = await passwordStep(user);
     const halfSignedIn = sha256Hex(browser.cookie("signon_session") as string);
@@ -260,7 +260,8 @@ describe("signing in with 2-step verification", () => {
     const refusing = await enterCode(browser, { code: wrong });
     expect(refusing.statusCode).toBe(429);
     expect(refusing.headers["retry-after"]).toBe("3600");
-    expect(refusing.body).toContain("The e-mail address or password is not right.");
+    const tooManyTries = `There have been too many tries to sign in with this e-mail address from your network. Try again after ${new Date(Math.ceil((signon.clock.now().getTime() + 3_600_000) / 60_000) * 60_000).toISOString().slice(0, 16).replace("T", " ")} UTC (in 60 minutes).`;
+    expect(refusing.body).toContain(tooManyTries);
     expect(await codeFailures(user)).toBe(10);
     // Ten failures from one address refuse that address; the account is not locked for everyone.
     expect((await reload(user)).lockedAt).toBeNull();
@@ -274,7 +275,7 @@ describe("signing in with 2-step verification", () => {
 
     const again = await passwordStep(user);
     expect(again.response.statusCode).toBe(429);
-    expect(again.response.body).toContain("The e-mail address or password is not right.");
+    expect(again.response.body).toContain(tooManyTries);
     const elsewhere = await new InjectBrowser(signon.app, { remoteAddress: "198.51.100.7" }).signIn("/sign-in?return_to=%2F", user.email, defaultPassword);
     expect(elsewhere.headers.location).toBe("/sign-in/two-step?return_to=%2F");
 

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { issueOperatorToken } from "../../src/oauth/issue-operator-token.js";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createApiUser } from "../../src/accounts/manage-users.js";
@@ -114,6 +115,8 @@ describe("POST /users/:uid", () => {
     const { application } = await createApp(ctx, { pushBaseUrl: "https://app.example/push" });
     const { browser, uid: actorUid } = await signedInAs(app, ctx, "admin");
     const target = await createUser(ctx, { permissions: { [application.name]: ["signin"] } });
+    // An application that issued the person a token hears of their details (row 23).
+    await issueOperatorToken(ctx, { email: target.email, application: application.name });
     await ctx.db.delete(pushDeliveries);
 
     const response = await browser.submit(`/users/${target.uid}`, `/users/${target.uid}`, {

@@ -57,7 +57,7 @@ describe("GET /users/:uid/permissions", () => {
       const application = await publishingApp();
       await createApp(ctx, { name: "Finance", permissions: ["approver"] });
       const organisation = await createTestOrganisation(ctx);
-      const { browser } = await signedInAs(app, ctx, role, organisation.id);
+      const { browser } = await signedInAs(app, ctx, role, organisation.id, { Publisher: ["signin"], Finance: ["signin"] });
       const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["publisher", "signin"], Finance: ["signin"] } });
       const response = await browser.get(`/users/${target.uid}/permissions`);
       expect(response.statusCode).toBe(200);
@@ -145,7 +145,7 @@ describe("POST /users/:uid/permissions", () => {
   it("lets organisation admins change delegatable permissions only, leaving the others as they are", async () => {
     const application = await publishingApp();
     const organisation = await createTestOrganisation(ctx);
-    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id, { Publisher: ["signin"] });
     const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["publisher"] } });
     const page = `/users/${target.uid}/permissions`;
 
@@ -155,10 +155,38 @@ describe("POST /users/:uid/permissions", () => {
     expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher", "signin"]);
   });
 
+  for (const role of ["organisation_admin", "super_organisation_admin"] as const) {
+    it(`lets a ${role} grant or revoke only on applications they may sign in to themselves, refusing a hand-made post for another`, async () => {
+      const publisher = await publishingApp();
+      const finance = (await createApp(ctx, { name: "Finance", permissions: ["approver"], delegatablePermissions: ["signin", "approver"] })).application;
+      const organisation = await createTestOrganisation(ctx);
+      const { browser } = await signedInAs(app, ctx, role, organisation.id, { Publisher: ["signin"] });
+      const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["signin"], Finance: ["signin"] } });
+      const page = `/users/${target.uid}/permissions`;
+
+      // Finance is not on the grid: the administrator cannot sign in to it.
+      const grid = await browser.get(page);
+      expect(grid.body).toContain("<legend>Publisher</legend>");
+      expect(grid.body).not.toContain(`value="${finance.id}:`);
+
+      // A post naming a Finance box is refused and changes nothing, on either application.
+      const tampered = await submitMany(app, browser, page, page, { permissions: [`${publisher.id}:signin`, `${publisher.id}:editor`, `${finance.id}:approver`] });
+      expect(tampered.statusCode).toBe(403);
+      expect(await listPermissions(ctx.db, target.uid, publisher.id)).toEqual(["signin"]);
+      expect(await listPermissions(ctx.db, target.uid, finance.id)).toEqual(["signin"]);
+
+      // Their Finance signin is theirs to keep: a post without it leaves it, as the grid never showed it.
+      const saved = await submitMany(app, browser, page, page, { permissions: [`${publisher.id}:editor`] });
+      expect(saved.statusCode).toBe(303);
+      expect(await listPermissions(ctx.db, target.uid, publisher.id)).toEqual(["editor"]);
+      expect(await listPermissions(ctx.db, target.uid, finance.id)).toEqual(["signin"]);
+    });
+  }
+
   it("refuses an organisation admin's tampered post granting a permission that is not delegatable, changing nothing", async () => {
     const application = await publishingApp();
     const organisation = await createTestOrganisation(ctx);
-    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id, { Publisher: ["signin"] });
     const target = await createUser(ctx, { organisationId: organisation.id, permissions: { Publisher: ["signin"] } });
     const page = `/users/${target.uid}/permissions`;
 
@@ -171,7 +199,7 @@ describe("POST /users/:uid/permissions", () => {
     const application = await publishingApp();
     const mine = await createTestOrganisation(ctx);
     const other = await createTestOrganisation(ctx);
-    const { browser } = await signedInAs(app, ctx, "organisation_admin", mine.id);
+    const { browser } = await signedInAs(app, ctx, "organisation_admin", mine.id, { Publisher: ["signin"] });
     const colleague = await createUser(ctx, { organisationId: mine.id });
     const stranger = await createUser(ctx, { organisationId: other.id });
     const response = await submitMany(app, browser, `/users/${colleague.uid}/permissions`, `/users/${stranger.uid}/permissions`, {

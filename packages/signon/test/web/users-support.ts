@@ -18,8 +18,10 @@ export async function signedInAs(
   ctx: SignonContext,
   role: Role,
   organisationId?: string,
+  /** The actor's own permissions, by application name: an organisation admin grants only on applications where they hold `signin`. */
+  permissions?: Record<string, string[]>,
 ): Promise<{ browser: InjectBrowser; uid: string; email: string }> {
-  const user = await createUser(ctx, { role, organisationId });
+  const user = await createUser(ctx, { role, organisationId, ...(permissions ? { permissions } : {}) });
   return { browser: await signedInBrowser(app, user.email, defaultPassword), uid: user.uid, email: user.email };
 }
 

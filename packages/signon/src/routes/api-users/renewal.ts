@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { acknowledgeRenewedToken, setTokenAutoRenewal } from "../../accounts/token-renewal.js";
+import { acknowledgeRenewedToken, renewalRuleText, setTokenAutoRenewal } from "../../accounts/token-renewal.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
@@ -34,7 +34,7 @@ const apiUserRenewalRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return redirectWithFlash(request, reply, `/api-users/${apiUser.uid}`, {
         kind: "success",
         text: updated.tokenAutoRenewal
-          ? `${apiUser.name}'s tokens are renewed automatically 30 days before they expire; each new token is shown here once.`
+          ? `${apiUser.name}'s tokens are renewed automatically: ${renewalRuleText}. Each new token is shown here once.`
           : `${apiUser.name}'s tokens are no longer renewed automatically.`,
       });
     },

@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { findApiUser, issueApiUserToken } from "../../accounts/api-users.js";
 import { AccountError } from "../../accounts/manage-users.js";
-import { renewedTokensToShow, tokenExpiryWarningDays } from "../../accounts/token-renewal.js";
+import { renewalRuleText, renewedTokensToShow, tokenExpiryWarningDays } from "../../accounts/token-renewal.js";
 import { splitList } from "../../applications/application-fields.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
@@ -64,6 +64,7 @@ export async function showApiUser(
       tokens,
       expiringCount: tokens.filter((token) => token.expiringSoon).length,
       warningDays: tokenExpiryWarningDays,
+      renewalRule: renewalRuleText,
       renewed,
       applications,
       now,

@@ -25,7 +25,8 @@ const applicationUsageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!application) return sendNotFound(request, reply, "application");
     const before = request.query.before === undefined ? null : Number(request.query.before);
     const [months, rows] = await Promise.all([
-      applicationMonthlyUsers(reading, application.id),
+      // Figures of months that have ended are kept on the primary the first time they are counted.
+      applicationMonthlyUsers(reading, application.id, app.signon.db),
       applicationSignIns(reading, application.id, { limit: signInsPerPage + 1, before }),
     ]);
     const base = `/applications/${application.id}/usage`;

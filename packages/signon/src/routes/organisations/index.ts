@@ -18,6 +18,10 @@ import { actorOf, guardSection, isId, sendNotFound } from "../../web/admin-secti
 import { signedInUser } from "../../web/signed-in.js";
 import { readingContext } from "../../context.js";
 import { ownRecentChange } from "../../http/recent-write-cookie.js";
+import { registerForDisplay } from "../../accounts/organisation-register/fetch-organisation-register.js";
+import { readRegisterState } from "../../repositories/organisation-register.js";
+import type { SignonConfig } from "../../config.js";
+import { formatTime } from "../../time-format.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const fields = {
@@ -42,6 +46,21 @@ async function parentChoices(db: SignonDatabase, organisationId: string | null):
   const all = await listOrganisationSummaries(db);
   const below = organisationId === null ? [] : await listOrganisationSubtreeIds(db, organisationId);
   return all.filter((organisation) => !below.includes(organisation.id));
+}
+
+/** What the organisations page says of the register, when one is configured: where, how often, the last fetch and the latest failure. */
+async function registerStatus(db: SignonDatabase, config: SignonConfig) {
+  const { url, intervalMs } = config.organisationRegister;
+  if (url === null) return null;
+  const state = await readRegisterState(db);
+  const minutes = intervalMs / 60_000;
+  const at = (time: Date) => ({ iso: time.toISOString(), text: formatTime(time) });
+  return {
+    url: registerForDisplay(url),
+    every: minutes % 60 === 0 ? `${minutes / 60} ${minutes === 60 ? "hour" : "hours"}` : `${minutes} ${minutes === 1 ? "minute" : "minutes"}`,
+    lastSuccess: state.lastSuccessAt === null ? null : { ...at(state.lastSuccessAt), summary: state.lastSummary },
+    failure: state.lastError === null || state.lastFailureAt === null ? null : { ...at(state.lastFailureAt), error: state.lastError },
+  };
 }
 
 /** The edit page of an organisation, with `values` and `errors` of a refused post. */
@@ -85,6 +104,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const names = new Map(organisations.map((organisation) => [organisation.id, organisation.name]));
     return renderPage(request, reply, "organisations/list.eta", {
       title: "Organisations",
+      register: await registerStatus(app.signon.db, app.signon.config),
       organisations: organisations.map((organisation) => ({ ...organisation, parentName: organisation.parentId === null ? null : (names.get(organisation.parentId) ?? null) })),
     });
   });

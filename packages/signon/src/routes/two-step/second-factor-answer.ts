@@ -2,7 +2,7 @@ import type { FastifyReply } from "fastify";
 import type { SecondFactorResult } from "../../accounts/two-step-sign-in.js";
 import { setRememberedBrowserCookie } from "../../http/remembered-browser-cookie.js";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
-import { signInFailedMessage } from "../sign-in.js";
+import { signInFailedMessage, tooManyTriesMessage } from "../sign-in.js";
 
 /** The failures that end the step, whichever factor was given: the rest are shown on the factor's own form. */
 type SettlingReason = "no_session" | "locked" | "refused";
@@ -17,9 +17,10 @@ type FailureReason<R> = R extends { ok: false; reason: infer Reason extends stri
  * when asked for) and a 303 to `returnTo`; without a waiting sign-in, back
  * to the sign-in form; for a refused source or a locked account, the
  * half-signed-in session's cookie cleared and the sign-in form again with
- * the answer every failed sign-in gets (S15: 429 with `Retry-After`, or
- * 401). Any other failure (a wrong code, a refused passkey) is the caller's
- * to show on its own form, through `showForm`.
+ * the answer a failed sign-in gets (S15: 429 with `Retry-After` and the
+ * words saying when to try again, or 401 with the usual words). Any other
+ * failure (a wrong code, a refused passkey) is the caller's to show on its
+ * own form, through `showForm`.
  */
 export async function answerSecondFactor<Result extends SecondFactorResult | { ok: false; reason: string }>(
   reply: FastifyReply,
@@ -38,11 +39,13 @@ export async function answerSecondFactor<Result extends SecondFactorResult | { o
   if (!settlingReasons.has(result.reason)) return showForm(result.reason as Exclude<FailureReason<Result>, SettlingReason>);
   if (result.reason === "no_session") return signInAgain(reply, returnTo);
   clearSessionCookie(reply, config);
-  if ("retryAfterSeconds" in result) reply.header("retry-after", String(Math.ceil(result.retryAfterSeconds)));
+  const retryAfterSeconds = "retryAfterSeconds" in result && typeof result.retryAfterSeconds === "number" ? result.retryAfterSeconds : null;
+  if (retryAfterSeconds !== null) reply.header("retry-after", String(Math.ceil(retryAfterSeconds)));
+  const message = result.reason === "refused" && retryAfterSeconds !== null ? tooManyTriesMessage(retryAfterSeconds, reply.server.signon.now()) : signInFailedMessage;
   return reply
     .code(result.reason === "refused" ? 429 : 401)
     .header("cache-control", "no-store")
-    .view("sign-in.eta", { title: "Sign in", message: signInFailedMessage, email: "", returnTo, csrfToken: reply.generateCsrf() });
+    .view("sign-in.eta", { title: "Sign in", message, email: "", returnTo, csrfToken: reply.generateCsrf() });
 }
 
 /** Back to the sign-in form, for a browser with no sign-in waiting for its second factor. */

@@ -1,16 +1,16 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { withAdministrationScope } from "../../accounts/administration-scope.js";
 import { startInvitationBatch } from "../../accounts/invitation-batches.js";
 import { BatchFileError, batchFileMaxBytes, batchFileMaxRows, readBatchFile } from "../../accounts/invitation-csv.js";
 import { checkInvitation, invitationGrid } from "../../accounts/invitations.js";
 import { AccountError, type Role } from "../../accounts/manage-users.js";
-import { choosesOrganisation } from "../../accounts/user-form.js";
+import { choosesOrganisation, organisationChoices } from "../../accounts/user-form.js";
 import { fieldValues } from "../../http/form-body.js";
 import { uploadedFile, registerMultipartParser } from "../../http/multipart-body.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { InvalidRequestError } from "../../oauth/errors.js";
 import { countBatchOutcomes, findInvitationBatch, listInvitationBatchRows } from "../../repositories/invitation-batches.js";
-import { listOrganisationChoices } from "../../repositories/user-form-choices.js";
 import { findUserByUid } from "../../repositories/users.js";
 import { renderPage } from "../../web/page.js";
 import { assignableRoles } from "../../web/policy.js";
@@ -55,7 +55,8 @@ async function renderBatchForm(request: FastifyRequest, reply: FastifyReply, for
       roles: assignableRoles(actor),
       roleLabels,
       choosesOrganisation: choosesOrganisation(actor),
-      organisations: choosesOrganisation(actor) ? await listOrganisationChoices(db) : [],
+      // The open organisations this actor may assign, as on the single invitation form.
+      organisations: choosesOrganisation(actor) ? await organisationChoices(request.server.signon, actor) : [],
       grid: await invitationGrid(db, actor, form.permissions),
       maxKib: batchFileMaxBytes / 1024,
       maxRows: batchFileMaxRows,
@@ -118,7 +119,8 @@ const inviteBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const organisationId = choosesOrganisation(actor) ? (form.organisation === "" ? null : form.organisation) : actor.organisationId;
       if (organisationId !== null && !uuidPattern.test(organisationId)) return renderBatchForm(request, reply, form, { organisation: "Choose one of the organisations listed" });
       const choice = { role: form.role as Role, organisationId, permissions };
-      const inviter = await findUserByUid(app.signon.db, actor.uid);
+      const found = await findUserByUid(app.signon.db, actor.uid);
+      const inviter = found && (await withAdministrationScope(app.signon.db, found));
       try {
         if (!inviter) throw new AccountError("You cannot invite users");
         await checkInvitation(app.signon.db, { email: "", name: "", ...choice }, inviter);
@@ -126,7 +128,8 @@ const inviteBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return reply.redirect(`/users/invite-batch/${id}`, 303);
       } catch (error) {
         if (!(error instanceof AccountError)) throw error;
-        const fieldName = /organisation/i.test(error.message) ? "organisation" : /role/i.test(error.message) ? "role" : "permissions";
+        // "<name> is closed" (an organisation closed since the form was loaded) is about the organisation too.
+        const fieldName = /organisation| is closed: nobody new can join it$/i.test(error.message) ? "organisation" : /role/i.test(error.message) ? "role" : "permissions";
         return renderBatchForm(request, reply, form, { [fieldName]: error.message });
       }
     },

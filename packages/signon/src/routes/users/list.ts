@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
-import { countManageableUsers, exactCountLimit, findManageableUsers, manageableScope, resolvedSearch, statusTags, type UserFilters } from "../../accounts/user-search.js";
+import { countManageableUsers, exactCountLimit, findManageableUsers, manageableScope, resolvedSearch, shownCount, statusTags, type UserFilters } from "../../accounts/user-search.js";
 import { csvBatchSize, usersCsvStream } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
 import { allUsersStatement, toUserExportRow, twoStepFilters, userStatuses } from "../../repositories/user-search.js";
@@ -92,11 +92,12 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const reading = readingContext(app.signon, ownRecentChange(request, app.signon.config));
     const { filters, applications } = await offeredFilters(reading, actor, request.query);
     const search = await resolvedSearch(reading, actor, filters);
-    const [page, total, organisations] = await Promise.all([
+    const [page, counted, organisations] = await Promise.all([
       findManageableUsers(reading, search, position),
       countManageableUsers(reading, search),
       listOrganisationChoices(reading.db),
     ]);
+    const total = shownCount(counted, page, position.kind === "first");
     return renderPage(request, reply, "users/list.eta", {
       title: "Users",
       filters,
@@ -123,7 +124,11 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const search = await resolvedSearch(ctx, actor, (await offeredFilters(ctx, actor, request.query)).filters);
     // A column per application the list may be filtered by, holding only those permissions: the same rule as the filter.
     const columns = applicationsOffered(actor, await listLiveApplications(ctx.db), filterablePermissions);
+    // Filters that match nobody, as the bounded count proves, answer the header alone without reading the list.
+    const total = await countManageableUsers(ctx, search);
+    const nobody = total.exact && total.count === 0;
     async function* people() {
+      if (nobody) return;
       for await (const batch of ctx.statements.cursor(allUsersStatement(ctx.db, search), csvBatchSize)) {
         yield batch.map((raw) => {
           const row = toUserExportRow(raw);

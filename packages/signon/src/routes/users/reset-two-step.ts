@@ -5,7 +5,7 @@ import type { UserDetails } from "../../accounts/user-details.js";
 import type { SignonContext } from "../../context.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
-import { listSignInApplications } from "../../repositories/account-overview.js";
+import { listApplicationsPushedAboutUser } from "../../repositories/push-deliveries.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -40,10 +40,10 @@ function resetConfirmation(details: UserDetails, applications: string[], passkey
 
 /** The confirmation page with what the reset ends: their applications' sign-ins and their passkeys, by name. */
 async function confirmationFor(ctx: SignonContext, details: UserDetails): Promise<ConfirmationPage> {
-  const [applications, passkeys] = await Promise.all([listSignInApplications(ctx.db, details.user.uid), passkeysOf(ctx, details.user)]);
+  const [applications, passkeys] = await Promise.all([listApplicationsPushedAboutUser(ctx.db, details.user.uid, ctx.config.pushes.fanOut), passkeysOf(ctx, details.user)]);
   return resetConfirmation(
     details,
-    applications.map((application) => application.name),
+    applications,
     passkeys.map((passkey) => passkey.name),
   );
 }

@@ -3,7 +3,7 @@ import { suspendUser } from "../../accounts/manage-users.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
-import { listSignInApplications } from "../../repositories/account-overview.js";
+import { listApplicationsPushedAboutUser } from "../../repositories/push-deliveries.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -28,8 +28,8 @@ function suspendConfirmation(details: UserDetails, applications: string[], reaso
       `${user.name} (${user.email}) can no longer sign in, to Sign-on or to any application.`,
       "Their Sign-on sessions end at once and every token they hold is revoked.",
       applications.length > 0
-        ? `The applications they may sign in to are told to sign them out: ${applications.join(", ")}.`
-        : "They may sign in to no application, so none has to sign them out.",
+        ? `The applications they have signed in to are told to sign them out: ${applications.join(", ")}.`
+        : "They have signed in to no application, so none has to sign them out.",
       "The reason is kept on their page and in the event log.",
     ],
     finality: "You can unsuspend them later, but the sessions and tokens ended now stay ended.",
@@ -59,7 +59,7 @@ const suspendUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!details) return reply;
     const refusal = suspendRefusal(details, signedInUser(request).uid);
     if (refusal !== null) return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "error", text: `${refusal}.` });
-    const applications = (await listSignInApplications(app.signon.db, details.user.uid)).map((application) => application.name);
+    const applications = await listApplicationsPushedAboutUser(app.signon.db, details.user.uid, app.signon.config.pushes.fanOut);
     return renderConfirmation(request, reply, suspendConfirmation(details, applications, { value: "" }));
   });
 
@@ -78,7 +78,7 @@ const suspendUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (reason === "") problem = "Enter the reason for the suspension";
       else if (reason.length > reasonMaxLength) problem = `Enter a reason of at most ${reasonMaxLength} characters`;
       if (!confirmed || problem !== undefined) {
-        const applications = (await listSignInApplications(app.signon.db, details.user.uid)).map((application) => application.name);
+        const applications = await listApplicationsPushedAboutUser(app.signon.db, details.user.uid, app.signon.config.pushes.fanOut);
         const field = { value: request.body.reason ?? "", ...(confirmed && problem !== undefined ? { error: problem } : {}) };
         return renderConfirmation(request, reply, suspendConfirmation(details, applications, field), { unconfirmed: !confirmed });
       }

@@ -1,0 +1,5 @@
+-- An application's event log lists the changes to it (settings, URIs, client secret, exported credentials, floods of
+-- failed authentications), newest first. Without this index PostgreSQL walks every event by time and keeps the few that
+-- are about the application, which on a busy log means millions of sign-ins read for one page. Built CONCURRENTLY: sign-ins and
+-- administrators' changes go on writing events while it is built.
+CREATE INDEX CONCURRENTLY "audit_events_application_change_idx" ON "signon"."audit_events" USING btree ("application_id","occurred_at") WHERE "signon"."audit_events"."action" in ('application_created', 'application_updated', 'application_secret_rotated', 'application_retired', 'application_unretired', 'application_uris_rewritten', 'credentials_exported', 'client_authentication_flood');
