@@ -4,7 +4,8 @@
 // and by route (every route the app registers: the API, the health checks, /metrics, the OpenAPI document and
 // Sign-on's push receivers), and the most frequent refusals. Exits non-zero when the test failed (a 5xx, a refusal
 // without its route's documented body or that changed stored data, aggregates that differ from a recomputation, or a
-// registered route the fuzz test cannot fill); the seed printed replays the run.
+// registered route the fuzz test cannot fill); the seed printed replays the run. FUZZ_CONCURRENCY=4 sends each run's
+// requests 4 at a time, with the stale worker running (see the test).
 import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { randomInt } from "node:crypto";
@@ -23,7 +24,8 @@ if (!Number.isSafeInteger(runs) || runs < 1 || !Number.isSafeInteger(seed)) {
 const directory = mkdtempSync(join(tmpdir(), "fuzz-completion-"));
 const report = join(directory, "report.json");
 const test = "packages/completion/test/routes/fuzz.test.ts";
-console.log(`fuzz-completion: ${runs} runs, seed ${seed}, database ${process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded"}`);
+const concurrency = Number(process.env.FUZZ_CONCURRENCY ?? 1);
+console.log(`fuzz-completion: ${runs} runs${concurrency > 1 ? `, ${concurrency} requests at a time` : ""}, seed ${seed}, database ${process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded"}`);
 const started = performance.now();
 const result = spawnSync(join(root, "node_modules", ".bin", "vitest"), ["run", "--project", "completion", test], {
   cwd: root,
@@ -49,5 +51,5 @@ for (const [route, counts] of Object.entries(figures.byRoute)) {
 }
 console.log("\nMost frequent refusals:");
 for (const [reason, count] of Object.entries(figures.refusals).slice(0, 15)) console.log(`  ${String(count).padStart(6)}  ${reason}`);
-if (result.status !== 0) console.log(`\nThe run failed; replay it with: FUZZ_RUNS=${runs} FUZZ_SEED=${seed} npx vitest run --project completion ${test}`);
+if (result.status !== 0) console.log(`\nThe run failed; replay it with: ${concurrency > 1 ? `FUZZ_CONCURRENCY=${concurrency} ` : ""}FUZZ_RUNS=${runs} FUZZ_SEED=${seed} npx vitest run --project completion ${test}`);
 process.exit(result.status ?? 1);

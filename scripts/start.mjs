@@ -82,6 +82,8 @@ if (settings.help) {
 const { ports, urls } = settings;
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+/** Tessera's version: the root package.json's (CHANGELOG.md, releases.json). */
+const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
 const home = process.cwd();
 const dataDir = resolve(home, "data");
 const embeddedDatabase = "packages/db/dist/postgres-server/embedded-database.js";
@@ -586,6 +588,7 @@ try {
         `  Sign-on      ${urls.signonPublic} (sign in at this address: passkeys work only at the public URL)`,
         `  Completion   ${urls.completion}/api/completion/v1/`,
         `  Editorial    ${urls.editorial} (example application)`,
+        `  Version      ${version} (CHANGELOG.md)`,
         "Press Ctrl-C to stop.",
         "",
       ].join("\n"),

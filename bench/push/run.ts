@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     for (let n = 0; n < drainUsers; n++) {
       const user = await createUser(ctx, { email: `drain${n}@example.org`, name: `Drain ${n}` });
       await grantAll(user.uid);
-      await queuePushes(database.db, { userUid: user.uid, kinds: ["update"], targets: "every-application-of-the-user", now });
+      await queuePushes(database.db, { userUid: user.uid, kinds: ["update"], targets: { applicationsOfUser: "token-or-permission" }, now });
     }
     const queued = Number((await database.pool.query<{ n: string }>("select count(*) as n from signon.push_deliveries where status = 'pending'")).rows[0]?.n);
     worker = new PushDeliveryService(ctx, { concurrency: config.pushes.concurrency, pollIntervalMs: config.pushes.pollIntervalMs });

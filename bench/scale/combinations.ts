@@ -1,7 +1,8 @@
 // Random combinations for the scale bench: the seeded generator and the verdict both parts use, and the users list's draws.
 //
 // The users list under random combinations of every filter and search, not only the ones the fixed table
-// runs: seeded draws of text (none, common, rare, nobody's, a whole or partial address), role, organisation
+// runs: seeded draws of text (none; common, rare or nobody's, of one to three characters or more; a whole or partial
+// address; part of the e-mail domain), role, organisation
 // (one, or none), status, permission (common or rare) and 2-step state, on the first or the last page. Each
 // combination: 3 requests to warm up, then `samples` timed ones over HTTP; the slowest combinations are
 // printed with EXPLAIN (ANALYZE, BUFFERS) of their page and count queries.
@@ -39,7 +40,13 @@ export function drawCombinations(seed: number, count: number, source: DrawSource
   const random = seededRandom(seed);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)] as T;
   const partialEmail = source.someEmail.replace(/@.*$/, "@");
-  const texts = ["smith", "zzzzqx", "ada", "rose", "garden", "person1234", partialEmail, source.someEmail, "example.org"];
+  // What people type, not only what the generator names: every length from one character to three, texts that
+  // match nobody, and parts of the e-mail domain only.
+  const texts = [
+    ...["smith", "zzzzqx", "ada", "rose", "garden", "person1234", partialEmail, source.someEmail, "example.org"],
+    ...["e", "s", "q", "ж", "sm", "jo", "qz", "xq", "ðð", "smi", "ros", "qzx", "zqj"],
+    ...["example", "org", ".org", "@example"],
+  ];
   const combinations: Combination[] = [];
   for (let n = 0; n < count; n++) {
     const filters: Partial<UserFilters> = {};

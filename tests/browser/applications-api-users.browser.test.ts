@@ -52,19 +52,29 @@ describe("applications and API users, as a superadmin", () => {
     await checkPage(page, "application-usage");
   });
 
-  it("warns of a token expiring within 30 days, renews it once renewal is on, and shows the new token until acknowledged", async () => {
+  it("warns of a token expiring within 30 days, renews a token once when a third of its lifetime is left, and shows the new token until acknowledged", async () => {
     await page.goto(`${system.signonUrl}/api-users`);
     await page.getByRole("link", { name: "Indexing robot" }).click();
     await expect.poll(heading).toBe("Indexing robot");
     await expect.poll(() => page.locator("#expiry-warning").textContent()).toContain("expire within 30 days");
     await page.getByLabel("On", { exact: true }).check();
     await page.getByRole("button", { name: "Save", exact: true }).click();
-    await expect.poll(() => page.locator(".flash").textContent()).toContain("renewed automatically");
+    await expect.poll(() => page.locator(".flash").textContent()).toContain("renewed automatically: each token is renewed once, when a third of its lifetime is left");
 
-    await system.signonCli("tokens", "renew-expiring");
+    // The 10-day token has all its 10 days left: not renewed, however often the job runs.
+    expect(await system.signonCli("tokens", "renew-expiring")).toEqual({ renewed: 0 });
+    expect(await system.signonCli("tokens", "renew-expiring")).toEqual({ renewed: 0 });
+    await page.reload();
+    expect(await page.locator("#renewed-tokens").count()).toBe(0);
+
+    // An hour-long token is in its last third at once: renewed at the first run, and only once (the application was renamed above).
+    await system.signonCli("tokens", "issue", "--email", "robot@example.org", "--app", "Editorial", "--expires-in", "3600");
+    expect(await system.signonCli("tokens", "renew-expiring")).toEqual({ renewed: 1 });
+    expect(await system.signonCli("tokens", "renew-expiring")).toEqual({ renewed: 0 });
     await page.reload();
     const token = page.locator("#renewed-tokens ~ .notice .secret");
     await expect.poll(() => token.textContent()).toMatch(/^[0-9a-f]{64}$/);
+    expect(await token.count()).toBe(1);
     await checkPage(page, "api-user-renewed-token");
     await page.getByRole("button", { name: "I have copied it" }).click();
     await expect.poll(() => page.locator(".flash").textContent()).toContain("no longer shown");

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkPage, fillSignIn, launchBrowser, newPage } from "./support/browser.js";
@@ -16,6 +19,11 @@ beforeAll(async () => {
   [system, browser] = await Promise.all([startTestSystem("browser_invite_batch"), launchBrowser()]);
   await system.createUser({ email: adminEmail, name: "Bea Admin", role: "admin" });
   await system.createUser({ email: existingEmail, name: "Already Here" });
+  const folder = await mkdtemp(join(tmpdir(), "tessera-organisations-"));
+  const file = join(folder, "organisations.csv");
+  await writeFile(file, "slug,name,closed\nopen-org,Open Org,no\nold-closed-org,Old Closed Org,yes\n");
+  await system.signonCli("organisations", "import", file);
+  await rm(folder, { recursive: true });
 });
 
 afterAll(async () => {
@@ -30,16 +38,21 @@ async function outcomes(page: Page): Promise<string[][]> {
 }
 
 describe("batch invitations through the browser", () => {
-  it("an administrator uploads a CSV file and sees each row's outcome; an invited person accepts and has the permissions chosen", async () => {
+  it("an administrator, offered open organisations only, uploads a CSV file and sees each row's outcome; an invited person accepts and has the permissions chosen", async () => {
     const admin = await newPage(browser);
     await admin.goto(`${system.signonUrl}/sign-in`);
     await fillSignIn(admin, adminEmail, password);
     await admin.waitForURL(`${system.signonUrl}/`);
     await admin.goto(`${system.signonUrl}/users/new`);
+    const singleChoices = await admin.getByLabel("Organisation", { exact: true }).locator("option").allTextContents();
     await admin.getByRole("link", { name: "Invite many people from a CSV file" }).click();
     await admin.waitForURL(`${system.signonUrl}/users/invite-batch`);
     await expect.poll(() => admin.getByRole("heading", { level: 1 }).textContent()).toBe("Invite people from a CSV file");
     await checkPage(admin, "invite-batch-form");
+    // A closed organisation takes nobody new, so neither invitation form offers it.
+    const openOnly = ["No organisation", "Open Org"];
+    expect(singleChoices.map((text) => text.trim())).toEqual(openOnly);
+    expect((await admin.getByLabel("Organisation for rows that name none").locator("option").allTextContents()).map((text) => text.trim())).toEqual(openOnly);
 
     // Without a file, the form says so next to the field.
     await admin.getByRole("button", { name: "Send invitations" }).click();

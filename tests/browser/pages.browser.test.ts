@@ -183,6 +183,23 @@ describe("each main page, as a superadmin", () => {
   });
 });
 
+describe("an address nothing answers", () => {
+  it("is a page of the example application, like Sign-on's, with a way home", async () => {
+    for (const origin of [system.signonUrl, system.appUrl]) {
+      const response = await page.goto(`${origin}/no/such/page`);
+      expect(response?.status()).toBe(404);
+      expect(response?.headers()["content-type"]).toBe("text/html; charset=utf-8");
+      expect(await heading()).toBe("Page not found");
+      expect(await page.locator("main").innerText()).toContain("There is no page at this address.");
+    }
+    await checkPage(page, "editorial-app-not-found");
+    await page.getByRole("link", { name: "Back to the home page" }).click();
+    // Home is the example application's, which sends a visitor to sign in through Sign-on (already signed in there).
+    await page.waitForURL((url) => url.origin === system.appUrl || url.origin === system.signonUrl);
+    expect(page.url()).not.toContain("/no/such/page");
+  });
+});
+
 describe("long unbroken values", () => {
   it("keep the users table's columns on a 1200 px screen: the cells wrap", async () => {
     const longName = `Wolfeschlegelsteinhausenbergerdorff${"x".repeat(165)}`;

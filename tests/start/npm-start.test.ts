@@ -19,6 +19,9 @@ async function newHome(prefix: string): Promise<string> {
   return home;
 }
 
+/** Tessera's version, which npm start prints with the addresses. */
+const rootVersion = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
 /** A stack trace line, which an operator's mistake must never print. */
 const STACK_LINE = /^\s+at /m;
 
@@ -88,6 +91,7 @@ describe("npm start on ports of its own (first start)", () => {
         `  Sign-on      http://localhost:${ports.SIGNON_PORT} (sign in at this address: passkeys work only at the public URL)`,
         `  Completion   http://127.0.0.1:${ports.COMPLETION_PORT}/api/completion/v1/`,
         `  Editorial    http://127.0.0.1:${ports.EDITORIAL_APP_PORT} (example application)`,
+        `  Version      ${rootVersion} (CHANGELOG.md)`,
       ].join("\n"),
     );
     expect(ready).toContain(`signs in at http://localhost:${ports.SIGNON_PORT}/sign-in`);

@@ -9,6 +9,7 @@ import { apiMeRoutes } from "./routes/api/me.js";
 import { assetRoutes } from "./routes/assets.js";
 import { forbiddenPage } from "./routes/forbidden.js";
 import { homeRoutes } from "./routes/home.js";
+import { answerNotFound } from "./routes/not-found.js";
 
 export type { EditorialAppConfig } from "./config.js";
 
@@ -24,6 +25,7 @@ const SESSION_SWEEP_MS = 10 * 60 * 1000;
  * - `GET /api/me`: the caller of a Sign-on bearer token,
  * - `GET /assets/editorial.css`: its stylesheet,
  * - `GET /healthcheck/live`, `GET /healthcheck/ready` (its database answers, its tables are migrated),
+ * - a 404 for any other address: a page for a browser, JSON for an API caller,
  * - the Sign-on routes: `/auth/gds`, `/auth/gds/callback`, `/auth/gds/sign_out`,
  *   and the push receivers `PUT /auth/gds/api/users/:uid`, `POST /auth/gds/api/users/:uid/reauth`.
  */
@@ -80,4 +82,6 @@ export default async function editorialApp(app: FastifyInstance, options: { conf
   await app.register(homeRoutes);
   await app.register(adminRoutes(database.pool));
   await app.register(apiMeRoutes);
+  // An unknown address: an HTML page for a browser, JSON for an API caller.
+  app.setNotFoundHandler(answerNotFound);
 }

@@ -1,6 +1,6 @@
 import { pathToFileURL } from "node:url";
 import { DatabaseStartError } from "@tessera/db";
-import { answerWhileStarting, lazySchemaCompilers } from "@tessera/service-kit";
+import { answerWhileStarting, drainAndClose, lazySchemaCompilers } from "@tessera/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import editorialApp from "./app.js";
 import { ConfigError, configFromEnv } from "./config.js";
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       app.log.info(`${signal}: closing`);
-      app.close().then(
+      drainAndClose(app).then(
         () => process.exit(0),
         (error: unknown) => {
           app.log.error({ err: error }, "close failed");

@@ -212,3 +212,32 @@ describe("GET /assets/editorial.css", () => {
     expect(await stylesheet.text()).toContain("header.site");
   });
 });
+
+describe("an unknown address", () => {
+  it("answers a browser with a 404 page of the application, with a way home", async () => {
+    const response = await fetch(`${appUrl}/no/such/page`, { headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" } });
+
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const body = await response.text();
+    expect(body).toContain("<title>Page not found · Editorial</title>");
+    expect(body).toContain("<h1>Page not found</h1>");
+    expect(body).toContain("<p>There is no page at this address. It may have been mistyped, or the page has moved.</p>");
+    expect(body).toContain('<a href="/">Back to the home page</a>');
+    expect(body).not.toContain("Route GET:");
+  });
+
+  it("answers an API caller, and a browser's POST, with JSON", async () => {
+    for (const request of [
+      fetch(`${appUrl}/api/no-such-thing`, { headers: { accept: "application/json" } }),
+      fetch(`${appUrl}/no/such/page`),
+      fetch(`${appUrl}/no/such/page`, { method: "POST", headers: { accept: "text/html", "content-type": "application/json" }, body: "{}" }),
+    ]) {
+      const response = await request;
+      expect(response.status).toBe(404);
+      expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(await response.json()).toEqual({ error: "not_found", error_description: "Nothing is at this address." });
+    }
+  });
+});

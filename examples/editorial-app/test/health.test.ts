@@ -1,4 +1,5 @@
 import Fastify from "fastify";
+import { TESSERA_VERSION } from "@tessera/service-kit";
 import { afterAll, describe, expect, it } from "vitest";
 import editorialApp from "../src/app.js";
 import { editorialTestDatabase } from "./support/editorial-app.js";
@@ -23,9 +24,9 @@ afterAll(async () => {
 describe("GET /healthcheck/live and /healthcheck/ready", () => {
   it("answer 200 when the session and user store answers and is migrated", async () => {
     const live = await app.inject({ method: "GET", url: "/healthcheck/live" });
-    expect(live.json()).toEqual({ status: "ok" });
+    expect(live.json()).toEqual({ status: "ok", version: TESSERA_VERSION });
     const ready = await app.inject({ method: "GET", url: "/healthcheck/ready" });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: "ok", checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
+    expect(ready.json()).toEqual({ status: "ok", version: TESSERA_VERSION, checks: { database: { status: "ok" }, migrations: { status: "ok" } } });
   });
 });

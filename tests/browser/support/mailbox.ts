@@ -3,13 +3,11 @@ import { expect } from "vitest";
 
 /**
  * Opens Sign-on's development mailbox (`/dev/mail`) in `page`, waits until a
- * mail with `subject` to `to` is listed (reloading), and returns the first
- * Sign-on link in its text, as a person would copy it from the mail.
+ * mail with `subject` to `to` is listed (reloading), and returns the newest
+ * one's text and how many links it shows.
  */
-export async function linkFromMail(page: Page, signonUrl: string, mail: { to: string; subject: string }): Promise<string> {
-  const escapedBase = signonUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const linkPattern = new RegExp(`${escapedBase}/\\S+`);
-  let link: string | undefined;
+export async function mailFromMailbox(page: Page, signonUrl: string, mail: { to: string; subject: string }): Promise<{ text: string; links: number }> {
+  let found: { text: string; links: number } | undefined;
   await expect
     .poll(
       async () => {
@@ -20,12 +18,23 @@ export async function linkFromMail(page: Page, signonUrl: string, mail: { to: st
           .filter({ hasText: `To ${mail.to},` })
           .first();
         if ((await article.count()) === 0) return undefined;
-        link = linkPattern.exec((await article.locator("pre").textContent()) ?? "")?.[0];
-        return link;
+        found = { text: (await article.locator("pre").textContent()) ?? "", links: await article.locator("pre a").count() };
+        return found;
       },
-      { message: `a mail "${mail.subject}" to ${mail.to} with a link`, timeout: 10_000 },
+      { message: `a mail "${mail.subject}" to ${mail.to}`, timeout: 10_000 },
     )
     .toBeTruthy();
-  if (link === undefined) throw new Error("unreachable: the poll above found a link");
+  if (found === undefined) throw new Error("unreachable: the poll above found the mail");
+  return found;
+}
+
+/**
+ * The first Sign-on link in the text of the mail with `subject` to `to` (see
+ * `mailFromMailbox`), as a person would copy it from the mail.
+ */
+export async function linkFromMail(page: Page, signonUrl: string, mail: { to: string; subject: string }): Promise<string> {
+  const escapedBase = signonUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const link = new RegExp(`${escapedBase}/\\S+`).exec((await mailFromMailbox(page, signonUrl, mail)).text)?.[0];
+  if (link === undefined) throw new Error(`the mail "${mail.subject}" to ${mail.to} holds no Sign-on link`);
   return link;
 }

@@ -10,6 +10,8 @@ export const password = "Tessera browser test pass 42!";
 export interface TestSystem {
   signonUrl: string;
   appUrl: string;
+  /** The environment Sign-on and its command line run with. */
+  signonEnv: Record<string, string>;
   /** Runs the shipped `signon` command line against the same database; returns its `--json` output. */
   signonCli(...args: string[]): Promise<Record<string, unknown>>;
   /** Creates a person with `password` and optional permissions on the example application ("Editorial app"). */
@@ -27,9 +29,13 @@ export const appName = "Editorial app";
  * `twoStepRequiredRoles` is Sign-on's `SIGNON_TWO_STEP_REQUIRED_ROLES`:
  * `none` unless given, so the administrators of the flows about other things
  * work without setting up 2-step verification; its own flow passes the
- * installation's default.
+ * installation's default. `signonEnv` adds to (or overrides) Sign-on's
+ * environment, for the flows of a setting.
  */
-export async function startTestSystem(label: string, options: { twoStepRequiredRoles?: string; publicHost?: string } = {}): Promise<TestSystem> {
+export async function startTestSystem(
+  label: string,
+  options: { twoStepRequiredRoles?: string; publicHost?: string; signonEnv?: Record<string, string> } = {},
+): Promise<TestSystem> {
   const database = await useTestDatabase({ migrations: [signonMigrations, signonClientMigrations], label });
   const [signonPort, appPort] = [await freePort(), await freePort()];
   const signonUrl = `http://${options.publicHost ?? "127.0.0.1"}:${signonPort}`;
@@ -44,6 +50,7 @@ export async function startTestSystem(label: string, options: { twoStepRequiredR
     SIGNON_MAIL_PRINT: "false",
     SIGNON_PUSH_RETRY_BASE_MS: "100",
     SIGNON_TWO_STEP_REQUIRED_ROLES: options.twoStepRequiredRoles ?? "none",
+    ...options.signonEnv,
   };
   const services: ServiceProcess[] = [];
   async function close(): Promise<void> {
@@ -75,6 +82,7 @@ export async function startTestSystem(label: string, options: { twoStepRequiredR
     return {
       signonUrl,
       appUrl: appUrlBase,
+      signonEnv: env,
       signonCli,
       async createUser(person) {
         await signonCli("users", "create", "--email", person.email, "--name", person.name, "--password", password, ...(person.role ? ["--role", person.role] : []));

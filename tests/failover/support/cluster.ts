@@ -1,4 +1,5 @@
-// A PostgreSQL 15 failover cluster for tests, on 127.0.0.1: etcd, three Patroni nodes (node1 and node2 take
+// A PostgreSQL 15 failover cluster for tests, on 127.0.0.1, run from the deployment's own settings files (deploy/):
+// three etcd members, three Patroni nodes (node1 and node2 take
 // turns as primary and synchronous standby; node3 is a read replica that is never promoted, asynchronous while
 // either of them streams, and the new primary's synchronous standby while the old one is lost) and HAProxy in front,
 // one port following the primary and one spreading over the replicas.
@@ -7,17 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { failoverClusterUnavailable, postgresUser } from "./binaries.js";
+import { clusterPasswords } from "./deployment-files.js";
 import { startEtcd, type Etcd } from "./etcd.js";
 import { startHaproxy, type Haproxy } from "./haproxy.js";
-import { defaultTimings, type PatroniTimings } from "./patroni-config.js";
 import { PatroniNode, type NodeRole } from "./patroni-node.js";
 import { freePorts } from "./ports.js";
-import { killTree, type LoggedProcess } from "./processes.js";
-import { failure, pause, waitFor } from "./wait.js";
+import { failure, waitFor } from "./wait.js";
 
 export { failoverClusterUnavailable } from "./binaries.js";
 export type { NodeRole } from "./patroni-node.js";
-export type { PatroniTimings } from "./patroni-config.js";
+export { patroniTimings } from "./patroni-config.js";
 
 export interface ClusterNode {
   readonly name: string;
@@ -27,11 +27,25 @@ export interface ClusterNode {
   readonly url: string;
   /** Patroni's process id, or null while the machine is lost. */
   readonly pid: number | null;
+  /** Patroni's log, PostgreSQL's included. */
+  readonly logFile: string;
   role(): Promise<NodeRole>;
+  /** A request to the node's REST API with its user and password. */
+  restRequest(path: string, init?: RequestInit): Promise<Response>;
+  /** SIGSTOPs every process of the machine (Patroni, the postmaster and its children). */
+  freeze(): void;
+  /** SIGSTOPs PostgreSQL alone; Patroni goes on. */
+  freezePostgres(): void;
+  /** SIGCONTs everything frozen. */
+  resume(): void;
+  /** SIGKILLs PostgreSQL alone; Patroni goes on, and starts it again. */
+  killPostgres(): void;
+  /** The standby's WAL replay process, or null. */
+  startupPid(): number | null;
 }
 
 export interface FailoverCluster {
-  /** postgres://postgres@127.0.0.1:<HAProxy's primary port>/postgres: always the current primary. */
+  /** postgres://postgres:…@127.0.0.1:<HAProxy's primary port>/postgres: always the current primary. */
   primaryUrl: string;
   /** HAProxy's replica port: any running replica (the synchronous standby or node3). */
   replicaUrl: string;
@@ -50,6 +64,21 @@ export interface FailoverCluster {
   bringBack(node: ClusterNode): Promise<void>;
   /** Waits until the leader's `pg_stat_replication` shows `node` streaming; 60 s by default. */
   waitUntilStreaming(node: ClusterNode, timeoutMs?: number): Promise<void>;
+  /**
+   * Waits until the cluster is whole again: every node running, one leader, a synchronous standby, and the two
+   * others streaming from the leader; 180 s by default.
+   */
+  waitUntilWhole(timeoutMs?: number): Promise<void>;
+  /** The nodes whose PostgreSQL answers, within 1 s, that it is not in recovery: more than one is two primaries. */
+  primaries(): Promise<string[]>;
+  /** SIGKILLs every etcd member: the store is lost. */
+  loseStore(): Promise<void>;
+  /** Starts every etcd member again on its data. */
+  bringBackStore(): Promise<void>;
+  /** SIGKILLs HAProxy. */
+  loseProxy(): Promise<void>;
+  /** Starts HAProxy again on its ports. */
+  bringBackProxy(): void;
   /** Creates a database on the primary; returns its URL through HAProxy's primary port. */
   createDatabase(name: string): Promise<string>;
   /**
@@ -64,11 +93,6 @@ export interface FailoverCluster {
   stop(): Promise<void>;
 }
 
-export interface FailoverClusterOptions {
-  /** Patroni's ttl, loop_wait and retry_timeout (defaults: `defaultTimings`). */
-  timings?: Partial<PatroniTimings>;
-}
-
 /** How long the cluster may take to bootstrap: initdb, two base backups, a synchronous standby chosen. */
 const bootTimeoutMs = 120_000;
 
@@ -79,7 +103,7 @@ interface ClusterMember {
 }
 
 /** Starts the cluster and resolves once node1 is the primary, node2 its synchronous standby and node3 streaming, each reachable through HAProxy. */
-export async function startFailoverCluster(options: FailoverClusterOptions = {}): Promise<FailoverCluster> {
+export async function startFailoverCluster(): Promise<FailoverCluster> {
   const unavailable = failoverClusterUnavailable();
   if (unavailable !== null) throw new Error(`the failover cluster cannot run on this machine: ${unavailable}`);
   const directory = mkdtempSync(join(tmpdir(), "tessera-failover-"));
@@ -89,14 +113,13 @@ export async function startFailoverCluster(options: FailoverClusterOptions = {})
   let etcd: Etcd | null = null;
   try {
     etcd = await startEtcd(directory);
-    const timings = { ...defaultTimings, ...options.timings };
     const runAs = process.getuid?.() === 0 ? (postgresUser() ?? undefined) : undefined;
     const [primaryPort, replicaPort, ...nodePorts] = await freePorts(2 + 3 * 2);
     const nodes = ["node1", "node2", "node3"].map(
       (name, index) =>
         new PatroniNode(
           { name, pgPort: nodePorts[2 * index]!, restPort: nodePorts[2 * index + 1]!, directory: join(directory, name), readReplicaOnly: name === "node3" },
-          { etcdHost: etcd!.host, timings },
+          etcd!.hosts,
           runAs,
         ),
     );
@@ -107,7 +130,7 @@ export async function startFailoverCluster(options: FailoverClusterOptions = {})
   } catch (error) {
     if (cluster) await cluster.stop();
     else {
-      if (etcd) await stopProcess(etcd.process);
+      if (etcd) await etcd.stop();
       rmSync(directory, { recursive: true, force: true });
     }
     throw error;
@@ -124,8 +147,8 @@ class Cluster implements FailoverCluster {
     readonly nodes: PatroniNode[],
     private readonly haproxy: Haproxy,
   ) {
-    this.primaryUrl = `postgres://postgres@127.0.0.1:${haproxy.primaryPort}/postgres`;
-    this.replicaUrl = `postgres://postgres@127.0.0.1:${haproxy.replicaPort}/postgres`;
+    this.primaryUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.primaryPort}/postgres`;
+    this.replicaUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.replicaPort}/postgres`;
   }
 
   /** node1 bootstraps the cluster (initdb) alone, so that it is the first primary; node2 and node3 then clone it. */
@@ -140,11 +163,11 @@ class Cluster implements FailoverCluster {
     await this.waitUntilStreaming(node3, bootTimeoutMs);
     await waitFor("HAProxy's primary port to reach the primary", async () => ((await inRecovery(this.primaryUrl)) === false ? true : null), {
       timeoutMs: 30_000,
-      logs: [this.haproxy.process.logFile],
+      logs: [this.haproxy.process().logFile],
     });
     await waitFor("HAProxy's replica port to reach a replica", async () => ((await inRecovery(this.replicaUrl)) === true ? true : null), {
       timeoutMs: 30_000,
-      logs: [this.haproxy.process.logFile],
+      logs: [this.haproxy.process().logFile],
     });
   }
 
@@ -203,20 +226,57 @@ class Cluster implements FailoverCluster {
     return failure("logs of the failover cluster:", this.logFiles());
   }
 
+  async waitUntilWhole(timeoutMs = 180_000): Promise<void> {
+    await waitFor(
+      "the cluster to be whole: a leader, a synchronous standby and both standbys streaming",
+      async () => {
+        if (this.nodes.some((node) => !node.running)) throw new Error("a node is not running");
+        const members = await this.members();
+        const leader = members.find((member) => member.role === "leader" && member.state === "running");
+        if (!leader || !members.some((member) => member.role === "sync_standby" && ["running", "streaming"].includes(member.state))) return null;
+        const { rows } = await query<{ name: string }>(this.node(leader.name).url, "select application_name as name from pg_stat_replication where state = 'streaming'");
+        return rows.length === this.nodes.length - 1 ? true : null;
+      },
+      { timeoutMs, intervalMs: 500, logs: this.logFiles() },
+    );
+  }
+
+  async primaries(): Promise<string[]> {
+    const answers = await Promise.all(this.nodes.map(async (node) => ((await inRecovery(node.url, 1000).catch(() => null)) === false ? node.name : null)));
+    return answers.filter((name): name is string => name !== null);
+  }
+
+  loseStore(): Promise<void> {
+    return this.etcd.lose();
+  }
+
+  bringBackStore(): Promise<void> {
+    return this.etcd.bringBack();
+  }
+
+  loseProxy(): Promise<void> {
+    return this.haproxy.lose();
+  }
+
+  bringBackProxy(): void {
+    this.haproxy.bringBack();
+  }
+
   async stop(): Promise<void> {
-    await stopProcess(this.haproxy.process);
+    await this.haproxy.stop();
+    // A frozen machine is thawed first, so that its processes can die.
+    for (const node of this.nodes) if (node.running) node.resume();
     await Promise.all(this.nodes.map((node) => node.stop()));
-    await stopProcess(this.etcd.process);
+    await this.etcd.stop();
     rmSync(this.directory, { recursive: true, force: true });
   }
 
   async maintenance(on: boolean): Promise<void> {
     const leader = this.node((await this.leader()).name);
-    const response = await fetch(`${leader.restUrl}/config`, {
+    const response = await leader.restRequest("/config", {
       method: "PATCH",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ pause: on }),
-      signal: AbortSignal.timeout(5000),
     });
     if (!response.ok) throw new Error(`Patroni refused maintenance mode ${on ? "on" : "off"}: ${response.status} ${await response.text()}`);
     for (const node of this.nodes.filter((candidate) => candidate.running)) {
@@ -267,30 +327,24 @@ class Cluster implements FailoverCluster {
   }
 
   private logFiles(): string[] {
-    return [...this.nodes.map((node) => node.logFile), this.etcd.process.logFile, this.haproxy.process.logFile];
+    return [...this.nodes.map((node) => node.logFile), ...this.etcd.logFiles(), this.haproxy.process().logFile];
   }
 }
 
 /** Runs one statement on a connection of its own. */
-async function query<Row extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+async function query<Row extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = [], timeoutMs = 2000): Promise<pg.QueryResult<Row>> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
   client.on("error", () => {});
   await client.connect();
   try {
     return await client.query<Row>(sql, values);
   } finally {
-    await client.end().catch(() => {});
+    // Not awaited: a frozen server never closes its end.
+    void client.end().catch(() => {});
   }
 }
 
-async function inRecovery(url: string): Promise<boolean> {
-  const { rows } = await query<{ recovery: boolean }>(url, "select pg_is_in_recovery() as recovery");
+async function inRecovery(url: string, timeoutMs = 2000): Promise<boolean> {
+  const { rows } = await query<{ recovery: boolean }>(url, "select pg_is_in_recovery() as recovery", [], timeoutMs);
   return rows[0]!.recovery;
-}
-
-async function stopProcess(started: LoggedProcess): Promise<void> {
-  while (!started.hasExited()) {
-    killTree(started.pid);
-    await Promise.race([started.exited, pause(50)]);
-  }
 }

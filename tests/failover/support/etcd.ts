@@ -1,48 +1,82 @@
-// One etcd member (v3 API) for Patroni's leader lock and cluster state.
+// etcd for Patroni's leader lock and cluster state: three members, each run from deploy/etcd/etcd.env with the
+// test's addresses and folders, so that losing one keeps a quorum and losing all three is what "the store is lost"
+// means.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { binaries } from "./binaries.js";
+import { etcdEnvironment, type EtcdMemberAddresses } from "./deployment-files.js";
 import { freePorts } from "./ports.js";
-import { startLogged, type LoggedProcess } from "./processes.js";
-import { waitFor } from "./wait.js";
+import { killTree, startLogged, type LoggedProcess } from "./processes.js";
+import { pause, waitFor } from "./wait.js";
 
 export interface Etcd {
-  /** host:port of the client API, as Patroni's `etcd3.hosts` takes it. */
-  host: string;
-  process: LoggedProcess;
+  /** host:port of each member's client API, as Patroni's `etcd.hosts` takes them. */
+  hosts: string[];
+  /** Each member's process while it runs. */
+  processes(): LoggedProcess[];
+  logFiles(): string[];
+  /** SIGKILLs every member: the store is lost. */
+  lose(): Promise<void>;
+  /** Starts every member again on its data: the store is back. Resolves once the cluster reports itself healthy. */
+  bringBack(): Promise<void>;
+  stop(): Promise<void>;
 }
 
-/** Starts etcd with its data under `directory` and waits until it reports itself healthy. */
+/** Starts three members under `directory` and waits until the cluster reports itself healthy. */
 export async function startEtcd(directory: string): Promise<Etcd> {
-  const dataDir = join(directory, "etcd");
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const [clientPort, peerPort] = await freePorts(2);
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
-  const peerUrl = `http://127.0.0.1:${peerPort}`;
-  const server = startLogged(
-    "etcd",
-    binaries.etcd,
-    [
-      "--name=etcd",
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${clientUrl}`,
-      `--advertise-client-urls=${clientUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=etcd=${peerUrl}`,
-      "--initial-cluster-state=new",
-    ],
-    { logFile: join(directory, "etcd.log"), cwd: directory, env: { PATH: "/usr/bin:/bin" } },
-  );
-  await waitFor(
-    "etcd to report itself healthy",
-    async () => {
-      if (server.hasExited()) throw new Error(`etcd exited (${await server.exited})`);
-      const response = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
-      const body = (await response.json()) as { health?: string };
-      return body.health === "true" ? true : null;
+  const ports = await freePorts(6);
+  const members: EtcdMemberAddresses[] = [1, 2, 3].map((number, index) => ({
+    number,
+    clientPort: ports[2 * index]!,
+    peerPort: ports[2 * index + 1]!,
+    dataDir: join(directory, `etcd${number}`),
+  }));
+  let running: LoggedProcess[] = [];
+  const logFile = (member: EtcdMemberAddresses) => join(directory, `etcd${member.number}.log`);
+  const start = () => {
+    running = members.map((member) => {
+      mkdirSync(member.dataDir, { recursive: true, mode: 0o700 });
+      return startLogged(`etcd${member.number}`, binaries.etcd, [], {
+        logFile: logFile(member),
+        cwd: directory,
+        env: { PATH: "/usr/bin:/bin", ...etcdEnvironment(member, members) },
+      });
+    });
+  };
+  const healthy = () =>
+    waitFor(
+      "etcd to report itself healthy",
+      async () => {
+        for (const member of running) if (member.hasExited()) throw new Error(`${member.name} exited (${await member.exited})`);
+        const answers = await Promise.all(
+          members.map(async (member) => {
+            const response = await fetch(`http://127.0.0.1:${member.clientPort}/health`, { signal: AbortSignal.timeout(1000) });
+            return ((await response.json()) as { health?: string }).health === "true";
+          }),
+        );
+        return answers.every(Boolean) ? true : null;
+      },
+      { timeoutMs: 30_000, logs: members.map(logFile) },
+    );
+  const kill = async () => {
+    for (const member of running) {
+      while (!member.hasExited()) {
+        killTree(member.pid);
+        await Promise.race([member.exited, pause(50)]);
+      }
+    }
+  };
+  start();
+  await healthy();
+  return {
+    hosts: members.map((member) => `127.0.0.1:${member.clientPort}`),
+    processes: () => running,
+    logFiles: () => members.map(logFile),
+    lose: kill,
+    bringBack: async () => {
+      start();
+      await healthy();
     },
-    { timeoutMs: 30_000, logs: [server.logFile] },
-  );
-  return { host: clientUrl.slice("http://".length), process: server };
+    stop: kill,
+  };
 }

@@ -109,6 +109,9 @@ function oauthError(body: string): string | undefined {
   }
 }
 
+/** How long one refresh rotation is retried while Sign-on answers 503 or nothing. */
+const rotationWindowMs = 150_000;
+
 /** Browsers signed in once, for every load run: the person of the code flow and the grid's administrator. */
 export interface Sessions {
   browser: HttpClient;
@@ -135,10 +138,15 @@ export function startLoad(system: FailoverSystem, sessions: Sessions, log: Reque
   const client = { client_id: clientId, client_secret: clientSecret };
   const { browser, admin, gridCsrf } = sessions;
 
-  /** One refresh rotation of `chain` at `service`; retried with the same token while unanswered. */
+  /**
+   * One refresh rotation of `chain`; retried with the same token, at each instance in turn, while unanswered. The
+   * window outlasts every fault of the drills (a 55 s freeze and the failover after it), so an unanswered chain
+   * means Sign-on did not come back, not that the fault was long.
+   */
   const rotate = async (chain: Chain, n: number): Promise<void> => {
     let unanswered = 0;
-    for (let attempt = 0; attempt < 100; attempt++) {
+    const giveUpAt = Date.now() + rotationWindowMs;
+    for (let attempt = 0; Date.now() < giveUpAt; attempt++) {
       const sentAt = Date.now();
       const answer = await browser.send("POST /token (refresh)", nth(system.signon, n + attempt), "/token", {
         method: "POST",
@@ -163,7 +171,7 @@ export function startLoad(system: FailoverSystem, sessions: Sessions, log: Reque
       unanswered += 1;
       await pause(250);
     }
-    chain.lost = "no rotation answered in 100 attempts";
+    chain.lost = `no rotation answered in ${rotationWindowMs / 1000} s (${unanswered} attempts)`;
   };
 
   // The code flow of a signed-in browser, two at once: authorize at one instance, exchange the code at the other,

@@ -1,9 +1,10 @@
 // One machine of the cluster: Patroni and the PostgreSQL it runs, under an init of their own.
-import { chownSync, mkdirSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { binaries } from "./binaries.js";
-import { patroniConfig, type NodeSpec, type PatroniTimings } from "./patroni-config.js";
-import { commandLineOf, descendantsOf, killTree, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
+import { clusterPasswords, restApiUser } from "./deployment-files.js";
+import { writePatroniConfig, type NodeSpec } from "./patroni-config.js";
+import { commandLineOf, descendantsOf, killTree, signalAll, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
 import { pause } from "./wait.js";
 
 /**
@@ -33,39 +34,35 @@ export class PatroniNode {
   readonly name: string;
   readonly pgPort: number;
   readonly restPort: number;
-  /** postgres://postgres@127.0.0.1:<port>/postgres: this node's PostgreSQL directly, whatever its role. */
+  /** postgres://postgres:…@127.0.0.1:<port>/postgres: this node's PostgreSQL directly, whatever its role. */
   readonly url: string;
   readonly restUrl: string;
   readonly directory: string;
   readonly logFile: string;
-  private readonly configFile: string;
+  private readonly configFolder: string;
   private init: LoggedProcess | null = null;
 
   constructor(
     spec: NodeSpec,
-    cluster: { etcdHost: string; timings: PatroniTimings },
+    etcdHosts: string[],
     private readonly runAs: RunAs | undefined,
   ) {
     this.name = spec.name;
     this.pgPort = spec.pgPort;
     this.restPort = spec.restPort;
-    this.url = `postgres://postgres@127.0.0.1:${spec.pgPort}/postgres`;
+    this.url = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${spec.pgPort}/postgres`;
     this.restUrl = `http://127.0.0.1:${spec.restPort}`;
     this.directory = spec.directory;
     this.logFile = join(spec.directory, "patroni.log");
-    this.configFile = join(spec.directory, "patroni.yml");
     mkdirSync(spec.directory, { recursive: true, mode: 0o700 });
-    writeFileSync(this.configFile, JSON.stringify(patroniConfig(spec, cluster), null, 2));
-    if (runAs) {
-      chownSync(spec.directory, runAs.uid, runAs.gid);
-      chownSync(this.configFile, runAs.uid, runAs.gid);
-    }
+    if (runAs) chownSync(spec.directory, runAs.uid, runAs.gid);
+    this.configFolder = writePatroniConfig(spec, etcdHosts, runAs);
   }
 
   /** Starts Patroni (on the data directory it left, if any: it then rejoins as a standby, rewound when needed). */
   start(): void {
     if (this.init && !this.init.hasExited()) throw new Error(`${this.name} is already running`);
-    this.init = startLogged(this.name, binaries.python, ["-c", nodeInit, binaries.patroni, this.configFile], {
+    this.init = startLogged(this.name, binaries.python, ["-c", nodeInit, binaries.patroni, this.configFolder], {
       logFile: this.logFile,
       cwd: this.directory,
       env: { PATH: "/usr/bin:/bin", HOME: this.directory, LANG: "C.UTF-8" },
@@ -102,6 +99,61 @@ export class PatroniNode {
   async lose(): Promise<void> {
     if (!this.running) throw new Error(`${this.name} is not running`);
     await this.killEverything();
+  }
+
+  /** The postmaster's process id, or null when PostgreSQL is not running. */
+  get postmasterPid(): number | null {
+    const patroni = this.pid;
+    if (patroni === null || !this.init) return null;
+    return descendantsOf(this.init.pid).find((pid) => pid !== patroni && /\/bin\/postgres( |$)/.test(commandLineOf(pid) ?? "")) ?? null;
+  }
+
+  /** The postmaster and every process it started. */
+  private postgresPids(): number[] {
+    const postmaster = this.postmasterPid;
+    return postmaster === null ? [] : [postmaster, ...descendantsOf(postmaster)];
+  }
+
+  /** SIGSTOPs every process of the machine (its init, Patroni, the postmaster and each of its children): the machine freezes, as a paused VM or a hung disk does. */
+  freeze(): void {
+    this.signalMachine("SIGSTOP");
+  }
+
+  /** SIGSTOPs PostgreSQL alone (the postmaster and each of its children); Patroni goes on. */
+  freezePostgres(): void {
+    this.signalPostgres("SIGSTOP");
+  }
+
+  /** SIGCONTs every process of the machine: what was frozen resumes where it stopped. */
+  resume(): void {
+    this.signalMachine("SIGCONT");
+  }
+
+  /** SIGKILLs PostgreSQL alone (the postmaster and each of its children); Patroni goes on and starts it again. */
+  killPostgres(): void {
+    this.signalPostgres("SIGKILL");
+  }
+
+  private signalMachine(name: NodeJS.Signals): void {
+    if (!this.init) throw new Error(`${this.name} is not running`);
+    signalAll([this.init.pid, ...descendantsOf(this.init.pid)], name);
+  }
+
+  private signalPostgres(name: NodeJS.Signals): void {
+    const pids = this.postgresPids();
+    if (pids.length === 0) throw new Error(`${this.name}'s PostgreSQL is not running`);
+    signalAll(pids, name);
+  }
+
+  /** The startup process of a standby (the one that replays WAL), or null. */
+  startupPid(): number | null {
+    return this.postgresPids().find((pid) => /postgres: .*startup/.test(commandLineOf(pid) ?? "")) ?? null;
+  }
+
+  /** A request to this node's REST API with its user and password (every method but GET needs them). */
+  restRequest(path: string, init: RequestInit = {}): Promise<Response> {
+    const credentials = Buffer.from(`${restApiUser}:${clusterPasswords.restApi}`).toString("base64");
+    return fetch(`${this.restUrl}${path}`, { ...init, headers: { ...init.headers, authorization: `Basic ${credentials}` }, signal: AbortSignal.timeout(5000) });
   }
 
   /** Kills the node's processes, as `lose` does, if it is running. */

@@ -129,6 +129,17 @@ function parentOf(pid: number): number | null {
   }
 }
 
+/** Sends `name` to each process, skipping those already gone. */
+export function signalAll(pids: number[], name: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
 function signal(pid: number): void {
   try {
     process.kill(pid, "SIGKILL");

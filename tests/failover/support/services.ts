@@ -4,11 +4,10 @@
 // set-up as tests/faults does it: Sign-on's command line on the primary for the accounts, applications and
 // tokens, Completion's import for the course.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { freePort, importSmallCourse, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
+import { freePort, importSmallCourse, startSink, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
 import type { FailoverCluster } from "./cluster.js";
 
 /** The course the Completion load writes to: one chapter, sequential and vertical over six problems. */
@@ -18,8 +17,6 @@ export const LEARNERS = ["learner-0", "learner-1", "learner-2"];
 export const PASSWORD = "failover correct horse battery";
 /** Every service's bound on one database statement: a statement stuck on a lost server fails (503) after this long. */
 const STATEMENT_TIMEOUT_SECONDS = 5;
-/** How long Completion trusts a resolved bearer token (the most it allows): its reads outlast a failover on it. */
-export const CALLER_CACHE_SECONDS = 60;
 
 export interface FailoverSystem {
   /** The services' database through HAProxy's primary port. */
@@ -43,17 +40,6 @@ export interface FailoverSystem {
   close(): Promise<void>;
 }
 
-/** Answers every request 200: the OAuth client's redirect URI and every push base but the editorial app's. */
-async function sink(): Promise<{ server: Server; url: string }> {
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return { server, url: `http://127.0.0.1:${address.port}` };
-}
 
 /** The same server's `name` database: `url` with its path replaced. */
 export function inDatabase(url: string, name: string): string {
@@ -69,7 +55,7 @@ export async function startFailoverSystem(cluster: FailoverCluster): Promise<Fai
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, connectionTimeoutMillis: 5000 });
   pool.on("error", () => {});
   const dataDir = mkdtempSync(join(tmpdir(), "tessera-failover-services-"));
-  const receiver = await sink();
+  const receiver = await startSink();
   const services: ServiceProcess[] = [];
   const close = async () => {
     await Promise.all(services.map((service) => service.stop()));
@@ -149,7 +135,6 @@ export async function startFailoverSystem(cluster: FailoverCluster): Promise<Fai
       DATABASE_URL: databaseUrl,
       SIGNON_URL: signonInstance.url,
       COMPLETION_SIGNON_CLIENT_ID: String(completionApp!["client_id"]),
-      COMPLETION_CALLER_CACHE_SECONDS: String(CALLER_CACHE_SECONDS),
       COMPLETION_STALE_WORKER_INTERVAL_MS: "200",
       LOG_LEVEL: "warn",
     });

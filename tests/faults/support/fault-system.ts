@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPool } from "@tessera/db";
 import { dropDatabase, FaultProxy, recreateDatabase } from "@tessera/db/testing";
 import type pg from "pg";
-import { freePort, importSmallCourse, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
+import { freePort, importSmallCourse, startSink, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
 
 /** The course the Completion load writes to: one chapter, sequential and vertical over six problems. */
 export const COURSE_KEY = "course-v1:FaultX+DB101+2026";
@@ -43,17 +42,6 @@ export interface FaultSystem {
   close(): Promise<void>;
 }
 
-/** A push receiver for the OAuth client: answers every request 200. */
-async function pushSink(): Promise<{ server: Server; url: string }> {
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return { server, url: `http://127.0.0.1:${address.port}` };
-}
 
 /**
  * Creates a database of its own on `serverUrl`'s server, puts a `FaultProxy`
@@ -68,7 +56,7 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
   const proxiedUrl = proxy.urlFor(databaseUrl);
   const pool = createPool({ url: databaseUrl, max: 4 });
   const dataDir = mkdtempSync(join(tmpdir(), "tessera-faults-"));
-  const sink = await pushSink();
+  const sink = await startSink();
   const services: ServiceProcess[] = [];
   const close = async () => {
     await Promise.all(services.map((service) => service.stop()));

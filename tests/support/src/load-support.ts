@@ -1,5 +1,6 @@
-// What the suites that load the system as shipped share: a browser's cookie jar over fetch, and the small course
-// they import into Completion before the load.
+// What the suites that load the system as shipped share: a browser's cookie jar over fetch, the small course
+// they import into Completion before the load, and a server that answers every request 200.
+import { createServer, type Server } from "node:http";
 
 /** The cookies a browser keeps: the `Cookie` header for the next request, and what each answer sets or clears. */
 export class CookieJar {
@@ -40,4 +41,16 @@ export async function importSmallCourse(completionUrl: string, token: string, co
     }),
   });
   if (imported.status !== 200) throw new Error(`import failed: ${imported.status} ${await imported.text()}`);
+}
+
+/** A server on a free loopback port that answers every request 200 with `{}`: an OAuth client's redirect URI, a push base. */
+export async function startSink(): Promise<{ server: Server; url: string }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return { server, url: `http://127.0.0.1:${address.port}` };
 }

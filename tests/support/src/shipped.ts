@@ -41,8 +41,16 @@ function portEnv(service: ShippedService, port: number): Record<string, string> 
   return service === "signon" ? { SIGNON_HOST: "127.0.0.1", SIGNON_PORT: String(port) } : { HOST: "127.0.0.1", PORT: String(port) };
 }
 
-function nodeArgs(entry: string, args: readonly string[] = []): string[] {
-  return [...SHIPPED_NODE_OPTIONS, join(repositoryRoot, entry), ...args];
+/**
+ * Where a shipped process runs from: this repository, or (`root`) another checkout of it, such as an earlier
+ * release's, whose built entry points sit at the same paths.
+ */
+export interface ShippedRoot {
+  root?: string;
+}
+
+function nodeArgs(root: string, entry: string, args: readonly string[] = []): string[] {
+  return [...SHIPPED_NODE_OPTIONS, join(root, entry), ...args];
 }
 
 function childEnv(name: string, env: Record<string, string>): NodeJS.ProcessEnv {
@@ -55,7 +63,7 @@ function childEnv(name: string, env: Record<string, string>): NodeJS.ProcessEnv 
  */
 export async function startShipped(
   service: ShippedService,
-  options: { port: number; env: Record<string, string>; name?: string; readyPath?: string; timeoutMs?: number },
+  options: ShippedRoot & { port: number; env: Record<string, string>; name?: string; readyPath?: string; timeoutMs?: number },
 ): Promise<ServiceProcess> {
   const started = spawnShipped(service, options);
   await waitUntilReady(started, options.readyPath ?? "/healthcheck/ready", options.timeoutMs ?? 60_000);
@@ -63,10 +71,11 @@ export async function startShipped(
 }
 
 /** Starts `service` as shipped without waiting for anything. */
-export function spawnShipped(service: ShippedService, options: { port: number; env: Record<string, string>; name?: string }): ServiceProcess {
+export function spawnShipped(service: ShippedService, options: ShippedRoot & { port: number; env: Record<string, string>; name?: string }): ServiceProcess {
   const name = options.name ?? service;
-  const child = spawn(process.execPath, nodeArgs(SHIPPED_ENTRIES[service]), {
-    cwd: repositoryRoot,
+  const root = options.root ?? repositoryRoot;
+  const child = spawn(process.execPath, nodeArgs(root, SHIPPED_ENTRIES[service]), {
+    cwd: root,
     env: childEnv(name, { ...options.env, ...portEnv(service, options.port) }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -136,9 +145,15 @@ async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: nu
  * Runs a shipped command line (`signon-cli`, `completion-cli`), or a service that is expected to end by
  * itself, to its end with `env` added; returns its exit code and output.
  */
-export function runShipped(command: ShippedCommand | ShippedService, args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; output: string }> {
-  const child = spawn(process.execPath, nodeArgs(SHIPPED_ENTRIES[command], args), {
-    cwd: repositoryRoot,
+export function runShipped(
+  command: ShippedCommand | ShippedService,
+  args: readonly string[],
+  env: Record<string, string>,
+  options: ShippedRoot = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; output: string }> {
+  const root = options.root ?? repositoryRoot;
+  const child = spawn(process.execPath, nodeArgs(root, SHIPPED_ENTRIES[command], args), {
+    cwd: root,
     env: childEnv(command, env),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -155,7 +170,12 @@ export function runShipped(command: ShippedCommand | ShippedService, args: reado
 
 /** Runs the shipped `signon <args> --json` with `env` and returns the printed object; throws with its stderr when it fails. */
 export async function signonCli(env: Record<string, string>, ...args: string[]): Promise<Record<string, unknown>> {
-  const { code, stdout, stderr } = await runShipped("signon-cli", [...args, "--json"], env);
+  return signonCliAt({}, env, ...args);
+}
+
+/** {@link signonCli} from `root` (another checkout, such as an earlier release's). */
+export async function signonCliAt(where: ShippedRoot, env: Record<string, string>, ...args: string[]): Promise<Record<string, unknown>> {
+  const { code, stdout, stderr } = await runShipped("signon-cli", [...args, "--json"], env, where);
   if (code !== 0) throw new Error(`signon ${args.join(" ")} failed (${code}): ${stderr}`);
   return JSON.parse(stdout) as Record<string, unknown>;
 }

@@ -1,0 +1,123 @@
+// The deployment's own settings files (deploy/, shown by docs/deployment.md), as the cluster of these tests runs
+// them: the files are read from the repository and only their addresses, ports, folders and passwords are changed.
+// Each change must find what it replaces, so a file that no longer says what the test expects fails the test
+// instead of being run with the test's guess.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const deployDir = fileURLToPath(new URL("../../../deploy/", import.meta.url));
+
+/** The text of a file under deploy/. */
+export function deploymentFile(path: string): string {
+  return readFileSync(`${deployDir}${path}`, "utf8");
+}
+
+/** `text` with every `from` replaced by `to`; throws when `from` is not there. */
+function replaceAll(text: string, from: string | RegExp, to: string, file: string): string {
+  const pattern = typeof from === "string" ? new RegExp(from.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g") : from;
+  if (!pattern.test(text)) throw new Error(`deploy/${file} no longer holds ${String(from)}: the failover tests must be taught what replaced it`);
+  pattern.lastIndex = 0;
+  return text.replace(pattern, () => to);
+}
+
+/** Passwords of the test cluster (the files ship placeholders). */
+export const clusterPasswords = {
+  superuser: "failover-superuser-secret",
+  replication: "failover-replication-secret",
+  rewind: "failover-rewind-secret",
+  restApi: "failover-rest-api-secret",
+} as const;
+
+/** The REST API's user, as deploy/patroni/node.yml names it. */
+export const restApiUser = "patroni";
+
+/** deploy/patroni/cluster.yml, exactly as it ships. */
+export function patroniClusterFile(): string {
+  return deploymentFile("patroni/cluster.yml");
+}
+
+export interface PatroniNodeAddresses {
+  name: string;
+  pgPort: number;
+  restPort: number;
+  /** The node's own folder: its data directory and password file go inside. */
+  directory: string;
+  /** host:port of each etcd member's client API. */
+  etcdHosts: string[];
+  readReplicaOnly: boolean;
+}
+
+/** deploy/patroni/node.yml for one node of the test cluster: db1's file with this node's name, addresses, folders and passwords. */
+export function patroniNodeFile(node: PatroniNodeAddresses): string {
+  const file = "patroni/node.yml";
+  let text = deploymentFile(file);
+  const edits: [string | RegExp, string][] = [
+    [/^name: db1$/m, `name: ${node.name}`],
+    ["0.0.0.0:8008", `127.0.0.1:${node.restPort}`],
+    ["db1.internal:8008", `127.0.0.1:${node.restPort}`],
+    ["0.0.0.0:5432", `127.0.0.1:${node.pgPort}`],
+    ["db1.internal:5432", `127.0.0.1:${node.pgPort}`],
+    ["etcd1.internal:2379,etcd2.internal:2379,etcd3.internal:2379", node.etcdHosts.join(",")],
+    ["/var/lib/postgresql/15/main", `${node.directory}/data`],
+    ["/var/lib/postgresql/15/pgpass", `${node.directory}/pgpass`],
+    ["CHANGE-ME-rest-api", clusterPasswords.restApi],
+    ["CHANGE-ME-superuser", clusterPasswords.superuser],
+    ["CHANGE-ME-replication", clusterPasswords.replication],
+    ["CHANGE-ME-rewind", clusterPasswords.rewind],
+  ];
+  if (node.readReplicaOnly) edits.push(["nofailover: false", "nofailover: true"]);
+  for (const [from, to] of edits) text = replaceAll(text, from, to, file);
+  return text;
+}
+
+/**
+ * The one setting the test cluster adds to the files: each node's Unix socket in its own folder, since the
+ * machine's /var/run/postgresql is not the test's to use (it belongs to the machine's own PostgreSQL, and a
+ * test run by another user than postgres cannot write there).
+ */
+export function patroniSocketFile(directory: string): string {
+  return JSON.stringify({ postgresql: { parameters: { unix_socket_directories: directory } } }, null, 2);
+}
+
+/** deploy/haproxy/haproxy.cfg with the test's ports: its own two, and each node's PostgreSQL and REST API. */
+export function haproxyConfigFile(ports: { primary: number; replica: number }, nodes: { pgPort: number; restPort: number }[]): string {
+  const file = "haproxy/haproxy.cfg";
+  let text = deploymentFile(file);
+  text = replaceAll(text, "bind *:5000", `bind 127.0.0.1:${ports.primary}`, file);
+  text = replaceAll(text, "bind *:5001", `bind 127.0.0.1:${ports.replica}`, file);
+  nodes.forEach((node, index) => {
+    text = replaceAll(text, `db${index + 1}.internal:5432 check port 8008`, `127.0.0.1:${node.pgPort} check port ${node.restPort}`, file);
+  });
+  return text;
+}
+
+export interface EtcdMemberAddresses {
+  /** Member number, from 1. */
+  number: number;
+  clientPort: number;
+  peerPort: number;
+  dataDir: string;
+}
+
+/**
+ * deploy/etcd/etcd.env for one member of the test's etcd cluster, as the environment etcd reads: etcd1's file
+ * with this member's name, addresses and folder, and every member's peer address in the initial cluster.
+ */
+export function etcdEnvironment(member: EtcdMemberAddresses, members: EtcdMemberAddresses[]): Record<string, string> {
+  const file = "etcd/etcd.env";
+  let text = deploymentFile(file);
+  text = replaceAll(text, /^ETCD_NAME=etcd1$/m, `ETCD_NAME=etcd${member.number}`, file);
+  text = replaceAll(text, "/var/lib/etcd/tessera", member.dataDir, file);
+  text = replaceAll(text, "http://0.0.0.0:2379", `http://127.0.0.1:${member.clientPort}`, file);
+  text = replaceAll(text, "http://0.0.0.0:2380", `http://127.0.0.1:${member.peerPort}`, file);
+  text = replaceAll(text, "http://etcd1.internal:2379", `http://127.0.0.1:${member.clientPort}`, file);
+  text = replaceAll(text, /^ETCD_INITIAL_ADVERTISE_PEER_URLS=.*$/m, `ETCD_INITIAL_ADVERTISE_PEER_URLS=http://127.0.0.1:${member.peerPort}`, file);
+  // Every member's peer address, in the initial cluster.
+  for (const other of members) text = replaceAll(text, `http://etcd${other.number}.internal:2380`, `http://127.0.0.1:${other.peerPort}`, file);
+  const environment: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (match) environment[match[1]!] = match[2]!;
+  }
+  return environment;
+}
