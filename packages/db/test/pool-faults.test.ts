@@ -214,13 +214,18 @@ describe("createPool when a connection stalls (no byte goes through, nothing is 
     try {
       // Unbounded work holds the only connection; a caller outside every scope waits for it and gets it from the release.
       let release = () => {};
+      let holding = () => {};
+      const connectionHeld = new Promise<void>((resolve) => (holding = resolve));
       const scopedWork = withStatementTimeout(null, async () => {
         const client = await single.connect();
         await client.query("select 1");
-        await new Promise<void>((resolve) => (release = resolve));
+        const released = new Promise<void>((resolve) => (release = resolve));
+        holding();
+        await released;
         client.release();
       });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Only once the scoped work holds the connection (a fixed pause lost that race on a busy machine).
+      await connectionHeld;
       const outside = rejection(single.query("select 2"));
       stallProxy.stall();
       release();
