@@ -82,11 +82,16 @@ describe("the version", () => {
     }
   });
 
-  it("is the last release's at its commit, and a later -dev version on any other", () => {
+  it("is a release's at the commit that cuts it, and a later -dev version on any other", () => {
     const last = releases.at(-1) as Release;
     const head = git("rev-parse", "HEAD");
     if (head === last.commit) {
       expect(rootManifest.version).toBe(last.version);
+    } else if (!rootManifest.version.includes("-")) {
+      // The commit that cuts a release: newer than every release listed (releases.json names it in the next
+      // commit, since a commit cannot hold its own hash), with a dated section of its own in CHANGELOG.md.
+      expect(compareVersions(rootManifest.version, last.version)).toBeGreaterThan(0);
+      expect(changelog).toMatch(new RegExp(`^## ${rootManifest.version.replaceAll(".", "\\.")} \\(\\d{4}-\\d{2}-\\d{2}\\)$`, "m"));
     } else {
       expect(rootManifest.version).toMatch(/-dev$/);
       expect(compareVersions(rootManifest.version, last.version)).toBeGreaterThan(0);
