@@ -20,7 +20,7 @@ export interface PreparedRelease extends Release {
   root: string;
 }
 
-/** This tree's version (`0.2.0-dev` between 0.1.0 and 0.2.0). */
+/** This tree's version (`0.3.0-dev` between 0.2.0 and 0.3.0). */
 export function currentVersion(): string {
   return (JSON.parse(readFileSync(join(repositoryRoot, "package.json"), "utf8")) as { version: string }).version;
 }
