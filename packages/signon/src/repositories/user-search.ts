@@ -383,12 +383,13 @@ export const sampledRows = 5_000;
 export async function sampleUsers(db: SignonDatabase, search: UserSearch): Promise<UserSample> {
   // The share of the table's pages to read, from its size as last analysed (the whole of a small or new table).
   const percent = sql`(select least(100, 100.0 * ${sampledRows} / greatest(reltuples, 1))::float8 from pg_class where oid = 'signon.users'::regclass)`;
-  // A permission is looked up for each sampled person (its primary key), in a subquery PostgreSQL cannot make a join
-  // of: work in proportion to the sample. As `exists`, the planner hashed every holder of a common permission instead
-  // (half a million at 1M people, in parallel workers), work that grows with the table.
+  // A common permission is looked up for each sampled person (its primary key), in a subquery PostgreSQL cannot make
+  // a join of: work in proportion to the sample. As `exists`, the planner hashed every holder instead (half a million
+  // at 1M people for signin, in parallel workers), work that grows with the table. A permission few hold stays
+  // `exists`: hashing its holders (at most `fewHoldersLimit`) costs less than a lookup per sampled person.
   const { permission } = search;
   const holdsPermission =
-    permission === undefined
+    permission === undefined || permission.fewHolders === true
       ? []
       : [
           sql`(select true from ${userPermissions} where ${userPermissions.userUid} = ${users.uid} and ${userPermissions.applicationId} = ${permission.applicationId} and ${userPermissions.permission} = ${permission.permission}) is not null`,
@@ -397,7 +398,7 @@ export async function sampleUsers(db: SignonDatabase, search: UserSearch): Promi
     select count(*)::int as matches, round(count(*) * 100 / ${percent})::int as estimate
       from ${users} tablesample system (${percent}) repeatable (1)
       left join ${organisations} on ${organisations.id} = ${users.organisationId}
-     where ${and(...conditions({ ...search, permission: undefined, shortText: false, commonText: false, fewMatches: false }), ...holdsPermission)}`);
+     where ${and(...conditions({ ...search, permission: holdsPermission.length > 0 ? undefined : permission, shortText: false, commonText: false, fewMatches: false }), ...holdsPermission)}`);
   return sampled.rows[0] ?? { matches: 0, estimate: 0 };
 }
 
