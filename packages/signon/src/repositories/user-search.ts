@@ -203,8 +203,18 @@ function listQuery(db: SignonDatabase, search: UserSearch, extra: SQL[] = []) {
  * reverses them).
  */
 export async function searchUsers(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number): Promise<UserListRow[]> {
-  return userPageQuery(db, search, position, limit);
+  return db.transaction(async (tx) => {
+    await tx.execute(sql.raw(withoutParallelWorkers));
+    return userPageQuery(tx as unknown as SignonDatabase, search, position, limit);
+  });
 }
+
+/**
+ * Set in the users list's page and count transactions: the planner may start parallel workers for a scan of a few
+ * thousand people, and starting them costs more than they save in a page's budget of tens of milliseconds (a few
+ * milliseconds a request on most machines, 43 ms measured on a virtual machine), while other requests need the cores.
+ */
+const withoutParallelWorkers = "set local max_parallel_workers_per_gather = 0";
 
 /**
  * Up to this many holders of a permission, a page filtered by it reads all of
@@ -414,6 +424,7 @@ export async function inCountTransaction<T>(db: SignonDatabase, budgetMs: number
   return db.transaction(async (tx) => {
     await tx.execute(sql.raw(`set local statement_timeout = ${Math.max(1, Math.round(budgetMs))}`));
     await tx.execute(sql.raw("set local enable_seqscan = off"));
+    await tx.execute(sql.raw(withoutParallelWorkers));
     return work(tx as unknown as SignonDatabase);
   });
 }
