@@ -25,7 +25,7 @@ import * as schema from "../../packages/signon/src/db/schema.js";
 import { statementRunner } from "../../packages/signon/src/db/statements.js";
 import { encodeRowKey, type PagePosition, type RowKey } from "../../packages/signon/src/repositories/keyset.js";
 import type { SignonDatabase } from "../../packages/signon/src/db/database.js";
-import { inCountTransaction, userCountQuery, userPageQuery } from "../../packages/signon/src/repositories/user-search.js";
+import { inCountTransaction, inPageTransaction, userCountQuery, userPageQuery } from "../../packages/signon/src/repositories/user-search.js";
 import type { Actor } from "../../packages/signon/src/web/policy.js";
 import { generatePeople, type GeneratedPeople } from "../../packages/signon/test/support/generated-people.js";
 import { describeCombination, drawCombinations, explainAnalyze, verdict, type Combination } from "./combinations.js";
@@ -323,7 +323,7 @@ export async function run(): Promise<void> {
             const rows = (await on.execute<{ "QUERY PLAN": string }>(sql`explain (analyze, buffers) ${query}`)).rows;
             explained.push(`-- ${size.toLocaleString("en-GB")} people, slow read: ${slowest.read.label} (p99 ${format(slowest.p99)} ms): ${title}\n${rows.map((row) => row["QUERY PLAN"]).join("\n")}`);
           };
-          await show("the page", userPageQuery(db, search, slowest.read.position, 51));
+          await inPageTransaction(db, (tx) => show("the page", userPageQuery(tx, search, slowest.read.position, 51), tx));
           await inCountTransaction(db, 60_000, (tx) => show(`the count (up to ${exactCountLimit.toLocaleString("en-GB")})`, userCountQuery(tx, search, exactCountLimit), tx));
         }
       } finally {
@@ -448,7 +448,7 @@ async function measureCombinations(
     const filters: UserFilters = { text: "", role: "", organisation: "", status: "", permission: "", twoStep: "", ...combination.filters };
     const search = await resolvedSearch(ctx, actor, filters);
     lines.push(`-- ${describeCombination(combination, generated.organisationIds)} (p99 ${format(measured.p99)} ms): the page`);
-    lines.push(await explainAnalyze(db, userPageQuery(db, search, combination.position, 51)), "");
+    lines.push(await inPageTransaction(db, (tx) => explainAnalyze(tx, userPageQuery(tx, search, combination.position, 51))), "");
     lines.push(
       `-- the count, up to ${exactCountLimit.toLocaleString("en-GB")} (under its 100 ms statement timeout in the service)`,
       await inCountTransaction(db, 60_000, (tx) => explainAnalyze(tx, userCountQuery(tx, search, exactCountLimit))),

@@ -138,12 +138,13 @@ function conditions(search: UserSearch): SQL[] {
       break;
   }
   if (search.twoStep !== undefined) where.push(twoStepCondition(search.twoStep, search.twoStepRules, search.organisationId === null));
-  if (search.permission) {
-    where.push(
-      sql`exists (select 1 from ${userPermissions} where ${userPermissions.userUid} = ${users.uid} and ${userPermissions.applicationId} = ${search.permission.applicationId} and ${userPermissions.permission} = ${search.permission.permission})`,
-    );
-  }
+  if (search.permission) where.push(sql`exists (select 1 from ${userPermissions} where ${heldBy(search.permission)})`);
   return where;
+}
+
+/** The row of `user_permissions` that says the person of the query's `users` row holds `permission`. */
+function heldBy(permission: { applicationId: string; permission: string }): SQL {
+  return sql`${userPermissions.userUid} = ${users.uid} and ${userPermissions.applicationId} = ${permission.applicationId} and ${userPermissions.permission} = ${permission.permission}`;
 }
 
 /**
@@ -203,10 +204,7 @@ function listQuery(db: SignonDatabase, search: UserSearch, extra: SQL[] = []) {
  * reverses them).
  */
 export async function searchUsers(db: SignonDatabase, search: UserSearch, position: PagePosition, limit: number): Promise<UserListRow[]> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql.raw(withoutParallelWorkers));
-    return userPageQuery(tx as unknown as SignonDatabase, search, position, limit);
-  });
+  return inPageTransaction(db, (tx) => userPageQuery(tx, search, position, limit));
 }
 
 /**
@@ -215,6 +213,14 @@ export async function searchUsers(db: SignonDatabase, search: UserSearch, positi
  * milliseconds a request on most machines, 43 ms measured on a virtual machine), while other requests need the cores.
  */
 const withoutParallelWorkers = "set local max_parallel_workers_per_gather = 0";
+
+/** Runs `work` in a transaction set up as a page of the users list is read (no parallel workers). */
+export async function inPageTransaction<T>(db: SignonDatabase, work: (tx: SignonDatabase) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql.raw(withoutParallelWorkers));
+    return work(tx as unknown as SignonDatabase);
+  });
+}
 
 /**
  * Up to this many holders of a permission, a page filtered by it reads all of
@@ -398,17 +404,13 @@ export async function sampleUsers(db: SignonDatabase, search: UserSearch): Promi
   // at 1M people for signin, in parallel workers), work that grows with the table. A permission few hold stays
   // `exists`: hashing its holders (at most `fewHoldersLimit`) costs less than a lookup per sampled person.
   const { permission } = search;
-  const holdsPermission =
-    permission === undefined || permission.fewHolders === true
-      ? []
-      : [
-          sql`(select true from ${userPermissions} where ${userPermissions.userUid} = ${users.uid} and ${userPermissions.applicationId} = ${permission.applicationId} and ${userPermissions.permission} = ${permission.permission}) is not null`,
-        ];
+  const lookedUp = permission !== undefined && permission.fewHolders !== true;
+  const holdsPermission = lookedUp ? [sql`(select true from ${userPermissions} where ${heldBy(permission)}) is not null`] : [];
   const sampled = await db.execute<{ matches: number; estimate: number }>(sql`
     select count(*)::int as matches, round(count(*) * 100 / ${percent})::int as estimate
       from ${users} tablesample system (${percent}) repeatable (1)
       left join ${organisations} on ${organisations.id} = ${users.organisationId}
-     where ${and(...conditions({ ...search, permission: holdsPermission.length > 0 ? undefined : permission, shortText: false, commonText: false, fewMatches: false }), ...holdsPermission)}`);
+     where ${and(...conditions({ ...search, permission: lookedUp ? undefined : permission, shortText: false, commonText: false, fewMatches: false }), ...holdsPermission)}`);
   return sampled.rows[0] ?? { matches: 0, estimate: 0 };
 }
 
