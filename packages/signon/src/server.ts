@@ -11,7 +11,7 @@ import { startInactivityJob } from "./accounts/inactivity.js";
 import { startTokenRenewalJob } from "./accounts/token-renewal.js";
 import { resolveSecretKey } from "./security/secret-box.js";
 import { startInvitationBatchWorker, type InvitationBatchWorker } from "./accounts/invitation-batch-worker.js";
-import { settleBackgroundMails } from "./mail/send-mail.js";
+import { settleBackgroundWork } from "./background-work.js";
 import { startExpiredRecordsJob } from "./maintenance/expired-records-job.js";
 import { PushDeliveryService } from "./pushes/delivery-service.js";
 import { countPeople } from "./repositories/users.js";
@@ -150,8 +150,8 @@ export async function startSignon(
           await batches?.stop();
           await pushes?.stop();
           await (closeOptions.drain === true ? drainAndClose(app) : app.close());
-          const unsent = await settleBackgroundMails(10_000);
-          if (unsent > 0) app.log.warn(`Stopped with ${unsent} mail(s) still on their way to the SMTP server`);
+          const unfinished = await settleBackgroundWork(10_000);
+          if (unfinished > 0) app.log.warn(`Stopped with ${unfinished} piece(s) of work begun after an answer (a mail on its way to the SMTP server, or a password-reset request) not finished`);
         } finally {
           await database.close();
         }

@@ -1,10 +1,11 @@
 import { audit } from "../audit.js";
+import { runInBackground } from "../background-work.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import { sendMailInBackground, type MailMessage } from "../mail/send-mail.js";
+import { sendMail, type MailMessage } from "../mail/send-mail.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { findLatestUnusedAccountLink } from "../repositories/account-links.js";
 import { findUserByEmail, type User } from "../repositories/users.js";
-import { recordFailure, secondsUntilAllowed, type FailureLimit } from "../security/failure-limit.js";
+import { recordFailure, type FailureLimit } from "../security/failure-limit.js";
 import { createAccountLink } from "./account-links.js";
 import { endSignInsEverywhere } from "./end-sign-ins-everywhere.js";
 import { setPasswordThroughLink } from "./link-password.js";
@@ -34,34 +35,39 @@ export type PasswordResetRequestResult = { ok: true } | { ok: false; retryAfterS
  *   would have ended), or, once the invitation has expired, whom to ask for
  *   a new one.
  *
- * API users get no mail. The SMTP send is not awaited, so an existing account
- * is not answered more slowly than an unknown address; a mail that cannot be
- * sent goes to `onMailFailure` (for the log only: the person sees the same
- * answer either way).
+ * API users get no mail. Only the per-IP limit is checked before the
+ * answer; everything that depends on the address (finding the account, its
+ * own limit, the link, the event and the mail) runs once the answer has been
+ * written, so an address with an account is answered exactly as fast as an
+ * unknown one, whatever the mail server does. A failure there goes to
+ * `onFailure` (for the log only: the person sees the same answer either way).
  */
 export async function requestPasswordReset(
   ctx: SignonContext,
   email: string,
   origin: RequestOrigin,
-  onMailFailure: (error: unknown) => void,
+  onFailure: (error: unknown) => void,
 ): Promise<PasswordResetRequestResult> {
   const now = ctx.now();
   const ipKeys = origin.ip ? [origin.ip] : [];
-  const wait = await secondsUntilAllowed(ctx.db, passwordResetPerIpLimit, ipKeys, now);
+  // Counted and decided in one statement, so simultaneous requests cannot all slip under the limit.
+  const wait = await recordFailure(ctx.db, passwordResetPerIpLimit, ipKeys, now);
   if (wait !== null) return { ok: false, retryAfterSeconds: wait };
-  await recordFailure(ctx.db, passwordResetPerIpLimit, ipKeys, now);
+  runInBackground(() => answerResetRequest(ctx, email.trim(), origin, now, onFailure), onFailure);
+  return { ok: true };
+}
 
-  const user = await findUserByEmail(ctx.db, email.trim());
-  if (!user) return { ok: true };
-  const refusal = user.isApiUser ? "api_user" : (await secondsUntilAllowed(ctx.db, passwordResetPerAccountLimit, [user.uid], now)) !== null ? "too_many_requests" : null;
+/** The part of a reset request that depends on the address, run after the answer (see `requestPasswordReset`). */
+async function answerResetRequest(ctx: SignonContext, email: string, origin: RequestOrigin, now: Date, onMailFailure: (error: unknown) => void): Promise<void> {
+  const user = await findUserByEmail(ctx.db, email);
+  if (!user) return;
+  const refusal = user.isApiUser ? "api_user" : (await recordFailure(ctx.db, passwordResetPerAccountLimit, [user.uid], now)) !== null ? "too_many_requests" : null;
   if (refusal !== null) {
     await audit(ctx.db, { action: "password_reset_requested", at: now, subjectUid: user.uid, origin, details: { sent: false, reason: refusal } });
-    return { ok: true };
+    return;
   }
-  await recordFailure(ctx.db, passwordResetPerAccountLimit, [user.uid], now);
   const message = await resetAnswerMail(ctx, user, now, origin);
-  await sendMailInBackground(ctx, message, onMailFailure);
-  return { ok: true };
+  await sendMail(ctx, message).catch(onMailFailure);
 }
 
 /** What a reset request mails to `user` (see `requestPasswordReset`), with the link it needs and the audit event, stored. */

@@ -1,5 +1,6 @@
 import type { Transporter } from "nodemailer";
 import type { SignonConfig } from "../config.js";
+import { runInBackground } from "../background-work.js";
 import type { SignonContext } from "../context.js";
 import { insertDevMail } from "../repositories/dev-mails.js";
 
@@ -40,28 +41,6 @@ export async function sendMail(ctx: SignonContext, message: MailMessage): Promis
   }
 }
 
-/** Mails handed to the SMTP server in the background and not yet sent or failed. */
-const mailsInFlight = new Set<Promise<void>>();
-
-/**
- * Waits until every mail sent in the background has been sent or has failed,
- * or until `timeoutMs` has passed, and returns how many are still on their
- * way. A server calls it when it stops, after it has stopped taking requests,
- * so that a password-reset mail asked for just before is not dropped.
- */
-export async function settleBackgroundMails(timeoutMs: number): Promise<number> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs);
-  });
-  try {
-    await Promise.race([Promise.all([...mailsInFlight]), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-  return mailsInFlight.size;
-}
-
 /**
  * Sends a mail without making the caller wait for the SMTP server, so the
  * answer to a request takes as long whether or not a mail was sent. A
@@ -69,24 +48,18 @@ export async function settleBackgroundMails(timeoutMs: number): Promise<number> 
  * development mailbox is a quick local insert and is awaited.
  */
 export async function sendMailInBackground(ctx: SignonContext, message: MailMessage, onFailure: (error: unknown) => void): Promise<void> {
-  const report = (error: unknown) => {
-    try {
-      onFailure(error);
-    } catch {
-      // A failing reporter must not turn into an unhandled rejection.
-    }
-  };
   if (ctx.config.mail.smtpUrl !== null) {
-    const sending: Promise<void> = sendMail(ctx, message)
-      .catch(report)
-      .finally(() => mailsInFlight.delete(sending));
-    mailsInFlight.add(sending);
+    runInBackground(() => sendMail(ctx, message), onFailure);
     return;
   }
   try {
     await sendMail(ctx, message);
   } catch (error) {
-    report(error);
+    try {
+      onFailure(error);
+    } catch {
+      // A failing reporter must not turn into an unhandled rejection.
+    }
   }
 }
 

@@ -1,10 +1,12 @@
 import type { LightMyRequestResponse } from "fastify";
+import { settleBackgroundWork } from "../../src/background-work.js";
 import type { SignonContext } from "../../src/context.js";
 import { listDevMails, type DevMail } from "../../src/repositories/dev-mails.js";
 import { decodeEntities } from "../support/browser.js";
 
-/** Mails kept by the development mailbox for this address, oldest first. */
+/** Mails kept by the development mailbox for this address, oldest first (once the work begun after answers has ended). */
 export async function mailsTo(ctx: SignonContext, address: string): Promise<DevMail[]> {
+  await settleBackgroundWork(10_000);
   return (await listDevMails(ctx.db, 1000)).filter((mail) => mail.recipient === address).sort((a, b) => a.id - b.id);
 }
 

@@ -1,6 +1,6 @@
 import { createServer, type Socket } from "node:net";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { settleBackgroundMails } from "../../src/mail/send-mail.js";
+import { settleBackgroundWork } from "../../src/background-work.js";
 import { InjectBrowser } from "../support/browser.js";
 import { createUser } from "../support/factories.js";
 import { buildTestSignon, openTestDatabase, testConfig } from "../support/signon.js";
@@ -75,10 +75,10 @@ describe("POST /password-reset when the mail server does not answer", () => {
     await connectionCount(before + 1);
 
     // The silent server holds the mail: a short wait gives up and says one is still on its way.
-    expect(await settleBackgroundMails(50)).toBe(1);
+    expect(await settleBackgroundWork(50)).toBe(1);
 
     lines.length = 0;
-    const settled = settleBackgroundMails(10_000);
+    const settled = settleBackgroundWork(10_000);
     connections[before]?.destroy();
     expect(await settled).toBe(0);
     expect(logText()).toContain("password reset mail could not be sent");
