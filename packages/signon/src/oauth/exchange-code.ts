@@ -90,7 +90,8 @@ function redirectUriCandidates(presented: string | undefined): string[] {
 /** Step: what is wrong with a just-used code for this request, if anything. */
 export function codeProblem({ grant, userSuspended, userHoldsSignin }: UsedGrant, request: CodeExchange, now: Date): OAuthError | null {
   if (grant.revokedAt !== null || grant.codeExpiresAt === null || grant.codeExpiresAt <= now) {
-    return new InvalidGrantError("The authorization code has expired");
+    // A suspension revokes the person's grants, unused codes included: what stops the exchange is the account.
+    return userSuspended ? suspendedAccount() : new InvalidGrantError("The authorization code has expired");
   }
   if (grant.redirectUri !== null && !redirectUriBinds(request.redirectUri, grant.redirectUri)) {
     return new InvalidGrantError("redirect_uri does not match the authorization request");
@@ -101,6 +102,11 @@ export function codeProblem({ grant, userSuspended, userHoldsSignin }: UsedGrant
   } else if (request.codeVerifier !== undefined) {
     return new InvalidGrantError("code_verifier was sent but the authorization request had no code_challenge");
   }
-  if (userSuspended || !userHoldsSignin) return new InvalidGrantError("The user may no longer sign in to this application");
+  if (userSuspended) return suspendedAccount();
+  if (!userHoldsSignin) return new InvalidGrantError("The user may no longer sign in to this application");
   return null;
+}
+
+function suspendedAccount(): OAuthError {
+  return new InvalidGrantError("The user's account is suspended, so it cannot sign in");
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { suspendUser } from "../../src/accounts/manage-users.js";
 import { retireApplication } from "../../src/applications/retire-application.js";
 import { rotateClientSecret } from "../../src/applications/rotate-secret.js";
 import { createApp, createUser } from "../support/factories.js";
@@ -82,6 +83,15 @@ describe("POST /token with grant_type=authorization_code", () => {
     });
     const { code: third } = await obtainCode(signon.app, client, user.email, pkce);
     expect((await exchangeCode(signon.app, client, third, { code_verifier: verifier })).statusCode).toBe(200);
+  });
+
+  it("refuses a code issued before the user was suspended, saying the account cannot sign in (not that the code expired)", async () => {
+    const { client, user } = await setup();
+    const { code } = await obtainCode(signon.app, client, user.email);
+    await suspendUser(signon.ctx, user.email, "Left the team");
+    const response = await exchangeCode(signon.app, client, code);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: "invalid_grant", error_description: "The user's account is suspended, so it cannot sign in" });
   });
 
   it("refuses a code once the user has lost signin", async () => {
