@@ -63,14 +63,15 @@ export type GridSaveResult =
   | { ok: true; granted: number; revoked: number }
   /** A box that is not on the grid: an unknown or retired application, or a permission it does not support. */
   | { ok: false; reason: "unknown_box"; value: string }
-  /** A box the actor may not change was ticked. */
+  /** A box the actor may not change was ticked, or (in a form that says what it showed) cleared. */
   | { ok: false; reason: "not_grantable"; value: string };
 
 /**
  * Saves the grid: `ticked` are the boxes sent by the form. Only the boxes the
  * actor may change count: a held permission they may not change stays as it
  * is (its box is disabled, so browsers do not send it), and ticking one they
- * may not grant refuses the whole change.
+ * may not grant, or clearing one they may not revoke (listed in
+ * `heldWhenShown` and not ticked), refuses the whole change.
  *
  * With `heldWhenShown` (the boxes the form showed ticked), only what the
  * person changed on the form is saved: a box they ticked is granted, one they
@@ -123,6 +124,10 @@ export async function savePermissionGrid(
   // What the form asks for: with what it showed, only the boxes the person ticked or cleared on it.
   const ticks = (value: string) => wanted.has(value) && shownTicked?.has(value) !== true;
   const clears = (value: string) => !wanted.has(value) && (shownTicked === undefined || shownTicked.has(value));
+  // The page never shows such a box ticked and changeable, so only a hand-made form clears one: refused as a grant would be.
+  for (const value of shownTicked ?? []) {
+    if (clears(value) && boxes.get(value)?.editable !== true) return { ok: false, reason: "not_grantable", value };
+  }
   const changes = applications.map((application) => {
     const toGrant: string[] = [];
     const toRevoke: string[] = [];

@@ -142,7 +142,7 @@ describe("POST /users/:uid/permissions", () => {
     expect(textOf(await browser.get(page))).toContain("No permissions changed.");
   });
 
-  it("lets organisation admins change delegatable permissions only, leaving the others as they are", async () => {
+  it("lets organisation admins change delegatable permissions only, leaving the others as they are and refusing a hand-made revoke of one", async () => {
     const application = await publishingApp();
     const organisation = await createTestOrganisation(ctx);
     const { browser } = await signedInAs(app, ctx, "organisation_admin", organisation.id, { Publisher: ["signin"] });
@@ -153,10 +153,15 @@ describe("POST /users/:uid/permissions", () => {
     const response = await submitMany(app, browser, page, page, { permissions: [`${application.id}:signin`] });
     expect(response.statusCode).toBe(303);
     expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher", "signin"]);
+
+    // A hand-made revoke of it (shown ticked, sent cleared) is refused with 403 as a grant would be, changing nothing.
+    const revoke = await submitMany(app, browser, page, page, { shown: "yes", shown_held: [`${application.id}:signin`, `${application.id}:publisher`] });
+    expect(revoke.statusCode).toBe(403);
+    expect(await listPermissions(ctx.db, target.uid, application.id)).toEqual(["publisher", "signin"]);
   });
 
   for (const role of ["organisation_admin", "super_organisation_admin"] as const) {
-    it(`lets a ${role} grant or revoke only on applications they may sign in to themselves, refusing a hand-made post for another`, async () => {
+    it(`lets a ${role} grant or revoke only on applications they may sign in to themselves, refusing a hand-made grant or revoke for another`, async () => {
       const publisher = await publishingApp();
       const finance = (await createApp(ctx, { name: "Finance", permissions: ["approver"], delegatablePermissions: ["signin", "approver"] })).application;
       const organisation = await createTestOrganisation(ctx);
@@ -173,6 +178,11 @@ describe("POST /users/:uid/permissions", () => {
       const tampered = await submitMany(app, browser, page, page, { permissions: [`${publisher.id}:signin`, `${publisher.id}:editor`, `${finance.id}:approver`] });
       expect(tampered.statusCode).toBe(403);
       expect(await listPermissions(ctx.db, target.uid, publisher.id)).toEqual(["signin"]);
+      expect(await listPermissions(ctx.db, target.uid, finance.id)).toEqual(["signin"]);
+
+      // A hand-made revoke of their Finance signin (a form saying it showed the box ticked, and sent it cleared) is refused too.
+      const revoke = await submitMany(app, browser, page, page, { shown: "yes", shown_held: [`${publisher.id}:signin`, `${finance.id}:signin`], permissions: [`${publisher.id}:signin`] });
+      expect(revoke.statusCode).toBe(403);
       expect(await listPermissions(ctx.db, target.uid, finance.id)).toEqual(["signin"]);
 
       // Their Finance signin is theirs to keep: a post without it leaves it, as the grid never showed it.
