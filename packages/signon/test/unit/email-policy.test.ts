@@ -37,4 +37,20 @@ describe("emailPolicyProblem", () => {
     expect(emailPolicyProblem(byDefault, "someone@eu.mail.com")).toBe("Addresses at eu.mail.com, a personal e-mail service, cannot be used here: use a work e-mail address");
     for (const email of ["someone@example.org", "someone@notgmail.com", "someone@gmail.com.example.org", "someone@me.community"]) expect(emailPolicyProblem(byDefault, email)).toBeNull();
   });
+
+  it("refuses the big services' forms in other countries too (Outlook, Hotmail, Live, Yahoo, Proton, GMX, Web.de, …)", () => {
+    const national = [
+      "outlook.fr", "outlook.de", "outlook.jp", "outlook.com.br", "hotmail.de", "hotmail.it", "hotmail.co.jp", "hotmail.com.au", "live.fr", "live.com.mx",
+      "yahoo.co.jp", "yahoo.fr", "yahoo.de", "yahoo.es", "yahoo.it", "yahoo.ca", "yahoo.co.in", "yahoo.com.au", "yahoo.com.br", "yahoo.com.mx",
+      "protonmail.ch", "pm.me", "gmx.at", "gmx.ch", "gmx.co.uk", "gmx.fr", "web.de", "aol.fr", "yandex.ua", "inbox.ru", "tutanota.de",
+    ];
+    for (const domain of national) {
+      expect(emailPolicyProblem(byDefault, `someone@${domain}`), domain).toBe(`Addresses at ${domain}, a personal e-mail service, cannot be used here: use a work e-mail address`);
+    }
+    // A work address at a company whose name ends like a service's is still accepted.
+    for (const email of ["someone@outlook.fr.example.org", "someone@myyahoo.fr", "someone@protonmail.church"]) expect(emailPolicyProblem(byDefault, email), email).toBeNull();
+    expect([...consumerMailDomains]).toEqual([...consumerMailDomains].sort());
+    expect(new Set(consumerMailDomains).size).toBe(consumerMailDomains.length);
+    for (const domain of consumerMailDomains) expect(domain, domain).toMatch(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/);
+  });
 });
