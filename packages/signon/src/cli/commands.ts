@@ -18,7 +18,7 @@ import { findOrganisationIdBySlugOrName } from "../repositories/organisations.js
 import { registerApplication } from "../applications/register-application.js";
 import type { SignonContext } from "../context.js";
 import { issueOperatorToken } from "../oauth/issue-operator-token.js";
-import { listPushes, retryPush, type PushStatus } from "../repositories/push-deliveries.js";
+import { listPushes, pushBaseOf, retryPush, type PushStatus } from "../repositories/push-deliveries.js";
 import { resolveSecretKey } from "../security/secret-box.js";
 import { checkOpenIdSettings, OpenIdSettingsError, openIdSettingsOf, setOpenIdSettings, type OpenIdClientSettings } from "../oidc/client-settings.js";
 import { rotateSigningKeys } from "../oidc/signing-keys.js";
@@ -254,12 +254,19 @@ export const commands: Record<string, Command> = {
     options: { app: { type: "string" } },
     async run(ctx, options) {
       const application = await requireApplication(ctx, required(options, "app"));
+      // The base pushes go to: as registered, else the origin of the first redirect URI (S13).
+      const pushBase = pushBaseOf(application.pushBaseUrl, application.redirectUris);
+      const pushes = application.pushEnabled ? "on" : "off";
       return {
         json: {
           name: application.name,
           client_id: application.clientId,
           redirect_uris: application.redirectUris,
           permissions: application.supportedPermissions,
+          delegatable_permissions: application.delegatablePermissions,
+          push_base: pushBase,
+          push_base_registered: application.pushBaseUrl !== null && application.pushBaseUrl !== "",
+          pushes,
           retired: application.retired,
         },
         text: [
@@ -267,6 +274,8 @@ export const commands: Record<string, Command> = {
           `client_id:     ${application.clientId}`,
           `redirect URIs: ${application.redirectUris.join(" ")}`,
           `permissions:   ${application.supportedPermissions.join(", ")}`,
+          `delegatable:   ${application.delegatablePermissions.join(", ") || "none"}`,
+          `push base:     ${pushBase}${application.pushBaseUrl ? "" : " (the origin of the first redirect URI)"}; pushes ${pushes}`,
         ],
       };
     },

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { auditEvents, renewedTokens } from "../../src/db/schema.js";
+import { applications, auditEvents, renewedTokens } from "../../src/db/schema.js";
 import { runSignonCli } from "../support/cli.js";
 import { openTestDatabase } from "../support/signon.js";
 
@@ -40,6 +40,39 @@ describe("signon apps update", () => {
     expect((await signon("apps", "update", "--app", "Publisher", "--default-permissions", "admin")).stderr).toContain("Default permissions must be supported ones: admin is not");
     expect((await signon("apps", "update", "--app", "Publisher", "--pushes", "maybe")).code).toBe(2);
     expect((await signon("apps", "update", "--app", "Publisher", "--default-permissions", "signin", "--no-default-permissions")).code).toBe(2);
+  });
+});
+
+describe("signon apps show", () => {
+  it("shows the delegatable permissions and the push base, registered or the origin of the first redirect URI", async () => {
+    await signon("apps", "create", "--name", "Publisher", "--redirect-uri", "https://pub.example/auth/gds/callback", "--permissions", "admin,editor");
+    await signon("apps", "create", "--name", "Search", "--redirect-uri", "https://search.example/cb", "--push-base", "https://search.example/auth/gds/api");
+    await database.db.update(applications).set({ delegatablePermissions: ["editor", "signin"] }).where(eq(applications.name, "Publisher"));
+    await signon("apps", "update", "--app", "Search", "--pushes", "off");
+
+    const publisher = await signon("apps", "show", "--app", "Publisher", "--json");
+    expect(publisher).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(publisher.stdout)).toMatchObject({
+      name: "Publisher",
+      permissions: ["admin", "editor", "signin"],
+      delegatable_permissions: ["editor", "signin"],
+      push_base: "https://pub.example",
+      push_base_registered: false,
+      pushes: "on",
+    });
+    expect(JSON.parse((await signon("apps", "show", "--app", "Search", "--json")).stdout)).toMatchObject({
+      delegatable_permissions: [],
+      push_base: "https://search.example/auth/gds/api",
+      push_base_registered: true,
+      pushes: "off",
+    });
+
+    const text = (await signon("apps", "show", "--app", "Publisher")).stdout.split("\n");
+    expect(text).toContain("delegatable:   editor, signin");
+    expect(text).toContain("push base:     https://pub.example (the origin of the first redirect URI); pushes on");
+    expect((await signon("apps", "show", "--app", "Search")).stdout.split("\n")).toEqual(
+      expect.arrayContaining(["delegatable:   none", "push base:     https://search.example/auth/gds/api; pushes off"]),
+    );
   });
 });
 
