@@ -1,5 +1,5 @@
 import { chmod, mkdir, open, rename, stat, unlink } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { AccountError, requireUserByEmail } from "../accounts/manage-users.js";
 import { requireApplication } from "../applications/permissions.js";
 import { audit } from "../audit.js";
@@ -110,13 +110,44 @@ async function planSecrets(ctx: SignonContext, request: CredentialsExportRequest
   return planned;
 }
 
+/** The kernel's file systems: no secret belongs there, and Node 20's recursive `mkdir` never returns under `/proc`. */
+const kernelFileSystems = ["/proc", "/sys"];
+
+/**
+ * Creates `directory` and any missing parents, one level at a time (each
+ * with `mode`, less the umask): a level that cannot be made stops it with
+ * that error, where a recursive `mkdir` can loop for ever (Node 20, under `/proc`).
+ */
+async function makeDirectories(directory: string, mode: number): Promise<void> {
+  const missing: string[] = [];
+  for (let level = directory; ; level = dirname(level)) {
+    try {
+      await stat(level);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    missing.unshift(level);
+    if (dirname(level) === level) break;
+  }
+  for (const level of missing) {
+    await mkdir(level, { mode }).catch((error: unknown) => {
+      // Made meanwhile by someone else: the checks after this look at the directory as it is.
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    });
+  }
+}
+
 /**
  * Makes `path` a directory only its owner can open: created with mode 0700
  * when missing; an existing one is refused if its group or others may read,
- * write or enter it. Returns its absolute path.
+ * write or enter it, and one under `/proc` or `/sys` whatever it is. Returns
+ * its absolute path.
  */
 async function privateDirectory(path: string): Promise<string> {
   const directory = resolve(path);
+  const kernel = kernelFileSystems.find((root) => directory === root || directory.startsWith(`${root}/`));
+  if (kernel !== undefined) throw new AccountError(`${directory} is under ${kernel}, a file system of the kernel: choose a directory on disk`);
   let existing;
   try {
     existing = await stat(directory);
@@ -132,7 +163,7 @@ async function privateDirectory(path: string): Promise<string> {
     return directory;
   }
   try {
-    await mkdir(directory, { recursive: true, mode: 0o700 });
+    await makeDirectories(directory, 0o700);
     // mkdir's mode is reduced by the umask; the directory itself is made 0700 whatever the umask.
     await chmod(directory, 0o700);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { asc, eq, inArray } from "drizzle-orm";
@@ -254,5 +254,31 @@ describe("signon credentials export", () => {
     await expect(stat(out)).rejects.toMatchObject({ code: "ENOENT" });
     expect(await readdir(open)).toEqual([]);
     expect(await exportEvents()).toEqual([]);
+  });
+
+  // Node 20's recursive mkdir never returns under /proc (it spins at full CPU), through a link there too.
+  it("refuses a directory under /proc or /sys, and makes a new directory one level at a time, stopping at one it cannot make", { timeout: 20_000 }, async () => {
+    await setUp();
+    const kernelLink = join(scratch, "kernel");
+    await symlink("/proc", kernelLink);
+    const refused: [string, string][] = [
+      ["/proc/tessera-export/secrets", "signon: /proc/tessera-export/secrets is under /proc, a file system of the kernel: choose a directory on disk"],
+      ["/sys/tessera-export", "signon: /sys/tessera-export is under /sys, a file system of the kernel: choose a directory on disk"],
+      ["/proc", "signon: /proc is under /proc, a file system of the kernel: choose a directory on disk"],
+      [join(kernelLink, "tessera-export", "secrets"), `signon: Cannot create ${join(kernelLink, "tessera-export", "secrets")}: ENOENT`],
+    ];
+    for (const [out, message] of refused) {
+      const result = await signonHere("credentials", "export", "--api-user", "robot@example.org", "--out", out);
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }, out).toEqual({ code: 1, stdout: "", stderr: `${message}\n` });
+    }
+    expect(await exportEvents()).toEqual([]);
+
+    // Several missing levels are made, each private, the last one 0700 whatever the umask.
+    const deep = join(scratch, "a", "b", "secrets");
+    const result = await signonHere("credentials", "export", "--api-user", "robot@example.org:Publisher", "--out", deep);
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(await readdir(deep)).toEqual(["signon-token-indexing-robot-publisher.yaml"]);
+    expect(await modeOf(deep)).toBe(0o700);
+    expect((await modeOf(join(scratch, "a"))) & 0o077).toBe(0);
   });
 });
