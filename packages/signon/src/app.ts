@@ -27,6 +27,7 @@ import { bodyLimitBytes, parseQueryString, registerFormParser, rejectMalformedQu
 import { InvalidRequestError } from "./oauth/errors.js";
 import { registerOperations } from "./operations.js";
 import { resolveSecretKey } from "./security/secret-box.js";
+import { registerOverLongAnswers } from "./web/over-long-fields.js";
 import authorizeRoutes from "./routes/oauth/authorize.js";
 import introspectRoutes from "./routes/oauth/introspect.js";
 import revokeRoutes from "./routes/oauth/revoke.js";
@@ -187,6 +188,8 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   });
 
   app.decorateRequest("webSession", null);
+  // Before the routes: it adjusts each form route with `config.overLong` as it is added.
+  registerOverLongAnswers(app);
   app.setNotFoundHandler(answerNotFound);
   redirectTrailingSlash(app);
 

@@ -23,6 +23,11 @@ export interface UserFormValues {
 
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** Longest name of a person, in characters. */
+export const personNameMaxLength = 200;
+/** Longest e-mail address, in characters (RFC 5321 §4.5.3.1.3: a path of 256 octets, less its angle brackets). */
+export const emailMaxLength = 254;
+
 /**
  * Whether the actor chooses an organisation on the forms (organisation
  * admins keep people in their own; super organisation admins choose within
@@ -60,9 +65,9 @@ export async function checkUserForm(
   const errors: Record<string, string> = {};
   const name = fields.name.trim();
   if (name === "") errors.name = "Enter a name";
-  else if (name.length > 200) errors.name = "Enter a name of at most 200 characters";
+  else if (name.length > personNameMaxLength) errors.name = `Enter a name of at most ${personNameMaxLength} characters`;
   const email = fields.email.trim();
-  if (!emailPattern.test(email) || email.length > 254) errors.email = "Enter an e-mail address like name@example.org";
+  if (!emailPattern.test(email) || email.length > emailMaxLength) errors.email = "Enter an e-mail address like name@example.org";
   else if (email.toLowerCase() !== current.email?.toLowerCase()) {
     const refused = emailPolicyProblem(ctx.config.emailPolicy, email);
     if (refused !== null) errors.email = refused;

@@ -9,6 +9,7 @@ import { requestOrigin } from "../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../http/session-cookie.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
 import { formatTime } from "../time-format.js";
+import { overLongAnswer } from "../web/over-long-fields.js";
 import { twoStepSetUpPath } from "../web/signed-in.js";
 
 const SignInQuery = Type.Object(
@@ -73,6 +74,14 @@ export function tooManyTriesMessage(retryAfterSeconds: number, now: Date): strin
   return `There have been too many tries to sign in with this e-mail address from your network. Try again after ${formatTime(at)} (in ${minutes === 1 ? "a minute" : `${minutes} minutes`}).`;
 }
 
+/** The sign-in form again, with the address as typed and a message by each field over its limit. */
+const signInAnswer = overLongAnswer(SignInBody, { email: "an e-mail address", password: "a password" }, async (request, reply, body, errors) =>
+  reply
+    .code(400)
+    .header("cache-control", "no-store")
+    .view("sign-in.eta", { title: "Sign in", message: "", errors, email: body.email, returnTo: safeReturnPath(body.return_to), csrfToken: reply.generateCsrf() }),
+);
+
 const failureStatus = { invalid: 401, refused: 429, suspended: 401, new_password_required: 401, rate_limited: 429 } as const;
 
 /**
@@ -93,7 +102,7 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/sign-in",
-    { config: { errorFormat: "html" }, schema: { body: SignInBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html", overLong: signInAnswer }, schema: { body: SignInBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const returnTo = safeReturnPath(request.body.return_to);
       const origin = requestOrigin(request);

@@ -3,6 +3,7 @@ import { cancelEmailChange, confirmEmailChange, inspectEmailChange, requestOwnEm
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { requireSignedIn, signedInUser } from "../../web/signed-in.js";
 import { formatTime } from "../users/format.js";
@@ -16,6 +17,10 @@ const EmailChangeBody = Type.Object(
   { additionalProperties: false },
 );
 const CsrfOnlyBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+
+const emailChangeAnswer = overLongAnswer(EmailChangeBody, { email: "an e-mail address", current: "your current password" }, (request, reply, body, errors) =>
+  renderAccountPage(request, reply, signedInUser(request), { email: { values: { email: body.email }, errors } }, 400),
+);
 
 const anotherPerson = {
   title: "This link is for another account",
@@ -39,7 +44,7 @@ const emailChangeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/account/email",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: emailChangeAnswer },
       schema: { body: EmailChangeBody },
       preValidation: requireFormBody,
       preHandler: [requireSignedIn, app.csrfProtection],

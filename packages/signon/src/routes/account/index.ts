@@ -1,17 +1,21 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { changePassword } from "../../accounts/change-password.js";
+import { personNameMaxLength } from "../../accounts/user-form.js";
+import { passwordLengths } from "../../accounts/password-policy.js";
 import { updateUserDetails } from "../../accounts/manage-users.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { requireSignedIn, signedInUser } from "../../web/signed-in.js";
 import { eventCursorPattern, eventsOfUser } from "../../accounts/user-events.js";
 import { activityRows, renderAccountPage } from "./account-page.js";
+import { newPasswordNouns } from "./new-password-form.js";
 
 // `_csrf` is optional in the schemas so that a form without it gets the CSRF check's 403, not a 400.
 const DetailsBody = Type.Object(
-  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 200 }) },
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: personNameMaxLength }) },
   { additionalProperties: false },
 );
 /** `before`: the id of the last event of the page before ("Older activity"). */
@@ -20,10 +24,17 @@ const PasswordBody = Type.Object(
   {
     _csrf: Type.Optional(Type.String({ maxLength: 256 })),
     current: Type.String({ maxLength: 1024 }),
-    password: Type.String({ maxLength: 1024 }),
-    confirmation: Type.String({ maxLength: 1024 }),
+    password: Type.String({ maxLength: passwordLengths.max }),
+    confirmation: Type.String({ maxLength: passwordLengths.max }),
   },
   { additionalProperties: false },
+);
+
+const detailsAnswer = overLongAnswer(DetailsBody, { name: "a name" }, (request, reply, body, errors) =>
+  renderAccountPage(request, reply, signedInUser(request), { details: { values: { name: body.name }, errors } }, 400),
+);
+const passwordAnswer = overLongAnswer(PasswordBody, { current: "your current password", ...newPasswordNouns }, (request, reply, _body, errors) =>
+  renderPage(request, reply, "account/password.eta", { title: "Change your password", errors }, 400),
 );
 
 /**
@@ -55,7 +66,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/account/details",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: detailsAnswer },
       schema: { body: DetailsBody },
       preValidation: requireFormBody,
       preHandler: [requireSignedIn, app.csrfProtection],
@@ -76,7 +87,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/account/password",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: passwordAnswer },
       schema: { body: PasswordBody },
       preValidation: requireFormBody,
       preHandler: [requireSignedIn, app.csrfProtection],

@@ -7,6 +7,7 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { findPasskeyOfUser, type Passkey } from "../../repositories/passkeys.js";
 import { formatTime } from "../../time-format.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { requireSignedInForTwoStepSetUp, signedInUser } from "../../web/signed-in.js";
 
@@ -15,7 +16,7 @@ const OptionsBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 
 const RegisterBody = Type.Object(
   {
     _csrf: Type.Optional(Type.String({ maxLength: 256 })),
-    name: Type.String({ maxLength: 1024 }),
+    name: Type.String({ maxLength: passkeyNameMaxLength }),
     response: Type.String({ maxLength: 12_000 }),
   },
   { additionalProperties: false },
@@ -66,6 +67,8 @@ async function showPasskeys(
     status,
   );
 }
+
+const registerAnswer = overLongAnswer(RegisterBody, { name: "a name" }, (request, reply, body, errors) => showPasskeys(request, reply, { name: body.name, errors }, 400));
 
 function removeConfirmation(passkey: Passkey, last: boolean): ConfirmationPage {
   return {
@@ -122,7 +125,7 @@ const passkeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/account/passkeys",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: registerAnswer },
       schema: { body: RegisterBody },
       preValidation: requireFormBody,
       preHandler: [requireSignedInForTwoStepSetUp, app.csrfProtection],

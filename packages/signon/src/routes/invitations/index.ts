@@ -7,7 +7,7 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
 import { setSessionFlash } from "../../repositories/sessions.js";
 import { sha256Hex } from "../../security/random.js";
-import { LinkTokenParams, NewPasswordBody, sendNewPasswordForm } from "../account/new-password-form.js";
+import { LinkTokenParams, NewPasswordBody, newPasswordFormAnswer, sendNewPasswordForm } from "../account/new-password-form.js";
 import { sendUnusableLinkPage } from "../account/unusable-link.js";
 
 /**
@@ -23,7 +23,7 @@ const invitationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/invitations/:token",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: newPasswordFormAnswer("invitation") },
       schema: { params: LinkTokenParams, body: NewPasswordBody },
       preValidation: requireFormBody,
       preHandler: app.csrfProtection,

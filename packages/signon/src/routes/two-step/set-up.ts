@@ -5,6 +5,7 @@ import { beginTwoStepSetup, confirmTwoStepSetup, normaliseOtpCode } from "../../
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { formatTime } from "../../time-format.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { requireSignedInForTwoStepSetUp, signedInUser } from "../../web/signed-in.js";
 import { safeReturnPath } from "../sign-in.js";
@@ -20,6 +21,10 @@ const SetUpBody = Type.Object(
 );
 
 const title = "2-step verification";
+
+const setUpAnswer = overLongAnswer(SetUpBody, { code: "a code" }, (request, reply, body, errors) =>
+  showSetUp(request, reply, { error: errors["code"] ?? null, returnTo: returnToOf(body.return_to) }, 400),
+);
 
 /**
  * `GET /account/two-step` shows the QR code and key to set up 2-step
@@ -38,7 +43,7 @@ const twoStepSetUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/account/two-step",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: setUpAnswer },
       schema: { body: SetUpBody },
       preValidation: requireFormBody,
       preHandler: [requireSignedInForTwoStepSetUp, app.csrfProtection],

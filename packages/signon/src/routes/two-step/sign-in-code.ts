@@ -8,6 +8,7 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { readSessionCookie } from "../../http/session-cookie.js";
 import { renderPage } from "../../web/page.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { safeReturnPath } from "../sign-in.js";
 import { answerSecondFactor, signInAgain } from "./second-factor-answer.js";
 
@@ -45,6 +46,10 @@ export async function showCodeForm(
   return renderPage(request, reply, "two-step/code.eta", { title: methods.code ? title : "Use your passkey", ...form, methods }, status);
 }
 
+const codeFormAnswer = overLongAnswer(CodeBody, { code: "a code" }, (request, reply, body, errors) =>
+  showCodeForm(request, reply, { returnTo: safeReturnPath(body.return_to), error: errors["code"] ?? null, remember: body.remember === "yes" }, 400),
+);
+
 /**
  * `GET /sign-in/two-step` asks a half-signed-in browser (password checked)
  * for its 2-step code; `POST /sign-in/two-step` checks it, finishes the
@@ -62,7 +67,7 @@ const twoStepSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/sign-in/two-step",
-    { config: { errorFormat: "html" }, schema: { body: CodeBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html", overLong: codeFormAnswer }, schema: { body: CodeBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const returnTo = safeReturnPath(request.body.return_to);
       const remember = request.body.remember === "yes";
