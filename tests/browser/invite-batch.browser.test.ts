@@ -11,6 +11,7 @@ let system: TestSystem;
 let browser: Browser;
 
 const adminEmail = "bea@example.org";
+const superOrganisationAdminEmail = "sol@example.org";
 const existingEmail = "already@example.org";
 const inviteeEmail = "ines@example.org";
 const inviteePassword = "Lantern quarry velvet 73 harbour";
@@ -24,6 +25,10 @@ beforeAll(async () => {
   await writeFile(file, "slug,name,closed\nopen-org,Open Org,no\nold-closed-org,Old Closed Org,yes\n");
   await system.signonCli("organisations", "import", file);
   await rm(folder, { recursive: true });
+  await system.signonCli("organisations", "create", "--slug", "agency", "--name", "Agency");
+  await system.signonCli(
+    "users", "create", "--email", superOrganisationAdminEmail, "--name", "Sol Agency", "--role", "super_organisation_admin", "--organisation", "agency", "--password", password,
+  );
 });
 
 afterAll(async () => {
@@ -50,7 +55,7 @@ describe("batch invitations through the browser", () => {
     await expect.poll(() => admin.getByRole("heading", { level: 1 }).textContent()).toBe("Invite people from a CSV file");
     await checkPage(admin, "invite-batch-form");
     // A closed organisation takes nobody new, so neither invitation form offers it.
-    const openOnly = ["No organisation", "Open Org"];
+    const openOnly = ["No organisation", "Agency", "Open Org"];
     expect(singleChoices.map((text) => text.trim())).toEqual(openOnly);
     expect((await admin.getByLabel("Organisation for rows that name none").locator("option").allTextContents()).map((text) => text.trim())).toEqual(openOnly);
 
@@ -74,6 +79,8 @@ describe("batch invitations through the browser", () => {
       ["4", "No Address", "not-an-address", "Not valid", 'Not an e-mail address: "not-an-address"'],
     ]);
     expect(await admin.locator('meta[http-equiv="refresh"]').count()).toBe(0);
+    // The page says what every row was given: the permissions chosen on the form.
+    expect(await admin.getByRole("list", { name: "Permissions granted when they accept:" }).getByRole("listitem").allTextContents()).toEqual([`${appName}: editor, signin`]);
     await checkPage(admin, "invite-batch-job");
 
     const invitee = await newPage(browser);
@@ -89,5 +96,32 @@ describe("batch invitations through the browser", () => {
     await invitee.goto(`${system.appUrl}/`);
     await invitee.waitForURL(`${system.appUrl}/`);
     await expect.poll(() => invitee.locator("#permissions li").allTextContents()).toEqual(expect.arrayContaining(["signin", "editor"]));
+  });
+
+  it("a super organisation admin is offered only their own organisation and those under it (their own chosen, no “No organisation”), and a CSV of their own people is invited as it is", async () => {
+    const page = await newPage(browser);
+    await page.goto(`${system.signonUrl}/sign-in`);
+    await fillSignIn(page, superOrganisationAdminEmail, password);
+    await page.waitForURL(`${system.signonUrl}/`);
+    await page.goto(`${system.signonUrl}/users/new`);
+    const singleChoices = (await page.getByLabel("Organisation", { exact: true }).locator("option").allTextContents()).map((text) => text.trim());
+    await page.goto(`${system.signonUrl}/users/invite-batch`);
+    const organisation = page.getByLabel("Organisation for rows that name none");
+    expect((await organisation.locator("option").allTextContents()).map((text) => text.trim())).toEqual(["Agency"]);
+    expect(singleChoices).toEqual(["Agency"]);
+    expect(await organisation.locator("option:checked").textContent()).toBe("Agency");
+    await checkPage(page, "invite-batch-form-super-organisation-admin");
+
+    // Every row names their organisation; the choice for rows naming none is left as it is.
+    const csv = ["Name,Email,Organisation", "Ola Agency,ola@example.org,agency", "Per Agency,per@example.org,Agency"].join("\n");
+    await page.getByLabel("CSV file").setInputFiles({ name: "agency.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+    await page.getByRole("button", { name: "Send invitations" }).click();
+    await page.waitForURL(/\/users\/invite-batch\/[0-9a-f-]{36}$/);
+    await expect.poll(() => page.locator("#batch-status").textContent(), { timeout: 20_000, interval: 250 }).toContain("Finished");
+    expect(await outcomes(page)).toEqual([
+      ["2", "Ola Agency", "ola@example.org", "Invited", ""],
+      ["3", "Per Agency", "per@example.org", "Invited", ""],
+    ]);
+    expect(await page.locator("#batch-permissions").textContent()).toBe("Permissions granted when they accept: none.");
   });
 });

@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import { isDatabaseUnavailable, transactionConflict } from "@tessera/db";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
+import type { SignonDatabase } from "../db/database.js";
 import { mailErrorForLog } from "../mail/send-mail.js";
+import { findOrganisationSummary } from "../repositories/account-overview.js";
+import { findApplicationNames } from "../repositories/applications.js";
 import { findOrganisationIdBySlugOrName } from "../repositories/organisations.js";
 import {
   claimPendingBatchRow,
@@ -66,6 +69,40 @@ export async function startInvitationBatch(
   });
   ctx.invitationBatchesQueued?.();
   return id;
+}
+
+/** What a batch gives every row, for its page: the organisation of rows that name none, and the permissions by application. */
+export interface BatchChoiceSummary {
+  /** `null`: none. */
+  organisationName: string | null;
+  /** By application name, each application's permissions sorted. */
+  permissions: { applicationName: string; permissions: string[] }[];
+}
+
+/**
+ * The organisation and permissions a batch gives every row, in names.
+ * Permissions of an application deleted since are left out.
+ */
+export async function summariseBatchChoice(db: SignonDatabase, batch: InvitationBatch): Promise<BatchChoiceSummary> {
+  const chosen = batch.permissions.flatMap((value) => {
+    const at = value.indexOf(":");
+    return at < 0 ? [] : [{ applicationId: value.slice(0, at).toLowerCase(), permission: value.slice(at + 1) }];
+  });
+  const [names, organisation] = await Promise.all([
+    findApplicationNames(db, [...new Set(chosen.map((box) => box.applicationId))]),
+    batch.organisationId === null ? null : findOrganisationSummary(db, batch.organisationId),
+  ]);
+  const byApplication = new Map<string, Set<string>>();
+  for (const { applicationId, permission } of chosen) {
+    const name = names.get(applicationId);
+    if (name !== undefined) byApplication.set(name, (byApplication.get(name) ?? new Set()).add(permission));
+  }
+  return {
+    organisationName: organisation?.name ?? null,
+    permissions: [...byApplication]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([applicationName, permissions]) => ({ applicationName, permissions: [...permissions].sort() })),
+  };
 }
 
 /** Where the batch job reports mails that could not be sent. */

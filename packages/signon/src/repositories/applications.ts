@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { applications } from "../db/schema.js";
 
@@ -19,4 +19,11 @@ export async function findApplicationByClientId(db: SignonDatabase, clientId: st
 export async function findApplicationByName(db: SignonDatabase, name: string): Promise<Application | null> {
   const [row] = await db.select().from(applications).where(eq(applications.name, name)).limit(1);
   return row ?? null;
+}
+
+/** The names of the applications with these ids (retired ones too), by id; unknown ids are left out. */
+export async function findApplicationNames(db: SignonDatabase, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.select({ id: applications.id, name: applications.name }).from(applications).where(inArray(applications.id, [...ids]));
+  return new Map(rows.map((row) => [row.id, row.name]));
 }

@@ -80,7 +80,7 @@ describe("GET /users/invite-batch: organisation for rows that name none", () => 
     expect(await findUserByEmail(ctx.db, "ada@example.org")).toBeNull();
   });
 
-  it("offers a super organisation admin their own organisation and those under it only", async () => {
+  it("offers a super organisation admin their own organisation and those under it only, not “No organisation”, their own chosen; left so, the batch is invited", async () => {
     const agency = await createOrganisation(ctx, { slug: "agency", name: "Agency" });
     const unit = await createOrganisation(ctx, { slug: "unit", name: "Unit", parentId: agency.id });
     await createOrganisation(ctx, { slug: "elsewhere", name: "Elsewhere" });
@@ -89,8 +89,24 @@ describe("GET /users/invite-batch: organisation for rows that name none", () => 
 
     const form = await browser.get("/users/invite-batch");
     expect(form.statusCode).toBe(200);
-    expect(offered(form.body).map(([, label]) => label)).toEqual(["No organisation", "Agency", "Unit"]);
-    expect(offered(form.body).map(([value]) => value)).toContain(unit.id);
+    // What /users/new offers them, too.
+    expect(offered(form.body)).toEqual(offered((await browser.get("/users/new")).body));
+    expect(offered(form.body)).toEqual([[agency.id, "Agency"], [unit.id, "Unit"]]);
+    expect(form.body).toContain(`<option value="${agency.id}" selected>Agency</option>`);
+
+    // The form as the browser sends it, the organisation left as it was: every row is invited, into Agency.
+    const response = await upload(browser, "Name,Email,Organisation\nAda,ada@example.org,agency\nBob,bob@example.org\n", { organisation: agency.id });
+    expect(response.statusCode).toBe(303);
+    await processInvitationBatches(ctx);
+    const page = await browser.get(response.headers.location as string);
+    expect(outcomes(page).map((row) => row[3])).toEqual(["Invited", "Invited"]);
+    expect(textOf(page)).toContain("Organisation of the rows that name none: Agency.");
+    for (const email of ["ada@example.org", "bob@example.org"]) expect((await findUserByEmail(ctx.db, email))?.organisationId, email).toBe(agency.id);
+
+    // "No organisation" posted by hand is still refused, on its field.
+    const refused = await upload(browser, "Cy,cy@example.org\n", { organisation: "" });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('id="organisation-error">You cannot put users in that organisation</p>');
   });
 });
 
@@ -125,6 +141,8 @@ describe("POST /users/invite-batch", () => {
     const done = await browser.get(jobUrl);
     expect(done.body).not.toContain('http-equiv="refresh"');
     expect(textOf(done)).toContain("Finished: 2 invited, 1 already had an account, 4 not valid, of 7.");
+    expect(textOf(done)).toContain("Role for everyone: Normal user. Organisation of the rows that name none: none.");
+    expect(/<ul id="batch-permissions"[^>]*>([\s\S]*?)<\/ul>/.exec(done.body)?.[1]?.replace(/\s+/g, " ").trim()).toBe("<li>Publisher: editor</li>");
     expect(outcomes(done)).toEqual([
       ["2", "Ada Lovelace", "ada@example.org", "Invited", ""],
       ["3", "Hopper, Grace", "grace@example.org", "Invited", ""],

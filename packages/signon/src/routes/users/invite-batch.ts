@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { withAdministrationScope } from "../../accounts/administration-scope.js";
-import { startInvitationBatch } from "../../accounts/invitation-batches.js";
+import { startInvitationBatch, summariseBatchChoice } from "../../accounts/invitation-batches.js";
 import { BatchFileError, batchFileMaxBytes, batchFileMaxRows, readBatchFile } from "../../accounts/invitation-csv.js";
 import { checkInvitation, invitationGrid } from "../../accounts/invitations.js";
 import { AccountError, type Role } from "../../accounts/manage-users.js";
@@ -13,7 +13,7 @@ import { InvalidRequestError } from "../../oauth/errors.js";
 import { countBatchOutcomes, findInvitationBatch, listInvitationBatchRows } from "../../repositories/invitation-batches.js";
 import { findUserByUid } from "../../repositories/users.js";
 import { renderPage } from "../../web/page.js";
-import { assignableRoles } from "../../web/policy.js";
+import { assignableRoles, mayAssignOrganisation } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { roleLabels } from "./format.js";
 import { errorSummary, usersFormGuards, usersPageGuards } from "./managed-user.js";
@@ -55,6 +55,8 @@ async function renderBatchForm(request: FastifyRequest, reply: FastifyReply, for
       roles: assignableRoles(actor),
       roleLabels,
       choosesOrganisation: choosesOrganisation(actor),
+      // "No organisation" only for those who may leave people without one (not a super organisation admin).
+      offersNoOrganisation: mayAssignOrganisation(actor, null),
       // The open organisations this actor may assign, as on the single invitation form.
       organisations: choosesOrganisation(actor) ? await organisationChoices(request.server.signon, actor) : [],
       grid: await invitationGrid(db, actor, form.permissions),
@@ -87,9 +89,12 @@ const inviteBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Room for the largest file accepted and the form's other fields; a larger body is refused before it is read whole.
   registerMultipartParser(app, 4 * batchFileMaxBytes);
 
-  app.get("/users/invite-batch", { config: { errorFormat: "html" }, preHandler: usersPageGuards }, async (request, reply) =>
-    renderBatchForm(request, reply, { role: "normal", organisation: "", permissions: [], rows: "" }),
-  );
+  app.get("/users/invite-batch", { config: { errorFormat: "html" }, preHandler: usersPageGuards }, async (request, reply) => {
+    const actor = signedInUser(request);
+    // Where "No organisation" is not offered, the administrator's own organisation is chosen to begin with.
+    const organisation = mayAssignOrganisation(actor, null) ? "" : (actor.organisationId ?? "");
+    return renderBatchForm(request, reply, { role: "normal", organisation, permissions: [], rows: "" });
+  });
 
   app.post(
     "/users/invite-batch",
@@ -143,10 +148,14 @@ const inviteBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!batch || !visible) {
       return renderPage(request, reply, "error.eta", { title: "Page not found", message: "There is no batch of invitations at this address." }, 404);
     }
-    const [rows, counts] = await Promise.all([listInvitationBatchRows(app.signon.db, batch.id), countBatchOutcomes(app.signon.db, batch.id)]);
+    const [rows, counts, choice] = await Promise.all([
+      listInvitationBatchRows(app.signon.db, batch.id),
+      countBatchOutcomes(app.signon.db, batch.id),
+      summariseBatchChoice(app.signon.db, batch),
+    ]);
     return renderPage(request, reply, "users/invite-batch-job.eta", {
       title: "Batch invitation",
-      batch: { id: batch.id, role: roleLabels[batch.role] ?? batch.role, finished: batch.finishedAt !== null },
+      batch: { id: batch.id, role: roleLabels[batch.role] ?? batch.role, finished: batch.finishedAt !== null, ...choice },
       rows,
       counts,
       total: rows.length,
