@@ -10,14 +10,17 @@ import { parentRefusal } from "./organisation-tree.js";
 
 const slugPattern = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
+/** Longest name and slug of an organisation, in characters. */
+export const organisationFieldLimits = { name: 200, slug: 100 } as const;
+
 /** Checks an organisation's name and slug as typed; returns them trimmed, or a message per field. */
 export function checkOrganisationFields(input: { name: string; slug: string }): { ok: true; name: string; slug: string } | { ok: false; errors: FieldErrors } {
   const errors: FieldErrors = {};
   const name = input.name.trim();
   const slug = input.slug.trim();
-  if (name === "" || name.length > 200) errors.name = "Enter a name of 1 to 200 characters";
-  if (slug === "" || slug.length > 100 || !slugPattern.test(slug)) {
-    errors.slug = "Enter a slug of up to 100 lower-case letters and digits, separated by single hyphens";
+  if (name === "" || name.length > organisationFieldLimits.name) errors.name = `Enter a name of 1 to ${organisationFieldLimits.name} characters`;
+  if (slug === "" || slug.length > organisationFieldLimits.slug || !slugPattern.test(slug)) {
+    errors.slug = `Enter a slug of up to ${organisationFieldLimits.slug} lower-case letters and digits, separated by single hyphens`;
   }
   return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, name, slug };
 }

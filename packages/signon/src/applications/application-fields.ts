@@ -40,6 +40,9 @@ export interface ApplicationSettings {
 /** Messages for the fields of a form that are not right, by field name. */
 export type FieldErrors = Partial<Record<string, string>>;
 
+/** Longest name of an application, in characters. */
+export const applicationNameMaxLength = 200;
+
 const maxRedirectUris = 20;
 const maxPermissions = 50;
 
@@ -62,7 +65,7 @@ export function checkApplicationForm(
   const errors: FieldErrors = {};
   const allowLoopbackHttp = config.mode === "development";
   const name = (input.name ?? "").trim();
-  if (input.name !== undefined && (name === "" || name.length > 200)) errors.name = "Enter a name of 1 to 200 characters";
+  if (input.name !== undefined && (name === "" || name.length > applicationNameMaxLength)) errors.name = `Enter a name of 1 to ${applicationNameMaxLength} characters`;
 
   const redirectUris = input.redirect_uris.split(/[\r\n]+/).map((uri) => uri.trim()).filter((uri) => uri !== "");
   if (redirectUris.length === 0) errors.redirect_uris = "Enter at least one redirect URI";

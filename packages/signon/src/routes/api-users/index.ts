@@ -1,10 +1,12 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { AccountError, createApiUser } from "../../accounts/manage-users.js";
+import { emailMaxLength, personNameMaxLength } from "../../accounts/user-form.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { listApiUsers } from "../../repositories/api-user-tokens.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { findUserByEmail } from "../../repositories/users.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageApiUsers } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -18,8 +20,12 @@ import { readingContext } from "../../context.js";
 import { ownRecentChange } from "../../http/recent-write-cookie.js";
 
 const NewApiUserBody = Type.Object(
-  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 400 }), email: Type.String({ maxLength: 400 }) },
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: personNameMaxLength }), email: Type.String({ maxLength: emailMaxLength }) },
   { additionalProperties: false },
+);
+
+const newApiUserAnswer = overLongAnswer(NewApiUserBody, { name: "a name", email: "an e-mail address" }, (request, reply, body, errors) =>
+  renderPage(request, reply, "api-users/new.eta", { title: "New API user: there is a problem", values: { name: body.name, email: body.email }, errors }, 400),
 );
 
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
@@ -47,14 +53,14 @@ const apiUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/api-users/new",
-    { config: { errorFormat: "html" }, schema: { body: NewApiUserBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html", overLong: newApiUserAnswer }, schema: { body: NewApiUserBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const { _csrf: _ignored, ...values } = request.body;
       const errors: Record<string, string> = {};
       const name = values.name.trim();
       const email = values.email.trim();
-      if (name === "" || name.length > 200) errors.name = "Enter a name of 1 to 200 characters";
-      if (!emailPattern.test(email) || email.length > 254) errors.email = "Enter an e-mail address, such as team@example.org";
+      if (name === "" || name.length > personNameMaxLength) errors.name = `Enter a name of 1 to ${personNameMaxLength} characters`;
+      if (!emailPattern.test(email) || email.length > emailMaxLength) errors.email = "Enter an e-mail address, such as team@example.org";
       else if (await findUserByEmail(app.signon.db, email)) errors.email = `A user with e-mail ${email} already exists`;
       const showErrors = (found: Record<string, string>) =>
         renderPage(request, reply, "api-users/new.eta", { title: "New API user: there is a problem", values, errors: found }, 400);

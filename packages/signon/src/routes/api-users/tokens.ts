@@ -10,6 +10,7 @@ import { listIssuedTokens } from "../../repositories/api-user-tokens.js";
 import { listLiveApplications } from "../../repositories/application-admin.js";
 import type { User } from "../../repositories/users.js";
 import { redirectWithSecret, takeSecret } from "../../web/one-time-secret.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { isId, sendNotFound } from "../../web/admin-section.js";
@@ -20,7 +21,8 @@ const IssueBody = Type.Object(
     _csrf: Type.Optional(Type.String({ maxLength: 256 })),
     application_id: Type.String({ maxLength: 64 }),
     permissions: Type.String({ maxLength: 2000 }),
-    expires_in_days: Type.String({ maxLength: 16 }),
+    // A whole number from 1 to 3650.
+    expires_in_days: Type.String({ maxLength: 4 }),
   },
   { additionalProperties: false },
 );
@@ -79,6 +81,17 @@ export async function findApiUserParam(request: FastifyRequest, uid: string): Pr
   return isId(uid) ? findApiUser(request.server.signon, uid) : null;
 }
 
+const issueAnswer = overLongAnswer(
+  IssueBody,
+  { permissions: { noun: "permissions", unit: "characters in all" }, expires_in_days: { noun: "a number of days", unit: "digits" } },
+  async (request, reply, body, errors) => {
+    const apiUser = await findApiUserParam(request, (request.params as { uid: string }).uid);
+    if (!apiUser) return sendNotFound(request, reply, "API user");
+    const { _csrf: _ignored, ...values } = body;
+    return showApiUser(request, reply, apiUser, { values, errors });
+  },
+);
+
 /**
  * `GET /api-users/:uid`: an API user with its tokens and a form to issue one;
  * `POST /api-users/:uid/tokens` issues a token and redirects to `GET
@@ -106,7 +119,7 @@ const apiUserTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/api-users/:uid/tokens",
-    { config: { errorFormat: "html" }, schema: { params: Params, body: IssueBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html", overLong: issueAnswer }, schema: { params: Params, body: IssueBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const apiUser = await findApiUserParam(request, request.params.uid);
       if (!apiUser) return sendNotFound(request, reply, "API user");

@@ -1,10 +1,12 @@
-import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { checkApplicationForm } from "../../applications/application-fields.js";
+import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { applicationNameMaxLength, checkApplicationForm, type ApplicationFormInput } from "../../applications/application-fields.js";
 import { registerApplication, RegistrationError } from "../../applications/register-application.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
 import { redirectWithSecret } from "../../web/one-time-secret.js";
+import { overLongAnswer, type FieldNoun } from "../../web/over-long-fields.js";
 import { renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 
@@ -23,9 +25,29 @@ export const applicationFormFields = {
 };
 
 const NewApplicationBody = Type.Object(
-  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: 400 }), ...applicationFormFields },
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.String({ maxLength: applicationNameMaxLength }), ...applicationFormFields },
   { additionalProperties: false },
 );
+
+const list = (noun: string): FieldNoun => ({ noun, unit: "characters in all" });
+
+/** What the messages call the typed fields of the application form. */
+export const applicationFormNouns = {
+  name: "a name",
+  redirect_uris: list("redirect URIs"),
+  home_uri: "a home URI",
+  push_base_url: "a push base URL",
+  permissions: list("supported permissions"),
+  delegatable_permissions: list("delegatable permissions"),
+  default_permissions: list("default permissions"),
+  permissions_not_grantable_in_ui: list("permissions kept out of the web interface"),
+};
+
+/** The messages of the form's own checks on `values`, and `errors` over them: a form shown again for over-long values says what else is wrong too. */
+export function withFormChecks(values: ApplicationFormInput, errors: Record<string, string>, config: Parameters<typeof checkApplicationForm>[1]): Record<string, string | undefined> {
+  const checked = checkApplicationForm(values, config);
+  return { ...(checked.ok ? {} : checked.errors), ...errors };
+}
 
 const emptyForm = {
   name: "",
@@ -41,6 +63,15 @@ const emptyForm = {
   push_enabled: "yes",
 };
 
+function showNewForm(request: FastifyRequest, reply: FastifyReply, values: Static<typeof NewApplicationBody>, errors: Record<string, string | undefined>) {
+  const { _csrf: _ignored, ...posted } = values;
+  return renderPage(request, reply, "applications/new.eta", { title: "New application: there is a problem", values: { ...emptyForm, ...posted }, errors }, 400);
+}
+
+const newFormAnswer = overLongAnswer(NewApplicationBody, applicationFormNouns, (request, reply, body, errors) =>
+  showNewForm(request, reply, body, withFormChecks(body, errors, request.server.signon.config)),
+);
+
 /**
  * `GET /applications/new` shows the form; `POST /applications/new` registers
  * the application and redirects to `GET /applications/:id/secret`, which
@@ -54,11 +85,10 @@ const applicationCreateRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/applications/new",
-    { config: { errorFormat: "html" }, schema: { body: NewApplicationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html", overLong: newFormAnswer }, schema: { body: NewApplicationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const { _csrf: _ignored, ...values } = request.body;
-      const showErrors = (errors: Record<string, string | undefined>) =>
-        renderPage(request, reply, "applications/new.eta", { title: "New application: there is a problem", values: { ...emptyForm, ...values }, errors }, 400);
+      const showErrors = (errors: Record<string, string | undefined>) => showNewForm(request, reply, request.body, errors);
       const checked = checkApplicationForm(values, app.signon.config);
       if (!checked.ok) return showErrors(checked.errors);
       const { settings } = checked;

@@ -1,18 +1,66 @@
-import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { applicationFormValues, checkApplicationForm } from "../../applications/application-fields.js";
+import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { applicationFormValues, applicationNameMaxLength, checkApplicationForm } from "../../applications/application-fields.js";
 import { clientAuthenticationPressure } from "../../applications/client-authentication-pressure.js";
 import { ApplicationNameTaken, updateApplication } from "../../applications/update-application.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { findApplicationById } from "../../repositories/application-admin.js";
+import type { Application } from "../../repositories/applications.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
-import { applicationFormFields } from "./create.js";
+import { applicationFormFields, applicationFormNouns, withFormChecks } from "./create.js";
 import { actorOf, isId, sendNotFound } from "../../web/admin-section.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const EditApplicationBody = Type.Object(
-  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.Optional(Type.String({ maxLength: 400 })), ...applicationFormFields },
+  { _csrf: Type.Optional(Type.String({ maxLength: 256 })), name: Type.Optional(Type.String({ maxLength: applicationNameMaxLength })), ...applicationFormFields },
   { additionalProperties: false },
 );
+
+/** The values of a posted settings form: a field the form did not send keeps the application's value (a form from before the field existed). */
+function postedValues(application: Application, body: Static<typeof EditApplicationBody>) {
+  const { _csrf: _ignored, ...posted } = body;
+  // An empty checkbox is simply not sent, so not those.
+  const current = applicationFormValues(application);
+  return {
+    name: current.name,
+    default_permissions: current.default_permissions,
+    permissions_not_grantable_in_ui: current.permissions_not_grantable_in_ui,
+    push_enabled: current.push_enabled,
+    ...posted,
+  };
+}
+
+/** The application's page with its settings form as posted, and a message by each field that is not right (400). */
+async function showSettingsErrors(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  application: Application,
+  values: ReturnType<typeof postedValues>,
+  errors: Record<string, string | undefined>,
+): Promise<FastifyReply> {
+  return renderPage(
+    request,
+    reply,
+    "applications/edit.eta",
+    {
+      title: `${application.name}: there is a problem`,
+      application,
+      pressure: await clientAuthenticationPressure(request.server.signon, application),
+      values: { ...applicationFormValues(application), ...values, require_pkce: values.require_pkce ?? "", api_only: values.api_only ?? "" },
+      errors,
+    },
+    400,
+  );
+}
+
+const settingsAnswer = overLongAnswer(EditApplicationBody, applicationFormNouns, async (request, reply, body, errors) => {
+  const id = (request.params as { id: string }).id;
+  const application = isId(id) ? await findApplicationById(request.server.signon.db, id) : null;
+  if (!application) return sendNotFound(request, reply, "application");
+  const values = postedValues(application, body);
+  return showSettingsErrors(request, reply, application, values, withFormChecks(values, errors, request.server.signon.config));
+});
 
 /**
  * `GET /applications/:id` shows an application with its settings form and
@@ -36,7 +84,7 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/applications/:id",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: settingsAnswer },
       schema: { params: Params, body: EditApplicationBody },
       preValidation: requireFormBody,
       preHandler: app.csrfProtection,
@@ -44,30 +92,8 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const application = isId(request.params.id) ? await findApplicationById(app.signon.db, request.params.id) : null;
       if (!application) return sendNotFound(request, reply, "application");
-      const { _csrf: _ignored, ...posted } = request.body;
-      // A form from before these fields existed keeps their current values (an empty checkbox is simply not sent, so not those).
-      const current = applicationFormValues(application);
-      const values = {
-        name: current.name,
-        default_permissions: current.default_permissions,
-        permissions_not_grantable_in_ui: current.permissions_not_grantable_in_ui,
-        push_enabled: current.push_enabled,
-        ...posted,
-      };
-      const showErrors = async (errors: Record<string, string | undefined>) =>
-        renderPage(
-          request,
-          reply,
-          "applications/edit.eta",
-          {
-            title: `${application.name}: there is a problem`,
-            application,
-            pressure: await clientAuthenticationPressure(app.signon, application),
-            values: { ...applicationFormValues(application), ...values, require_pkce: values.require_pkce ?? "", api_only: values.api_only ?? "" },
-            errors,
-          },
-          400,
-        );
+      const values = postedValues(application, request.body);
+      const showErrors = (errors: Record<string, string | undefined>) => showSettingsErrors(request, reply, application, values, errors);
       const checked = checkApplicationForm(values, app.signon.config);
       if (!checked.ok) return showErrors(checked.errors);
       let update;

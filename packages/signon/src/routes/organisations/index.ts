@@ -3,7 +3,7 @@ import { AccountError } from "../../accounts/manage-users.js";
 import { ParentRefusedError } from "../../accounts/organisation-tree.js";
 import { createOrganisation } from "../../accounts/organisations.js";
 import { setOrganisationTwoStepRequired } from "../../accounts/two-step-mandate.js";
-import { checkOrganisationFields, updateOrganisation } from "../../accounts/update-organisation.js";
+import { checkOrganisationFields, organisationFieldLimits, updateOrganisation } from "../../accounts/update-organisation.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -12,6 +12,7 @@ import type { SignonDatabase } from "../../db/database.js";
 import { countMembers, findOrganisationById, listOrganisationSummaries, type OrganisationSummary } from "../../repositories/organisation-admin.js";
 import { findOrganisationBySlug, listOrganisationSubtreeIds, type Organisation } from "../../repositories/organisations.js";
 import { isUniqueViolation } from "../../repositories/unique-violation.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { mayManageOrganisations } from "../../web/policy.js";
 import { actorOf, guardSection, isId, sendNotFound } from "../../web/admin-section.js";
@@ -26,13 +27,14 @@ import { formatTime } from "../../time-format.js";
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const fields = {
   _csrf: Type.Optional(Type.String({ maxLength: 256 })),
-  name: Type.String({ maxLength: 400 }),
-  slug: Type.String({ maxLength: 200 }),
+  name: Type.String({ maxLength: organisationFieldLimits.name }),
+  slug: Type.String({ maxLength: organisationFieldLimits.slug }),
   /** An organisation id, or empty for none; absent keeps the parent as it is. */
   parent: Type.Optional(Type.String({ maxLength: 64 })),
   closed: Type.Optional(Type.Literal("yes")),
 };
-const NewOrganisationBody = Type.Object({ ...fields, content_id: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
+// A content id is a UUID: 36 characters.
+const NewOrganisationBody = Type.Object({ ...fields, content_id: Type.String({ maxLength: 36 }) }, { additionalProperties: false });
 const EditOrganisationBody = Type.Object(fields, { additionalProperties: false });
 const TwoStepBody = Type.Object(
   { _csrf: Type.Optional(Type.String({ maxLength: 256 })), required: Type.Union([Type.Literal("yes"), Type.Literal("no")]) },
@@ -84,6 +86,35 @@ async function renderEditPage(
   );
 }
 
+/** The messages of the name and slug's own checks, and `errors` over them: a form shown again for over-long values says what else is wrong too. */
+function withFieldChecks(values: { name: string; slug: string }, errors: Record<string, string>): FieldErrors {
+  const checked = checkOrganisationFields(values);
+  return { ...(checked.ok ? {} : checked.errors), ...errors };
+}
+
+const organisationNouns = { name: "a name", slug: "a slug" };
+
+const newOrganisationAnswer = overLongAnswer(NewOrganisationBody, { ...organisationNouns, content_id: "a content id" }, async (request, reply, body, errors) => {
+  const { _csrf: _ignored, ...posted } = body;
+  const values = { ...posted, parent: posted.parent ?? "", closed: posted.closed ?? "" };
+  const parentChoicesShown = await parentChoices(request.server.signon.db, null);
+  return renderPage(
+    request,
+    reply,
+    "organisations/new.eta",
+    { title: "New organisation: there is a problem", values, parentChoices: parentChoicesShown, errors: withFieldChecks(values, errors) },
+    400,
+  );
+});
+
+const editOrganisationAnswer = overLongAnswer(EditOrganisationBody, organisationNouns, async (request, reply, body, errors) => {
+  const id = (request.params as { id: string }).id;
+  const organisation = isId(id) ? await findOrganisationById(request.server.signon.db, id) : null;
+  if (!organisation) return sendNotFound(request, reply, "organisation");
+  const values = { name: body.name, slug: body.slug, parent: body.parent ?? organisation.parentId ?? "", closed: body.closed ?? "" };
+  return renderEditPage(request, reply, organisation, values, withFieldChecks(values, errors));
+});
+
 function parentField(parent: string | undefined): { ok: true; value: string | undefined } | { ok: false } {
   if (parent === undefined) return { ok: true, value: undefined };
   const trimmed = parent.trim();
@@ -120,7 +151,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/organisations/new",
-    { config: { errorFormat: "html" }, schema: { body: NewOrganisationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html", overLong: newOrganisationAnswer }, schema: { body: NewOrganisationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const { _csrf: _ignored, ...body } = request.body;
       const values = { ...body, parent: body.parent ?? "", closed: body.closed ?? "" };
@@ -160,7 +191,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/organisations/:id",
-    { config: { errorFormat: "html" }, schema: { params: Params, body: EditOrganisationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    { config: { errorFormat: "html", overLong: editOrganisationAnswer }, schema: { params: Params, body: EditOrganisationBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
     async (request, reply) => {
       const { _csrf: _ignored, ...body } = request.body;
       const parent = parentField(body.parent);

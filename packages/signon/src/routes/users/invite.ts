@@ -1,11 +1,12 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { checkInvitationPermissions, inviteUser } from "../../accounts/invitations.js";
 import { AccountError } from "../../accounts/manage-users.js";
-import { checkUserForm } from "../../accounts/user-form.js";
+import { checkUserForm, emailMaxLength, personNameMaxLength } from "../../accounts/user-form.js";
 import { fieldValues } from "../../http/form-body.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { usersFormGuards, usersPageGuards } from "./managed-user.js";
@@ -18,8 +19,8 @@ export const invitationMailFailedText = "The invitation e-mail could not be sent
 export const UserFormBody = Type.Object(
   {
     _csrf: Type.String({ maxLength: 256 }),
-    name: Type.String({ maxLength: 1000 }),
-    email: Type.String({ maxLength: 1000 }),
+    name: Type.String({ maxLength: personNameMaxLength }),
+    email: Type.String({ maxLength: emailMaxLength }),
     role: Type.String({ maxLength: 50 }),
     organisation: Type.Optional(Type.String({ maxLength: 100 })),
   },
@@ -35,6 +36,14 @@ const InviteBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** What the messages call the typed fields of the invite and edit forms. */
+export const userFormNouns = { name: "a name", email: "an e-mail address" };
+
+const inviteAnswer = overLongAnswer(InviteBody, userFormNouns, (request, reply, body, errors) => {
+  const { _csrf: _token, permissions: sent, ...form } = body;
+  return renderInviteForm(request, reply, form, errors, fieldValues(sent));
+});
+
 /**
  * `GET /users/new` shows the invitation form (with the permission grid of
  * what the actor may grant); `POST /users/new` creates the account, records
@@ -48,7 +57,7 @@ const inviteUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/users/new",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: inviteAnswer },
       schema: { body: InviteBody },
       preValidation: requireFormBody,
       preHandler: usersFormGuards(app),

@@ -12,10 +12,11 @@ import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
 import { mailErrorForLog } from "../../mail/send-mail.js";
 import { listSyncsOfUser } from "../../repositories/user-application-syncs.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { formatTime, roleLabels } from "./format.js";
-import { UserFormBody } from "./invite.js";
+import { UserFormBody, userFormNouns } from "./invite.js";
 import { errorSummary, managedUser, UidParams, usersFormGuards, usersPageGuards } from "./managed-user.js";
 import { userFormChoices } from "./user-form-page.js";
 
@@ -27,6 +28,13 @@ const EditUserBody = Type.Object(
   { ...UserFormBody.properties, email_confirmed_out_of_band: Type.Optional(Type.Literal("yes")) },
   { additionalProperties: false },
 );
+
+const editAnswer = overLongAnswer(EditUserBody, userFormNouns, async (request, reply, body, errors) => {
+  const details = await managedUser(request, reply, (request.params as { uid: string }).uid);
+  if (!details) return reply;
+  const form: UserFormFields = { name: body.name, email: body.email, role: body.role, organisation: body.organisation };
+  return renderUserPage(request, reply, details, { form, errors, outOfBand: body.email_confirmed_out_of_band === "yes" });
+});
 
 /** The page about one user: summary, edit form and account actions. */
 export async function renderUserPage(
@@ -153,7 +161,7 @@ const showUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/users/:uid",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: editAnswer },
       schema: { params: UidParams, body: EditUserBody },
       preValidation: requireFormBody,
       preHandler: usersFormGuards(app),

@@ -1,7 +1,15 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { checkExemption, exemptFromTwoStep, exemptionRefusal, removeTwoStepExemption, setPersonTwoStepRequired } from "../../accounts/two-step-mandate.js";
+import {
+  checkExemption,
+  exemptFromTwoStep,
+  exemptionReasonMaxLength,
+  exemptionRefusal,
+  removeTwoStepExemption,
+  setPersonTwoStepRequired,
+} from "../../accounts/two-step-mandate.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { actorOf } from "../../web/admin-section.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { sendForbidden, signedInUser } from "../../web/signed-in.js";
 import { formatTime } from "./format.js";
@@ -13,10 +21,19 @@ const RequirementBody = Type.Object(
   { additionalProperties: false },
 );
 const ExemptionBody = Type.Object(
-  { _csrf: Type.String({ maxLength: 256 }), reason: Type.String({ maxLength: 2000 }), ends_on: Type.String({ maxLength: 40 }) },
+  { _csrf: Type.String({ maxLength: 256 }), reason: Type.String({ maxLength: exemptionReasonMaxLength }), ends_on: Type.String({ maxLength: 40 }) },
   { additionalProperties: false },
 );
 const CsrfOnlyBody = Type.Object({ _csrf: Type.String({ maxLength: 256 }) }, { additionalProperties: false });
+
+/** The exemption form again, on the user page; its fields' ids are `exemption-…`. */
+const exemptionAnswer = overLongAnswer(ExemptionBody, { reason: "a reason" }, async (request, reply, body, errors) => {
+  const details = await managedUser(request, reply, (request.params as { uid: string }).uid);
+  if (!details) return reply;
+  if (signedInUser(request).role !== "superadmin") return sendForbidden(reply);
+  const actionErrors = Object.fromEntries(Object.entries(errors).map(([field, message]) => [`exemption-${field}`, message]));
+  return renderUserPage(request, reply, details, { actionErrors, exemptionForm: { reason: body.reason, ends_on: body.ends_on } });
+});
 
 /**
  * The 2-step forms of the user page: `POST /users/:uid/two-step-requirement`
@@ -39,7 +56,7 @@ const twoStepRequirementRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "success", text });
   });
 
-  app.post("/users/:uid/two-step-exemption", { ...options, schema: { params: UidParams, body: ExemptionBody } }, async (request, reply) => {
+  app.post("/users/:uid/two-step-exemption", { ...options, config: { ...options.config, overLong: exemptionAnswer }, schema: { params: UidParams, body: ExemptionBody } }, async (request, reply) => {
     const details = await managedUser(request, reply, request.params.uid);
     if (!details) return reply;
     if (signedInUser(request).role !== "superadmin") {
