@@ -34,17 +34,32 @@ export async function claimDataDirectory(dataDir, about) {
     } catch (error) {
       if (error.code !== "EEXIST") throw error;
     }
-    let holder = null;
-    try {
-      holder = JSON.parse(await readFile(path, "utf8"));
-    } catch {
-      // written half, or being removed: treated as held by nobody
-    }
-    if (holder !== null && typeof holder.pid === "number" && holder.pid !== process.pid && isRunning(holder.pid)) return { heldBy: holder };
+    const holder = await liveHolder(path);
+    if (holder !== null) return { heldBy: holder };
     tookOver = true;
     await unlink(path).catch(() => undefined);
   }
   return { heldBy: { pid: null } };
+}
+
+/**
+ * The npm start that runs in `dataDir` now (`{ pid, signon }` from its lock), or null: for a command that must not
+ * run beside it (`npm run restore`). Takes nothing.
+ * @param {string} dataDir
+ */
+export function runningStart(dataDir) {
+  return liveHolder(join(dataDir, "npm-start.lock"));
+}
+
+/** The record in the lock at `path` when another process that still runs wrote it, else null. @param {string} path */
+async function liveHolder(path) {
+  let holder = null;
+  try {
+    holder = JSON.parse(await readFile(path, "utf8"));
+  } catch {
+    // missing, written half, or being removed: held by nobody
+  }
+  return holder !== null && typeof holder.pid === "number" && holder.pid !== process.pid && isRunning(holder.pid) ? holder : null;
 }
 
 /** Removes the lock when it is this process's (also from an "exit" handler: synchronous). @param {string} path */
