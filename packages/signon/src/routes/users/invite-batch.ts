@@ -12,6 +12,7 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { InvalidRequestError } from "../../oauth/errors.js";
 import { countBatchOutcomes, findInvitationBatch, listInvitationBatchRows } from "../../repositories/invitation-batches.js";
 import { findUserByUid } from "../../repositories/users.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { renderPage } from "../../web/page.js";
 import { assignableRoles, mayAssignOrganisation } from "../../web/policy.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -61,6 +62,8 @@ async function renderBatchForm(request: FastifyRequest, reply: FastifyReply, for
       organisations: choosesOrganisation(actor) ? await organisationChoices(request.server.signon, actor) : [],
       grid: await invitationGrid(db, actor, form.permissions),
       maxKib: batchFileMaxBytes / 1024,
+      // The rows pasted are held to the schema's limit, in characters.
+      maxRowsLength: batchFileMaxBytes,
       maxRows: batchFileMaxRows,
       errors,
       errorSummary: errorSummary(errors),
@@ -68,6 +71,10 @@ async function renderBatchForm(request: FastifyRequest, reply: FastifyReply, for
     status ?? (Object.keys(errors).length > 0 ? 400 : 200),
   );
 }
+
+const batchAnswer = overLongAnswer(BatchBody, { rows: { noun: "pasted rows", unit: "characters in all" } }, (request, reply, body, errors) =>
+  renderBatchForm(request, reply, { role: body.role, organisation: body.organisation ?? "", permissions: fieldValues(body.permissions), rows: body.rows ?? "" }, errors),
+);
 
 /** `preValidation`: the batch form comes as `multipart/form-data` (with a file) or as a plain form (rows pasted). */
 async function requireBatchBody(request: FastifyRequest): Promise<void> {
@@ -99,7 +106,7 @@ const inviteBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     "/users/invite-batch",
     {
-      config: { errorFormat: "html" },
+      config: { errorFormat: "html", overLong: batchAnswer },
       schema: { body: BatchBody },
       preValidation: requireBatchBody,
       preHandler: usersFormGuards(app),
