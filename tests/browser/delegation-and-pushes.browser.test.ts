@@ -13,6 +13,7 @@ let superadmin: Page;
 let organisationAdmin: Page;
 let person: Page;
 let ledgerId: string;
+let ledgerClientId: string;
 
 const superadminEmail = "sam.super@example.org";
 const organisationAdminEmail = "olga.agency@example.org";
@@ -49,6 +50,13 @@ async function setDelegatable(page: Page, application: string, permissions: stri
   return new URL(page.url()).pathname.split("/")[2] ?? "";
 }
 
+/** The rows of the event log open on `page`: [event, application], newest first. */
+async function eventLog(page: Page): Promise<string[][]> {
+  const rows = await page.locator("table tbody tr").all();
+  const cells = await Promise.all(rows.map((row) => row.locator("td").allTextContents()));
+  return cells.map((row) => [row[1]?.trim() ?? "", row[3]?.trim() ?? ""]);
+}
+
 /** The kinds of push listed for `email` on an application's pushes page. */
 async function pushKindsFor(page: Page, application: string, email: string): Promise<string[]> {
   await page.goto(`${system.signonUrl}/applications`);
@@ -64,7 +72,8 @@ beforeAll(async () => {
   await system.createUser({ email: superadminEmail, name: "Sam Super", role: "superadmin" });
   await system.signonCli("organisations", "create", "--slug", "agency", "--name", "Agency");
   // Ledger pushes to a closed port: what it is sent stays listed on its pushes page.
-  await system.signonCli("apps", "create", "--name", ledger, "--redirect-uri", "http://127.0.0.1:9/auth/gds/callback", "--permissions", "approver");
+  const registered = await system.signonCli("apps", "create", "--name", ledger, "--redirect-uri", "http://127.0.0.1:9/auth/gds/callback", "--permissions", "approver");
+  ledgerClientId = String(registered["client_id"]);
   for (const [email, name, role] of [
     [organisationAdminEmail, "Olga Agency", "organisation_admin"],
     [personEmail, personName, "normal"],
@@ -83,7 +92,7 @@ afterAll(async () => {
 });
 
 describe("an organisation admin grants only on applications they may sign in to", () => {
-  it("sees and changes the example application's delegatable permissions, not Ledger's, and a hand-made post for Ledger is refused", async () => {
+  it("sees and changes the example application's delegatable permissions, not Ledger's, and a hand-made grant or revoke for Ledger is refused", async () => {
     await signIn(superadmin, superadminEmail);
     await setDelegatable(superadmin, appName, "signin, editor");
     ledgerId = await setDelegatable(superadmin, ledger, "signin, approver");
@@ -106,6 +115,9 @@ describe("an organisation admin grants only on applications they may sign in to"
     const csrf = (await form.locator('input[name="_csrf"]').getAttribute("value")) ?? "";
     const refused = await organisationAdmin.request.post(action, { form: { _csrf: csrf, permissions: `${ledgerId}:approver` }, maxRedirects: 0 });
     expect(refused.status()).toBe(403);
+    // And a hand-made revoke of Pat's Ledger signin (a form saying it showed that box ticked, sent cleared): refused too.
+    const revoke = await organisationAdmin.request.post(action, { form: { _csrf: csrf, shown: "yes", shown_held: `${ledgerId}:signin` }, maxRedirects: 0 });
+    expect(revoke.status()).toBe(403);
 
     await openUserPage(superadmin, personName);
     await superadmin.getByRole("link", { name: "Permissions", exact: true }).click();
@@ -117,21 +129,44 @@ describe("an organisation admin grants only on applications they may sign in to"
 });
 
 describe("a suspension is pushed only where the person has signed in", () => {
-  it("tells the example application, where Pat signed in, and not Ledger, where Pat only holds signin", async () => {
+  it("tells the example application, where Pat signed in, and not Ledger, where Pat only holds signin and began a sign-in never finished; the page, the event log and the pushes agree", async () => {
     await person.goto(`${system.appUrl}/`);
     await fillSignIn(person, personEmail, password);
     await person.waitForURL(`${system.appUrl}/`);
     await expect.poll(() => person.locator("#permissions li").allTextContents()).toEqual(expect.arrayContaining(["signin", "editor"]));
+    // A sign-in to Ledger that never comes back: Sign-on issues a code, and Ledger (nothing listens there) never exchanges it.
+    const authorize = new URL("/oauth/authorize", system.signonUrl);
+    for (const [name, value] of Object.entries({ response_type: "code", client_id: ledgerClientId, redirect_uri: "http://127.0.0.1:9/auth/gds/callback", state: "never-back" })) {
+      authorize.searchParams.set(name, value);
+    }
+    const abandoned = await person.request.get(authorize.href, { maxRedirects: 0 });
+    expect(abandoned.status()).toBe(302);
+    expect(abandoned.headers()["location"]).toMatch(/^http:\/\/127\.0\.0\.1:9\/auth\/gds\/callback\?code=/);
 
     await openUserPage(superadmin, personName);
+    const userPage = superadmin.url();
+    // The event log counts a sign-in where a code was exchanged, as the pushes do: Ledger's code alone is not one.
+    await superadmin.goto(`${userPage}/events`);
+    const before = await eventLog(superadmin);
+    expect(before).toContainEqual(["Sign-in code issued for an application", ledger]);
+    expect(before).toContainEqual(["Signed in to an application: it issued them a token", appName]);
+    expect(before).not.toContainEqual(["Signed in to an application: it issued them a token", ledger]);
+
+    await superadmin.goto(userPage);
     await superadmin.getByRole("button", { name: `Suspend ${personName}` }).click();
     await expect.poll(() => heading(superadmin)).toBe(`Suspend ${personName}`);
     expect(await superadmin.getByRole("list", { name: "What will happen" }).textContent()).toContain(
-      `The applications they have signed in to are told to sign them out: ${appName}.`,
+      `The applications that issued them a token are told to sign them out: ${appName}.`,
     );
     await superadmin.getByLabel("Reason for the suspension").fill("Moved to another department");
     await superadmin.getByRole("button", { name: `Suspend ${personName}` }).click();
     await expect.poll(() => superadmin.locator("dl.summary").textContent()).toContain("Moved to another department");
+    await superadmin.goto(`${userPage}/events`);
+    expect((await eventLog(superadmin))[0]).toEqual([
+      `Suspended (reason: Moved to another department); the applications that issued them a token were told to sign them out: ${appName}`,
+      "",
+    ]);
+    await superadmin.goto(userPage);
 
     // The example application signs Pat out once the suspension arrives.
     await expect

@@ -1,7 +1,7 @@
 import { audit } from "../audit.js";
 import type { RequestOrigin } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
-import { queuePushes, type PushFanOut } from "../repositories/push-deliveries.js";
+import { listApplicationsPushedAboutUser, queuePushes, type PushFanOut } from "../repositories/push-deliveries.js";
 import { deleteOtherSessionsOfUser, deleteSessionsOfUser } from "../repositories/sessions.js";
 import { revokeTokensOfUser } from "../repositories/user-token-revocation.js";
 
@@ -37,6 +37,8 @@ export async function endSignInsEverywhere(
   if (change.keepSessionIdHash) await deleteOtherSessionsOfUser(tx, user.uid, change.keepSessionIdHash);
   else await deleteSessionsOfUser(tx, user.uid);
   const revoked = await revokeTokensOfUser(tx, user.uid, now);
+  // The event names the applications told, by the rule the reauth pushes are queued by.
+  const told = await listApplicationsPushedAboutUser(tx, user.uid, change.fanOut);
   await queuePushes(tx, { userUid: user.uid, kinds: ["reauth"], targets: { applicationsOfUser: change.fanOut }, now });
   await audit(tx, {
     action: "sign_in_tokens_revoked",
@@ -50,6 +52,8 @@ export async function endSignInsEverywhere(
       access_tokens: revoked.accessTokens,
       refresh_tokens: revoked.refreshTokens,
       applications: revoked.applicationIds.length,
+      told,
+      fan_out: change.fanOut,
     },
   });
 }

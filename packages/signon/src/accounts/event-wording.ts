@@ -1,4 +1,5 @@
 import type { AuditAction } from "../audit.js";
+import { toldToSignOut } from "../pushes/fan-out-words.js";
 import type { UserEventRow } from "../repositories/user-events.js";
 
 /** Each audit action in plain words. */
@@ -11,9 +12,10 @@ const actionWords: Record<AuditAction, string> = {
   sign_out: "Signed out",
   signing_keys_rotated: "OpenID Connect signing keys rotated",
   oidc_logout: "Signed out from an application (OpenID Connect logout)",
-  authorization_code_issued: "Signed in to an application",
+  // A sign-in counts once the application exchanges the code, as the pushes count it (fan-out-words.ts).
+  authorization_code_issued: "Sign-in code issued for an application",
   authorization_code_replayed: "A used sign-in code was presented again",
-  tokens_issued: "Access tokens issued",
+  tokens_issued: "Signed in to an application: it issued them a token",
   tokens_refreshed: "Access tokens refreshed",
   refresh_token_reused: "A used refresh token was presented again",
   token_revoked: "Token revoked",
@@ -91,6 +93,10 @@ const resetMailWords: Record<string, string> = {
   invitation_expired: " (the invitation had expired: mailed whom to ask for a new one)",
 };
 
+function uncapitalised(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
 function stringList(value: unknown): string | null {
   return Array.isArray(value) && value.every((item) => typeof item === "string") ? value.join(", ") : null;
 }
@@ -119,6 +125,11 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   if (event.action.startsWith("organisation_two_step_") && typeof details.slug === "string") text += ` (${details.slug})`;
   if (typeof details.cause === "string" && typeof details.tokens === "number") {
     text += ` after ${causeWords[details.cause] ?? details.cause.replace(/_/g, " ")}: ${details.tokens} ${details.tokens === 1 ? "token" : "tokens"} revoked`;
+  }
+  // A suspension or the end of every sign-in: the applications told, as the event recorded them (none before it did).
+  const told = details.told;
+  if (Array.isArray(told) && told.every((item) => typeof item === "string") && (details.fan_out === "token" || details.fan_out === "token-or-permission")) {
+    text += `; ${uncapitalised(toldToSignOut(details.fan_out, told, "then"))}`;
   }
   if (event.action === "account_locked" && typeof details.failures === "number") text += ` (${details.failures} failed sign-ins${lockSources(details.sources)})`;
   if (event.action === "password_reset_requested" && typeof details.mail === "string") text += resetMailWords[details.mail] ?? "";

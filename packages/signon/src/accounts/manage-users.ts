@@ -6,7 +6,7 @@ import { deletePendingEmailChange } from "../repositories/email-changes.js";
 import { revokeGrantsOfUser } from "../repositories/grants.js";
 import { deleteSessionsOfUser } from "../repositories/sessions.js";
 import { findUserByEmail, findUserByUid, insertUser, updateUser, type User } from "../repositories/users.js";
-import { queuePushes } from "../repositories/push-deliveries.js";
+import { listApplicationsPushedAboutUser, queuePushes } from "../repositories/push-deliveries.js";
 import { lockUnsuspendedUser } from "../repositories/suspension-lock.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { emailPolicyProblem } from "./email-policy.js";
@@ -146,9 +146,12 @@ export async function suspendUser(
     const updated = await updateUser(tx, user.uid, { suspendedAt: now, suspensionReason: trimmed, updatedAt: now });
     await deleteSessionsOfUser(tx, user.uid);
     await revokeGrantsOfUser(tx, user.uid, now);
-    await audit(tx, { action: "user_suspended", at: now, actorUid, subjectUid: user.uid, origin, details: { reason: trimmed } });
+    // The event names the applications told, by the rule the pushes below are queued by (and the confirmation page lists).
+    const { fanOut } = ctx.config.pushes;
+    const told = await listApplicationsPushedAboutUser(tx, user.uid, fanOut);
+    await audit(tx, { action: "user_suspended", at: now, actorUid, subjectUid: user.uid, origin, details: { reason: trimmed, told, fan_out: fanOut } });
     if (!updated) throw new AccountError(`No user has e-mail ${email}`);
-    await queuePushes(tx, { userUid: user.uid, kinds: ["update", "reauth"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
+    await queuePushes(tx, { userUid: user.uid, kinds: ["update", "reauth"], targets: { applicationsOfUser: fanOut }, now });
     return updated;
   });
   pushesCommitted(ctx);

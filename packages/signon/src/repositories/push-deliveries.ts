@@ -40,7 +40,8 @@ function applicationOfUser(userUid: string, fanOut: PushFanOut) {
 
 /**
  * The names of the applications a change of the user's details, a suspension or a sign-out is pushed to (not retired,
- * pushes on), by name: what a confirmation page says will be told.
+ * pushes on), by name, by the rule `queuePushes` queues by: what a confirmation page says will be told, and what the
+ * events of a suspension and of a sign-out everywhere record as told (in the words of `pushes/fan-out-words.ts`).
  */
 export async function listApplicationsPushedAboutUser(db: SignonDatabase, userUid: string, fanOut: PushFanOut): Promise<string[]> {
   const result = await db.execute<{ name: string }>(sql`

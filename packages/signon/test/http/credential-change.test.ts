@@ -103,7 +103,10 @@ describe("POST /account/password", () => {
     expect(await reauthsDelivered()).toEqual(reauthOf(user));
     expect(await isSignedIn(here)).toBe(true);
     expect(await isSignedIn(elsewhere)).toBe(false);
-    expect(await eventsPageOf(user)).toContain("Signed out of every application after a password change: 4 tokens revoked");
+    // The applications the event names are those the reauth went to, in the words of the suspension page (row 23).
+    expect(await eventsPageOf(user)).toContain(
+      "Signed out of every application after a password change: 4 tokens revoked; the applications that issued them a token were told to sign them out: Publisher, Whitehall",
+    );
   });
 
   it("lets the person sign in to the applications again with the new password", async () => {

@@ -177,7 +177,7 @@ describe("GET and POST /users/:uid/suspend", () => {
       title: "Suspend Sue Pended",
       says: [
         "Sue Pended (sue@example.org) can no longer sign in",
-        "The applications they have signed in to are told to sign them out: Mainstream, Whitehall.",
+        "The applications that issued them a token are told to sign them out: Mainstream, Whitehall.",
         "You can unsuspend them later",
       ],
       cancel: `/users/${target.uid}`,
@@ -233,7 +233,7 @@ describe("GET and POST /users/:uid/reset-two-step", () => {
       title: "Reset 2-step verification for Phone Lost",
       says: [
         "2-step verification of Phone Lost (phone@example.org) is turned off",
-        "these applications are told to sign them out: Publisher.",
+        "They are signed out everywhere: their Sign-on sessions end and their tokens are revoked. The applications that issued them a token are told to sign them out: Publisher.",
         "At their next sign-in they set up 2-step verification again, with a new key.",
         "This cannot be undone",
       ],

@@ -46,7 +46,9 @@ describe("GET /users/:uid/events", () => {
     expect(rows).toHaveLength(4);
     expect(rows[0]).toBe("Permissions granted: Bob (signin) | Ada | Publisher | 192.0.2.8 | ");
     // Changes made on the pages record where the request came from, and its browser.
-    expect(rows[1]).toMatch(/^Suspended \(reason: Left &lt;b&gt;the&lt;\/b&gt; team\) \| User \d+ \| {2}\| 127\.0\.0\.1 \| lightMyRequest$/);
+    expect(rows[1]).toMatch(
+      /^Suspended \(reason: Left &lt;b&gt;the&lt;\/b&gt; team\); no application issued them a token, so none was told to sign them out \| User \d+ \| {2}\| 127\.0\.0\.1 \| lightMyRequest$/,
+    );
     expect(rows[2]).toMatch(/^Permissions granted \(editor\) \| User \d+ \| Publisher \| 127\.0\.0\.1 \| lightMyRequest$/);
     expect(rows[3]).toBe("Account created | Sign-on |  |  | ");
     expect(textOf(response)).not.toContain("192.0.2.7");

@@ -14,8 +14,9 @@ const aboutYou: Record<string, string> = {
   account_locked: "Your account was locked after too many failed sign-ins",
   account_unlocked: "Your account was unlocked",
   sign_out: "You signed out",
-  authorization_code_issued: "You signed in to an application",
-  tokens_issued: "An application was given access for you",
+  // A sign-in counts once the application exchanges the code, as everywhere else (pushes/fan-out-words.ts).
+  authorization_code_issued: "A sign-in code was issued for an application",
+  tokens_issued: "You signed in to an application: it issued you a token",
   tokens_refreshed: "An application renewed its access for you",
   token_revoked: "An application's access for you was revoked",
   user_created: "Your account was created",

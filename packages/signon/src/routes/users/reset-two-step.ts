@@ -5,7 +5,8 @@ import type { UserDetails } from "../../accounts/user-details.js";
 import type { SignonContext } from "../../context.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
-import { listApplicationsPushedAboutUser } from "../../repositories/push-deliveries.js";
+import { toldToSignOut } from "../../pushes/fan-out-words.js";
+import { listApplicationsPushedAboutUser, type PushFanOut } from "../../repositories/push-deliveries.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -16,7 +17,7 @@ import { renderUserPage } from "./show.js";
 const ConfirmBody = Type.Object({ _csrf: Type.String({ maxLength: 256 }), ...confirmField }, { additionalProperties: false });
 
 /** The confirmation page of `POST /users/:uid/reset-two-step`. */
-function resetConfirmation(details: UserDetails, applications: string[], passkeyNames: string[]): ConfirmationPage {
+function resetConfirmation(details: UserDetails, fanOut: PushFanOut, applications: string[], passkeyNames: string[]): ConfirmationPage {
   const { user } = details;
   const passkeys =
     passkeyNames.length === 0
@@ -26,9 +27,7 @@ function resetConfirmation(details: UserDetails, applications: string[], passkey
     title: `Reset 2-step verification for ${user.name}`,
     consequences: [
       `2-step verification of ${user.name} (${user.email}) is turned off: the codes of their authenticator app stop working, ${passkeys}, and every browser they chose to remember is forgotten.`,
-      applications.length > 0
-        ? `They are signed out everywhere: their Sign-on sessions end, their tokens are revoked, and these applications are told to sign them out: ${applications.join(", ")}.`
-        : "They are signed out everywhere: their Sign-on sessions end and their tokens are revoked.",
+      `They are signed out everywhere: their Sign-on sessions end and their tokens are revoked. ${toldToSignOut(fanOut, applications, "now")}.`,
       "At their next sign-in they set up 2-step verification again, with a new key.",
     ],
     finality: "This cannot be undone: the old key cannot be restored.",
@@ -40,9 +39,11 @@ function resetConfirmation(details: UserDetails, applications: string[], passkey
 
 /** The confirmation page with what the reset ends: their applications' sign-ins and their passkeys, by name. */
 async function confirmationFor(ctx: SignonContext, details: UserDetails): Promise<ConfirmationPage> {
-  const [applications, passkeys] = await Promise.all([listApplicationsPushedAboutUser(ctx.db, details.user.uid, ctx.config.pushes.fanOut), passkeysOf(ctx, details.user)]);
+  const { fanOut } = ctx.config.pushes;
+  const [applications, passkeys] = await Promise.all([listApplicationsPushedAboutUser(ctx.db, details.user.uid, fanOut), passkeysOf(ctx, details.user)]);
   return resetConfirmation(
     details,
+    fanOut,
     applications,
     passkeys.map((passkey) => passkey.name),
   );

@@ -3,7 +3,8 @@ import { suspendUser } from "../../accounts/manage-users.js";
 import type { UserDetails } from "../../accounts/user-details.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { requestOrigin } from "../../http/request-origin.js";
-import { listApplicationsPushedAboutUser } from "../../repositories/push-deliveries.js";
+import { toldToSignOut } from "../../pushes/fan-out-words.js";
+import { listApplicationsPushedAboutUser, type PushFanOut } from "../../repositories/push-deliveries.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
@@ -20,16 +21,14 @@ const SuspendBody = Type.Object(
 const reasonMaxLength = 500;
 
 /** The confirmation page of `POST /users/:uid/suspend`, where the reason is given. */
-function suspendConfirmation(details: UserDetails, applications: string[], reason: { value: string; error?: string }): ConfirmationPage {
+function suspendConfirmation(details: UserDetails, fanOut: PushFanOut, applications: string[], reason: { value: string; error?: string }): ConfirmationPage {
   const { user } = details;
   return {
     title: `Suspend ${user.name}`,
     consequences: [
       `${user.name} (${user.email}) can no longer sign in, to Sign-on or to any application.`,
       "Their Sign-on sessions end at once and every token they hold is revoked.",
-      applications.length > 0
-        ? `The applications they have signed in to are told to sign them out: ${applications.join(", ")}.`
-        : "They have signed in to no application, so none has to sign them out.",
+      `${toldToSignOut(fanOut, applications, "now")}.`,
       "The reason is kept on their page and in the event log.",
     ],
     finality: "You can unsuspend them later, but the sessions and tokens ended now stay ended.",
@@ -59,8 +58,9 @@ const suspendUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!details) return reply;
     const refusal = suspendRefusal(details, signedInUser(request).uid);
     if (refusal !== null) return redirectWithFlash(request, reply, `/users/${details.user.uid}`, { kind: "error", text: `${refusal}.` });
-    const applications = await listApplicationsPushedAboutUser(app.signon.db, details.user.uid, app.signon.config.pushes.fanOut);
-    return renderConfirmation(request, reply, suspendConfirmation(details, applications, { value: "" }));
+    const { fanOut } = app.signon.config.pushes;
+    const applications = await listApplicationsPushedAboutUser(app.signon.db, details.user.uid, fanOut);
+    return renderConfirmation(request, reply, suspendConfirmation(details, fanOut, applications, { value: "" }));
   });
 
   app.post(
@@ -78,9 +78,10 @@ const suspendUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (reason === "") problem = "Enter the reason for the suspension";
       else if (reason.length > reasonMaxLength) problem = `Enter a reason of at most ${reasonMaxLength} characters`;
       if (!confirmed || problem !== undefined) {
-        const applications = await listApplicationsPushedAboutUser(app.signon.db, details.user.uid, app.signon.config.pushes.fanOut);
+        const { fanOut } = app.signon.config.pushes;
+        const applications = await listApplicationsPushedAboutUser(app.signon.db, details.user.uid, fanOut);
         const field = { value: request.body.reason ?? "", ...(confirmed && problem !== undefined ? { error: problem } : {}) };
-        return renderConfirmation(request, reply, suspendConfirmation(details, applications, field), { unconfirmed: !confirmed });
+        return renderConfirmation(request, reply, suspendConfirmation(details, fanOut, applications, field), { unconfirmed: !confirmed });
       }
       return runAction(request, reply, details, "reason", () => suspendUser(app.signon, details.user.email, reason, actor.uid, requestOrigin(request)), `${details.user.name} is suspended.`);
     },
