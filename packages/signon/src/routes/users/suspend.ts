@@ -6,19 +6,20 @@ import { requestOrigin } from "../../http/request-origin.js";
 import { toldToSignOut } from "../../pushes/fan-out-words.js";
 import { listApplicationsPushedAboutUser, type PushFanOut } from "../../repositories/push-deliveries.js";
 import { confirmField, isConfirmed, renderConfirmation, type ConfirmationPage } from "../../web/confirmation.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash } from "../../web/page.js";
 import { signedInUser } from "../../web/signed-in.js";
 import { runAction } from "./account-actions.js";
 import { managedUser, UidParams, usersFormGuards, usersPageGuards } from "./managed-user.js";
 import { renderUserPage } from "./show.js";
 
-const SuspendBody = Type.Object(
-  { _csrf: Type.String({ maxLength: 256 }), reason: Type.Optional(Type.String({ maxLength: 2000 })), ...confirmField },
-  { additionalProperties: false },
-);
-
 /** Longest suspension reason kept. */
 const reasonMaxLength = 500;
+
+const SuspendBody = Type.Object(
+  { _csrf: Type.String({ maxLength: 256 }), reason: Type.Optional(Type.String({ maxLength: reasonMaxLength })), ...confirmField },
+  { additionalProperties: false },
+);
 
 /** The confirmation page of `POST /users/:uid/suspend`, where the reason is given. */
 function suspendConfirmation(details: UserDetails, fanOut: PushFanOut, applications: string[], reason: { value: string; error?: string }): ConfirmationPage {
@@ -46,6 +47,18 @@ function suspendRefusal(details: UserDetails, actorUid: string): string | null {
   return null;
 }
 
+/** The confirmation page again, with the reason as typed and its limit by the field; the user page when they cannot be suspended. */
+const reasonAnswer = overLongAnswer(SuspendBody, { reason: "a reason" }, async (request, reply, body, errors) => {
+  const details = await managedUser(request, reply, (request.params as { uid: string }).uid);
+  if (!details) return reply;
+  const refusal = suspendRefusal(details, signedInUser(request).uid);
+  if (refusal !== null) return renderUserPage(request, reply, details, { actionErrors: { reason: refusal } });
+  const { fanOut } = request.server.signon.config.pushes;
+  const applications = await listApplicationsPushedAboutUser(request.server.signon.db, details.user.uid, fanOut);
+  const field = { value: body.reason ?? "", ...(errors["reason"] === undefined ? {} : { error: errors["reason"] }) };
+  return renderConfirmation(request, reply, suspendConfirmation(details, fanOut, applications, field), { unconfirmed: !isConfirmed(body) });
+});
+
 /**
  * Suspending is two steps: `GET /users/:uid/suspend` says what will happen
  * and asks for the reason; only its form's post with `confirm=yes` and a
@@ -65,7 +78,7 @@ const suspendUserRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     "/users/:uid/suspend",
-    { config: { errorFormat: "html" }, schema: { params: UidParams, body: SuspendBody }, preValidation: requireFormBody, preHandler: usersFormGuards(app) },
+    { config: { errorFormat: "html", overLong: reasonAnswer }, schema: { params: UidParams, body: SuspendBody }, preValidation: requireFormBody, preHandler: usersFormGuards(app) },
     async (request, reply) => {
       const details = await managedUser(request, reply, request.params.uid);
       if (!details) return reply;
