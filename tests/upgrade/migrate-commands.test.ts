@@ -67,7 +67,7 @@ describe("npm run migrate", () => {
 
   it("signon migrate --json says the version and what waits; a wrong option is a usage error", async () => {
     const result = await command("packages/signon/dist/bundled/cli.js", ["migrate", "--json"]);
-    expect(JSON.parse(result.stdout)).toEqual({ version, applied: 0, post_deploy_applied: 0, post_deploy_pending: [], changed_since_applied: [] });
+    expect(JSON.parse(result.stdout)).toEqual({ version, applied: 0, post_deploy_applied: 0, post_deploy_pending: [], changed_since_applied: [], restore_point: null });
     await expect(command("packages/signon/dist/bundled/cli.js", ["migrate", "--all"])).rejects.toMatchObject({ code: 2 });
     await expect(command("packages/completion/dist/bundled/cli.js", ["migrate", "--all"])).rejects.toMatchObject({ code: 2 });
   });

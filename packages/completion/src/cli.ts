@@ -1,4 +1,4 @@
-import { describeMigrateOutcome, migrateDatabase, withStatementTimeout } from "@tessera/db";
+import { describeMigrateOutcome, describeRestorePoint, migrateDatabase, restorePointName, setRestorePoint, withStatementTimeout } from "@tessera/db";
 import { TESSERA_VERSION } from "@tessera/service-kit";
 import type { CallerResolver } from "./auth/caller.js";
 import { COMMANDS, runCli, USAGE } from "./cli/run-cli.js";
@@ -22,6 +22,7 @@ if (!(COMMANDS as readonly string[]).includes(args[0] ?? "")) {
 
 const config = readConfigOrExit(process.env);
 if (args[0] === "migrate") process.exit(await migrate(args.slice(1)));
+if (args[0] === "restore-point") process.exit(await restorePoint(args.slice(1)));
 // Progress goes to stderr: stdout carries only the command's own output.
 const database = await openCompletionDatabaseOrExit(config, {
   info: (message) => console.error(message),
@@ -62,12 +63,34 @@ async function migrate(options: readonly string[]): Promise<number> {
       lockTimeoutMs: config.databaseMigrationLockTimeoutMs,
       lockAttempts: config.databaseMigrationLockAttempts,
       log,
+      restorePointPrefix: "completion-migrate",
     });
     for (const line of describeMigrateOutcome(outcome, "completion migrate", postDeploy)) console.log(`completion ${TESSERA_VERSION}: ${line}`);
     return 0;
   } catch (error) {
     console.error(`completion: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * `completion restore-point [NAME]`: sets a named restore point in the database cluster's WAL before risky work, so
+ * that the cluster can be restored to just before it (docs/operations.md). The name defaults to `completion-` and
+ * the time. Exits 1, saying why, when none could be set (WAL not archived, a standby, no privilege).
+ */
+async function restorePoint(argv: string[]): Promise<number> {
+  if (argv.length > 1 || argv.some((arg) => arg.startsWith("-"))) {
+    console.error("Usage: completion restore-point [NAME]");
+    return 2;
+  }
+  const database = await openCompletionDatabaseOrExit(config, { info: () => undefined, warn: (line) => console.error(line) }, { migrate: false });
+  try {
+    const outcome = await setRestorePoint(database.pool, argv[0] ?? restorePointName("completion", new Date()));
+    if (outcome.set) console.log(describeRestorePoint(outcome));
+    else console.error(describeRestorePoint(outcome));
+    return outcome.set ? 0 : 1;
   } finally {
     await database.close();
   }

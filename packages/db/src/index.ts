@@ -22,6 +22,8 @@ export { checkMigrationFolder } from "./migration-exemptions.js";
 export type { CheckedMigration, MigrationExemption } from "./migration-exemptions.js";
 export { pendingMigrations } from "./pending-migrations.js";
 export { migrateDatabase, describeMigrateOutcome } from "./migrate-command.js";
+export { setRestorePoint, restorePointName, describeRestorePoint } from "./restore-point.js";
+export type { RestorePointOutcome } from "./restore-point.js";
 export type { MigrateOutcome } from "./migrate-command.js";
 export type { RunQuery } from "./pending-migrations.js";
 export { silentLogger } from "./logger.js";

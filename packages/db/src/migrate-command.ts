@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
 import { pendingMigrations } from "./pending-migrations.js";
+import { describeRestorePoint, restorePointName, setRestorePoint, type RestorePointOutcome } from "./restore-point.js";
 
 /** What a service's `migrate` command did. */
 export interface MigrateOutcome {
@@ -13,6 +14,8 @@ export interface MigrateOutcome {
   postDeployPending: string[];
   /** Migrations applied earlier whose file has changed since. */
   changedSinceApplied: string[];
+  /** The restore point set before the first migration was applied; null when none was due. */
+  restorePoint: RestorePointOutcome | null;
 }
 
 /**
@@ -25,17 +28,22 @@ export interface MigrateOutcome {
 export async function migrateDatabase(
   pool: pg.Pool,
   sets: readonly MigrationSet[],
-  options: { postDeploy: boolean; lockTimeoutMs?: number; lockAttempts?: number; log?: Logger },
+  options: { postDeploy: boolean; lockTimeoutMs?: number; lockAttempts?: number; log?: Logger; restorePointPrefix?: string },
 ): Promise<MigrateOutcome> {
   const runOptions = {
     ...(options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs }),
     ...(options.lockAttempts === undefined ? {} : { lockAttempts: options.lockAttempts }),
     ...(options.log === undefined ? {} : { log: options.log }),
   };
+  const runQuery = async (text: string) => (await pool.query<Record<string, unknown>>(text)).rows;
+  // A migration is risky work: the cluster can be restored to just before it.
+  const due = [...(await pendingMigrations(runQuery, sets)), ...(options.postDeploy ? await pendingMigrations(runQuery, sets, "post-deploy") : [])];
+  const restorePoint = due.length === 0 ? null : await setRestorePoint(pool, restorePointName(options.restorePointPrefix ?? "migrate", new Date()));
+  if (restorePoint !== null) options.log?.info(describeRestorePoint(restorePoint));
   const regular = await runMigrations(pool, sets, runOptions);
   const post = options.postDeploy ? await runMigrations(pool, sets, { ...runOptions, kind: "post-deploy" }) : [];
-  const runQuery = async (text: string) => (await pool.query<Record<string, unknown>>(text)).rows;
   return {
+    restorePoint,
     applied: regular.reduce((sum, report) => sum + report.applied, 0),
     postDeployApplied: post.reduce((sum, report) => sum + report.applied, 0),
     postDeployPending: await pendingMigrations(runQuery, sets, "post-deploy"),

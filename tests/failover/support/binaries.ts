@@ -9,14 +9,15 @@ export const binaries = {
   etcd: "/usr/bin/etcd",
   haproxy: "/usr/sbin/haproxy",
   postgresBin: "/usr/lib/postgresql/15/bin",
+  pgbackrest: "/usr/bin/pgbackrest",
 } as const;
 
 /** What `.ci/run` installs when one is missing. */
-export const failoverPackages = "patroni etcd-server haproxy postgresql-15";
+export const failoverPackages = "patroni etcd-server haproxy postgresql-15 pgbackrest";
 
 /** Whether this machine can run the cluster: the programs exist. Returns what is missing when it cannot. */
 export function failoverClusterUnavailable(): string | null {
-  const missing = [binaries.patroni, binaries.python, binaries.etcd, binaries.haproxy, `${binaries.postgresBin}/postgres`, `${binaries.postgresBin}/pg_rewind`].filter(
+  const missing = [binaries.patroni, binaries.python, binaries.etcd, binaries.haproxy, `${binaries.postgresBin}/postgres`, `${binaries.postgresBin}/pg_rewind`, binaries.pgbackrest].filter(
     (path) => !executable(path),
   );
   if (missing.length > 0) return `missing ${missing.join(", ")}`;

@@ -3,12 +3,13 @@
 // turns as primary and synchronous standby; node3 is a read replica that is never promoted, asynchronous while
 // either of them streams, and the new primary's synchronous standby while the old one is lost) and HAProxy in front,
 // one port following the primary and one spreading over the replicas.
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { startBackupRepository, type BackupRepository } from "./backup-repository.js";
 import { failoverClusterUnavailable, postgresUser } from "./binaries.js";
-import { clusterPasswords } from "./deployment-files.js";
+import { clusterPasswords, patroniRestoreFile, type RestoreTarget } from "./deployment-files.js";
 import { startEtcd, type Etcd } from "./etcd.js";
 import { startHaproxy, type Haproxy } from "./haproxy.js";
 import { PatroniNode, type NodeRole } from "./patroni-node.js";
@@ -17,6 +18,7 @@ import { failure, waitFor } from "./wait.js";
 
 export { failoverClusterUnavailable } from "./binaries.js";
 export type { NodeRole } from "./patroni-node.js";
+export type { RestoreTarget } from "./deployment-files.js";
 export { patroniTimings } from "./patroni-config.js";
 
 export interface ClusterNode {
@@ -45,6 +47,8 @@ export interface ClusterNode {
 }
 
 export interface FailoverCluster {
+  /** The backup repository's machine (deploy/pgbackrest): every node archives to it. */
+  backups: BackupRepository;
   /** postgres://postgres:…@127.0.0.1:<HAProxy's primary port>/postgres: always the current primary. */
   primaryUrl: string;
   /** HAProxy's replica port: any running replica (the synchronous standby or node3). */
@@ -87,6 +91,14 @@ export interface FailoverCluster {
    * replay that was paused.
    */
   maintenance(on: boolean): Promise<void>;
+  /**
+   * Builds the cluster anew from the backup repository, as docs/operations.md says: every node stopped, the
+   * cluster's state removed from etcd, each data directory moved aside (or deleted, as when every disk is lost),
+   * node1 bootstrapped from the repository up to `target` (deploy/patroni/restore.yml), then node2 and node3 built
+   * from the repository as its replicas. Resolves once the cluster is whole again, with how long node1 took to
+   * answer as the primary.
+   */
+  rebuildFromBackup(target: RestoreTarget, options?: { dataLost?: boolean }): Promise<{ primaryAfterMs: number }>;
   /** The tail of every process's log, for an error message. */
   logTails(): string;
   /** Kills every process of the cluster and removes its directory. */
@@ -95,6 +107,8 @@ export interface FailoverCluster {
 
 /** How long the cluster may take to bootstrap: initdb, two base backups, a synchronous standby chosen. */
 const bootTimeoutMs = 120_000;
+/** How long a restore from the repository may take, WAL replay included. */
+const restoreTimeoutMs = 600_000;
 
 interface ClusterMember {
   name: string;
@@ -111,26 +125,30 @@ export async function startFailoverCluster(): Promise<FailoverCluster> {
   chmodSync(directory, 0o755);
   let cluster: Cluster | null = null;
   let etcd: Etcd | null = null;
+  let backups: BackupRepository | null = null;
   try {
     etcd = await startEtcd(directory);
     const runAs = process.getuid?.() === 0 ? (postgresUser() ?? undefined) : undefined;
     const [primaryPort, replicaPort, ...nodePorts] = await freePorts(2 + 3 * 2);
-    const nodes = ["node1", "node2", "node3"].map(
-      (name, index) =>
-        new PatroniNode(
-          { name, pgPort: nodePorts[2 * index]!, restPort: nodePorts[2 * index + 1]!, directory: join(directory, name), readReplicaOnly: name === "node3" },
-          etcd!.hosts,
-          runAs,
-        ),
-    );
+    const specs = ["node1", "node2", "node3"].map((name, index) => ({
+      name,
+      pgPort: nodePorts[2 * index]!,
+      restPort: nodePorts[2 * index + 1]!,
+      directory: join(directory, name),
+      readReplicaOnly: name === "node3",
+    }));
+    backups = await startBackupRepository(directory, specs, runAs);
+    const repository = backups;
+    const nodes = specs.map((spec) => new PatroniNode(spec, etcd!.hosts, runAs, repository.node(spec.name)));
     const haproxy = startHaproxy(directory, { primary: primaryPort!, replica: replicaPort! }, nodes);
-    cluster = new Cluster(directory, etcd, nodes, haproxy);
+    cluster = new Cluster(directory, etcd, nodes, haproxy, backups);
     await cluster.boot();
     return cluster;
   } catch (error) {
     if (cluster) await cluster.stop();
     else {
       if (etcd) await etcd.stop();
+      if (backups) await backups.stop();
       rmSync(directory, { recursive: true, force: true });
     }
     throw error;
@@ -146,6 +164,7 @@ class Cluster implements FailoverCluster {
     private readonly etcd: Etcd,
     readonly nodes: PatroniNode[],
     private readonly haproxy: Haproxy,
+    readonly backups: BackupRepository,
   ) {
     this.primaryUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.primaryPort}/postgres`;
     this.replicaUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.replicaPort}/postgres`;
@@ -158,6 +177,10 @@ class Cluster implements FailoverCluster {
     await this.waitForRole(node1, "primary", bootTimeoutMs);
     node2.start();
     node3.start();
+    // The repository's stanza, once a primary runs and every machine's TLS server answers (docs/operations.md):
+    // the WAL whose archiving failed until then is pushed again, and the standbys' restore_command finds the
+    // repository.
+    await this.backups.run(["stanza-create"], { timeoutMs: 120_000 });
     await this.waitForRole(node2, "sync_standby", bootTimeoutMs);
     await this.waitForRole(node3, "replica", bootTimeoutMs);
     await this.waitUntilStreaming(node3, bootTimeoutMs);
@@ -262,12 +285,44 @@ class Cluster implements FailoverCluster {
     this.haproxy.bringBack();
   }
 
+  async rebuildFromBackup(target: RestoreTarget, options: { dataLost?: boolean } = {}): Promise<{ primaryAfterMs: number }> {
+    for (const node of this.nodes) {
+      if (node.running) node.resume();
+      await node.stop();
+    }
+    await this.etcd.removeCluster("tessera");
+    const restoreFile = join(this.nodes[0]!.directory, "patroni", "zz-restore.yml");
+    for (const node of this.nodes) {
+      const data = join(node.directory, "data");
+      if (options.dataLost === true) rmSync(data, { recursive: true, force: true });
+      else if (existsSync(data)) renameSync(data, join(node.directory, `data.before-restore-${Date.now()}`));
+    }
+    writeFileSync(restoreFile, patroniRestoreFile(target), { mode: 0o600 });
+    const runAs = this.nodes[0]!.owner;
+    if (runAs) chownSync(restoreFile, runAs.uid, runAs.gid);
+    const [node1, node2, node3] = this.nodes as [PatroniNode, PatroniNode, PatroniNode];
+    const started = performance.now();
+    node1.start();
+    await this.waitForRole(node1, "primary", restoreTimeoutMs);
+    const primaryAfterMs = performance.now() - started;
+    rmSync(restoreFile);
+    node2.start();
+    node3.start();
+    await this.waitUntilWhole(restoreTimeoutMs);
+    await waitFor("HAProxy's primary port to reach the restored primary", async () => ((await inRecovery(this.primaryUrl).catch(() => null)) === false ? true : null), {
+      timeoutMs: 30_000,
+      logs: [this.haproxy.process().logFile],
+    });
+    return { primaryAfterMs };
+  }
+
   async stop(): Promise<void> {
     await this.haproxy.stop();
     // A frozen machine is thawed first, so that its processes can die.
     for (const node of this.nodes) if (node.running) node.resume();
     await Promise.all(this.nodes.map((node) => node.stop()));
     await this.etcd.stop();
+    await this.backups.stop();
     rmSync(this.directory, { recursive: true, force: true });
   }
 
@@ -327,7 +382,7 @@ class Cluster implements FailoverCluster {
   }
 
   private logFiles(): string[] {
-    return [...this.nodes.map((node) => node.logFile), ...this.etcd.logFiles(), this.haproxy.process().logFile];
+    return [...this.nodes.map((node) => node.logFile), ...this.etcd.logFiles(), this.haproxy.process().logFile, this.backups.logFile];
   }
 }
 

@@ -121,3 +121,95 @@ export function etcdEnvironment(member: EtcdMemberAddresses, members: EtcdMember
   }
   return environment;
 }
+
+/** The repository's cipher passphrase in the test cluster (the files ship a placeholder). */
+export const repositoryCipher = "failover-repository-cipher";
+
+/** Where a test machine keeps what deploy/pgbackrest's files put under /etc, /var/lib, /var/log and /var/spool. */
+export interface BackupMachineFolders {
+  /** The certificate authority's and the machines' certificates (make-certificates.sh's folder). */
+  certificates: string;
+  /** The repository (on the repository machine; the same path is named on the database machines). */
+  repository: string;
+  logs: string;
+  spool: string;
+}
+
+/** The database machines' names in deploy/pgbackrest's files, in node order. */
+const databaseMachines = ["db1.internal", "db2.internal", "db3.internal"] as const;
+
+function pgbackrestCommonEdits(folders: BackupMachineFolders): [string | RegExp, string][] {
+  return [
+    ["/etc/pgbackrest/tls/ca.crt", `${folders.certificates}/ca.crt`],
+    ["/var/lib/pgbackrest", folders.repository],
+    ["/var/log/pgbackrest", folders.logs],
+    ["CHANGE-ME-repository-cipher", repositoryCipher],
+  ];
+}
+
+/**
+ * deploy/pgbackrest/pgbackrest.conf for one database machine of the test cluster: db1's file with this node's
+ * certificate, data directory, socket and ports, and the repository machine's TLS port.
+ */
+export function pgbackrestNodeFile(node: { name: string; directory: string; pgPort: number; tlsPort: number }, repositoryPort: number, folders: BackupMachineFolders): string {
+  const file = "pgbackrest/pgbackrest.conf";
+  let text = deploymentFile(file);
+  const edits: [string | RegExp, string][] = [
+    ...pgbackrestCommonEdits(folders),
+    ["repo1-host=backup.internal", "repo1-host=localhost"],
+    ["repo1-host-port=8432", `repo1-host-port=${repositoryPort}`],
+    ["/etc/pgbackrest/tls/db1.internal", `${folders.certificates}/${node.name}`],
+    ["/var/spool/pgbackrest", folders.spool],
+    ["tls-server-address=*", "tls-server-address=127.0.0.1"],
+    ["tls-server-port=8432", `tls-server-port=${node.tlsPort}`],
+    ["tls-server-auth=backup.internal=tessera", "tls-server-auth=backup=tessera"],
+    ["/var/lib/postgresql/15/main", `${node.directory}/data`],
+    ["/var/run/postgresql", node.directory],
+    ["pg1-port=5432", `pg1-port=${node.pgPort}`],
+  ];
+  for (const [from, to] of edits) text = replaceAll(text, from, to, file);
+  return text;
+}
+
+/** deploy/pgbackrest/repository.conf for the test's repository machine: its port, folders and the three nodes. */
+export function pgbackrestRepositoryFile(
+  port: number,
+  nodes: { name: string; directory: string; pgPort: number; tlsPort: number }[],
+  folders: BackupMachineFolders,
+): string {
+  const file = "pgbackrest/repository.conf";
+  let text = deploymentFile(file);
+  const edits: [string | RegExp, string][] = [
+    ...pgbackrestCommonEdits(folders),
+    ["/etc/pgbackrest/tls/backup.internal", `${folders.certificates}/backup`],
+    ["tls-server-address=*", "tls-server-address=127.0.0.1"],
+    ["tls-server-port=8432", `tls-server-port=${port}`],
+  ];
+  nodes.forEach((node, index) => {
+    const machine = databaseMachines[index]!;
+    const n = index + 1;
+    edits.push(
+      [`tls-server-auth=${machine}=tessera`, `tls-server-auth=${node.name}=tessera`],
+      [`pg${n}-host=${machine}`, `pg${n}-host=localhost`],
+      [`pg${n}-host-port=8432`, `pg${n}-host-port=${node.tlsPort}`],
+      [`pg${n}-path=/var/lib/postgresql/15/main`, `pg${n}-path=${node.directory}/data`],
+      [`pg${n}-port=5432`, `pg${n}-port=${node.pgPort}`],
+      [`pg${n}-socket-path=/var/run/postgresql`, `pg${n}-socket-path=${node.directory}`],
+    );
+  });
+  for (const [from, to] of edits) text = replaceAll(text, from, to, file);
+  return text;
+}
+
+/** Where a restore stops: a named restore point, a time, or the last WAL the repository holds. */
+export type RestoreTarget = { name: string } | { time: Date } | "latest";
+
+/** deploy/patroni/restore.yml with the test's target. */
+export function patroniRestoreFile(target: RestoreTarget): string {
+  const file = "patroni/restore.yml";
+  const line = /^(\s+)recovery_target_name: CHANGE-ME-restore-point$/m;
+  const text = deploymentFile(file);
+  if (target === "latest") return replaceAll(text, line, "", file);
+  if ("name" in target) return replaceAll(text, line, `      recovery_target_name: ${target.name}`, file);
+  return replaceAll(text, line, `      recovery_target_time: "${target.time.toISOString()}"`, file);
+}

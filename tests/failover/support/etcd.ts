@@ -20,6 +20,8 @@ export interface Etcd {
   /** Starts every member again on its data: the store is back. Resolves once the cluster reports itself healthy. */
   bringBack(): Promise<void>;
   stop(): Promise<void>;
+  /** Removes a Patroni cluster's state (its keys under /service), as `patronictl remove` does. */
+  removeCluster(scope: string): Promise<void>;
 }
 
 /** Starts three members under `directory` and waits until the cluster reports itself healthy. */
@@ -78,5 +80,9 @@ export async function startEtcd(directory: string): Promise<Etcd> {
       await healthy();
     },
     stop: kill,
+    removeCluster: async (scope) => {
+      const response = await fetch(`http://127.0.0.1:${members[0]!.clientPort}/v2/keys/service/${scope}?recursive=true`, { method: "DELETE" });
+      if (!response.ok && response.status !== 404) throw new Error(`etcd refused to remove /service/${scope}: ${response.status} ${await response.text()}`);
+    },
   };
 }

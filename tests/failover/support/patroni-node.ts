@@ -1,6 +1,7 @@
 // One machine of the cluster: Patroni and the PostgreSQL it runs, under an init of their own.
 import { chownSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { NodeBackupSettings } from "./backup-repository.js";
 import { binaries } from "./binaries.js";
 import { clusterPasswords, restApiUser } from "./deployment-files.js";
 import { writePatroniConfig, type NodeSpec } from "./patroni-config.js";
@@ -15,11 +16,15 @@ import { pause } from "./wait.js";
  * It exits once nothing is left below it.
  */
 const nodeInit = `
-import ctypes, os, signal, subprocess, sys
+import ctypes, json, os, signal, subprocess, sys
 PR_SET_CHILD_SUBREAPER = 36
 ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 patroni = subprocess.Popen(sys.argv[1:])
-signal.signal(signal.SIGTERM, lambda *_: patroni.send_signal(signal.SIGTERM))
+companions = [subprocess.Popen(command) for command in json.loads(os.environ.pop("NODE_COMPANIONS", "[]"))]
+def stop(*_):
+    for process in [patroni, *companions]:
+        process.send_signal(signal.SIGTERM)
+signal.signal(signal.SIGTERM, stop)
 while True:
     try:
         os.wait()
@@ -46,6 +51,7 @@ export class PatroniNode {
     spec: NodeSpec,
     etcdHosts: string[],
     private readonly runAs: RunAs | undefined,
+    private readonly backup: NodeBackupSettings,
   ) {
     this.name = spec.name;
     this.pgPort = spec.pgPort;
@@ -65,9 +71,22 @@ export class PatroniNode {
     this.init = startLogged(this.name, binaries.python, ["-c", nodeInit, binaries.patroni, this.configFolder], {
       logFile: this.logFile,
       cwd: this.directory,
-      env: { PATH: "/usr/bin:/bin", HOME: this.directory, LANG: "C.UTF-8" },
+      // The machine's pgBackRest file (/etc/pgbackrest/pgbackrest.conf on a real one), for archive-push and
+      // restores, and its TLS server, which the repository machine reads backups through.
+      env: {
+        PATH: "/usr/bin:/bin",
+        HOME: this.directory,
+        LANG: "C.UTF-8",
+        PGBACKREST_CONFIG: this.backup.configFile,
+        NODE_COMPANIONS: JSON.stringify([this.backup.serverCommand]),
+      },
       runAs: this.runAs,
     });
+  }
+
+  /** The user the node's processes run as, when the tests run as root. */
+  get owner(): RunAs | undefined {
+    return this.runAs;
   }
 
   /** Whether the machine is up: its init, with Patroni below it, is running. */

@@ -20,10 +20,11 @@ export const USAGE = `Usage:
   completion import-olx DIR [--course-key KEY]  import a course tree from an OLX export
   completion reaggregate COURSE_KEY|--all       recompute stored aggregates
   completion migrate [--post-deploy]            apply database migrations only (with --post-deploy, then the post-deploy
-                                                ones: only once no instance of the previous release remains)`;
+                                                ones: only once no instance of the previous release remains)
+  completion restore-point [NAME]               set a named restore point in the WAL before risky work`;
 
 /** The command names. */
-export const COMMANDS = ["load", "import-olx", "reaggregate", "migrate"] as const;
+export const COMMANDS = ["load", "import-olx", "reaggregate", "migrate", "restore-point"] as const;
 
 /**
  * Runs one CLI command against a context and returns the exit code: 0 done,

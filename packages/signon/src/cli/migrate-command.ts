@@ -32,6 +32,7 @@ export async function runMigrateCommand(argv: readonly string[], io: CliIo): Pro
       lockTimeoutMs: config.databaseMigrationLockTimeoutMs,
       lockAttempts: config.databaseMigrationLockAttempts,
       log,
+      restorePointPrefix: "signon-migrate",
     });
     if (values.json === true) {
       io.stdout.write(
@@ -41,6 +42,7 @@ export async function runMigrateCommand(argv: readonly string[], io: CliIo): Pro
           post_deploy_applied: outcome.postDeployApplied,
           post_deploy_pending: outcome.postDeployPending,
           changed_since_applied: outcome.changedSinceApplied,
+          restore_point: outcome.restorePoint,
         })}\n`,
       );
     } else {

@@ -7,10 +7,11 @@ import { openSignonDatabase } from "../database.js";
 import { statementRunner } from "../db/statements.js";
 import { commands } from "./commands.js";
 import { MIGRATE_USAGE, runMigrateCommand } from "./migrate-command.js";
+import { RESTORE_POINT_USAGE, runRestorePointCommand } from "./restore-point-command.js";
 import { UsageError, type CliIo } from "./output.js";
 
 function usage(): string {
-  return ["Usage:", "  signon --version", `  ${MIGRATE_USAGE}`, ...Object.values(commands).map((command) => `  ${command.usage}`), "", "Connects to DATABASE_URL, or to the embedded database in SIGNON_DATA_DIR (default ./data)."].join("\n");
+  return ["Usage:", "  signon --version", `  ${MIGRATE_USAGE}`, `  ${RESTORE_POINT_USAGE}`, ...Object.values(commands).map((command) => `  ${command.usage}`), "", "Connects to DATABASE_URL, or to the embedded database in SIGNON_DATA_DIR (default ./data)."].join("\n");
 }
 
 /**
@@ -23,9 +24,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout.write(`${TESSERA_VERSION}\n`);
     return 0;
   }
-  if (argv[0] === "migrate") {
+  if (argv[0] === "migrate" || argv[0] === "restore-point") {
     try {
-      return await runMigrateCommand(argv.slice(1), io);
+      return await (argv[0] === "migrate" ? runMigrateCommand : runRestorePointCommand)(argv.slice(1), io);
     } catch (error) {
       io.stderr.write(`signon: ${(error as Error).message ?? String(error)}\n`);
       return 1;

@@ -1,0 +1,149 @@
+// The backup repository of the documented deployment (deploy/pgbackrest): its own machine, here a folder and a
+// `pgbackrest server` process of its own, reached over TLS with the certificates deploy/certificates makes. The
+// database machines push WAL to it and restore from it; backups, `info`, `check` and `verify` run on it.
+import { execFile, execFileSync } from "node:child_process";
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { binaries } from "./binaries.js";
+import { pgbackrestNodeFile, pgbackrestRepositoryFile, type BackupMachineFolders } from "./deployment-files.js";
+import { freePorts } from "./ports.js";
+import { killTree, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
+import { pause, waitFor } from "./wait.js";
+
+const makeCertificates = fileURLToPath(new URL("../../../deploy/certificates/make-certificates.sh", import.meta.url));
+
+/** What a database machine needs to reach the repository: its pgbackrest.conf and its own TLS server's port. */
+export interface NodeBackupSettings {
+  /** The machine's /etc/pgbackrest/pgbackrest.conf (PGBACKREST_CONFIG of its processes). */
+  configFile: string;
+  /** The machine's `pgbackrest server`, which the repository machine reads it through. */
+  serverCommand: string[];
+}
+
+export interface BackupRepository {
+  folders: BackupMachineFolders;
+  /** The repository's own configuration (deploy/pgbackrest/repository.conf with the test's names). */
+  configFile: string;
+  logFile: string;
+  /** Each node's settings, by node name. */
+  node(name: string): NodeBackupSettings;
+  /**
+   * Runs `pgbackrest --stanza=tessera ARGS` on the repository machine (or, with `on`, on that database machine);
+   * resolves with its output, rejects with it on a non-zero exit.
+   */
+  run(args: string[], options?: { timeoutMs?: number; on?: string }): Promise<string>;
+  /** A new empty folder that the database machines' user owns (a scratch restore's target). */
+  scratchFolder(): string;
+  /** Starts the repository machine's TLS server (again). */
+  start(): void;
+  /** SIGKILLs the repository machine's TLS server. */
+  lose(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface BackupNodeSpec {
+  name: string;
+  directory: string;
+  pgPort: number;
+}
+
+/**
+ * Makes the deployment's certificates (make-certificates.sh, as the docs run it), writes each machine's
+ * pgBackRest file, and starts the repository machine's TLS server. The stanza is created later, once a primary
+ * runs (`run(["stanza-create"])`).
+ */
+export async function startBackupRepository(directory: string, nodes: BackupNodeSpec[], runAs: RunAs | undefined): Promise<BackupRepository> {
+  const root = join(directory, "backup");
+  const folders: BackupMachineFolders = {
+    certificates: join(root, "tls"),
+    repository: join(root, "repository"),
+    logs: join(root, "log"),
+    spool: join(root, "spool"),
+  };
+  for (const folder of Object.values(folders)) mkdirSync(folder, { recursive: true, mode: 0o700 });
+  execFileSync("sh", [makeCertificates, folders.certificates, "backup", ...nodes.map((node) => node.name)], {
+    env: { PATH: "/usr/bin:/bin", EXTRA_NAMES: "localhost" },
+    stdio: "ignore",
+  });
+  const [repositoryPort, ...nodePorts] = await freePorts(1 + nodes.length);
+  const withPorts = nodes.map((node, index) => ({ ...node, tlsPort: nodePorts[index]! }));
+  const configFile = join(root, "repository.conf");
+  writeFileSync(configFile, pgbackrestRepositoryFile(repositoryPort!, withPorts, folders), { mode: 0o600 });
+  const nodeSettings = new Map<string, NodeBackupSettings>();
+  for (const node of withPorts) {
+    const nodeConfig = join(root, `${node.name}.conf`);
+    // Each machine its own spool and logs, as on separate machines.
+    const own = { ...folders, spool: join(folders.spool, node.name), logs: join(folders.logs, node.name) };
+    mkdirSync(own.spool, { recursive: true, mode: 0o700 });
+    mkdirSync(own.logs, { recursive: true, mode: 0o700 });
+    writeFileSync(nodeConfig, pgbackrestNodeFile(node, repositoryPort!, own), { mode: 0o600 });
+    nodeSettings.set(node.name, { configFile: nodeConfig, serverCommand: [binaries.pgbackrest, `--config=${nodeConfig}`, "server"] });
+  }
+  if (runAs) chownTree(root, runAs);
+  const logFile = join(root, "server.log");
+  let server: LoggedProcess | null = null;
+  const environment = { PATH: "/usr/bin:/bin", HOME: root, LANG: "C.UTF-8", PGBACKREST_CONFIG: configFile };
+  const start = () => {
+    server = startLogged("backup repository", binaries.pgbackrest, ["server"], { logFile, cwd: root, env: environment, runAs });
+  };
+  const lose = async () => {
+    const current = server;
+    if (!current) return;
+    while (!current.hasExited()) {
+      killTree(current.pid);
+      await Promise.race([current.exited, pause(50)]);
+    }
+  };
+  start();
+  await waitFor("the backup repository's TLS server to listen", async () => (listening(repositoryPort!) ? true : null), { timeoutMs: 10_000, logs: [logFile] });
+  return {
+    folders,
+    configFile,
+    logFile,
+    node(name) {
+      const settings = nodeSettings.get(name);
+      if (!settings) throw new Error(`no backup settings for ${name}`);
+      return settings;
+    },
+    run: (args, options = {}) =>
+      new Promise((resolve, reject) => {
+        execFile(
+          binaries.pgbackrest,
+          ["--stanza=tessera", ...args],
+          { env: options.on === undefined ? environment : { ...environment, PGBACKREST_CONFIG: nodeSettings.get(options.on)!.configFile }, cwd: root, timeout: options.timeoutMs ?? 300_000, maxBuffer: 16 * 1024 * 1024, ...(runAs ?? {}) },
+          (error, stdout, stderr) => {
+            if (error) {
+              const ending = error.killed ? `killed after ${options.timeoutMs ?? 300_000} ms` : `exit code ${String(error.code)}`;
+              reject(new Error(`pgbackrest ${args.join(" ")} failed (${ending}):\n${stdout}${stderr}`));
+            } else resolve(stdout + stderr);
+          },
+        );
+      }),
+    scratchFolder() {
+      const folder = mkdtempSync(join(root, "scratch-"));
+      if (runAs) chownSync(folder, runAs.uid, runAs.gid);
+      return folder;
+    },
+    start,
+    lose,
+    stop: lose,
+  };
+}
+
+/** Whether something listens on 127.0.0.1:`port` (from /proc/net/tcp, without connecting). */
+function listening(port: number): boolean {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  return readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .some((line) => line.includes(`:${hex} 00000000:0000 0A`));
+}
+
+function chownTree(path: string, runAs: RunAs): void {
+  chownSync(path, runAs.uid, runAs.gid);
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) chownTree(child, runAs);
+    else chownSync(child, runAs.uid, runAs.gid);
+  }
+}
