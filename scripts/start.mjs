@@ -103,7 +103,8 @@ const services = {
     entry: SHIPPED_ENTRIES.signon,
     port: ports.signon,
     ready: "/healthcheck/ready",
-    env: { SIGNON_HOST: settings.host, SIGNON_PORT: String(ports.signon), SIGNON_PUBLIC_URL: urls.signonPublic },
+    // npm start creates the first administrator itself (and prints it): Sign-on need not say how to.
+    env: { SIGNON_HOST: settings.host, SIGNON_PORT: String(ports.signon), SIGNON_PUBLIC_URL: urls.signonPublic, SIGNON_FIRST_ADMINISTRATOR_HINT: "false" },
   },
   completion: {
     name: "completion",

@@ -41,6 +41,8 @@ export interface SignonConfig {
   passwordHashing: PasswordHashingCost;
   /** Whether hot-path queries run as named prepared statements. */
   preparedStatements: boolean;
+  /** Whether a start with no accounts logs how to create the first administrator (`npm start` creates one itself). */
+  firstAdministratorHint: boolean;
   /** Most access-token answers this process keeps in memory (`/user.json`, introspection, userinfo); 0 keeps none. */
   tokenAnswerCacheSize: number;
   /** Bearer token that `GET /metrics` requires, or `null` to leave it open to whoever reaches the port. */
@@ -272,6 +274,7 @@ export function loadConfig(
       parallelism: defaultPasswordHashingCost.parallelism,
     },
     preparedStatements,
+    firstAdministratorHint: readBoolean(env, "SIGNON_FIRST_ADMINISTRATOR_HINT", true),
     tokenAnswerCacheSize: readInteger(env, "SIGNON_TOKEN_CACHE_SIZE", preparedStatements ? 10_000 : 0, { min: 0, max: 10_000_000 }),
     metricsToken: readMetricsToken(env),
     pushes: {

@@ -99,8 +99,9 @@ export async function startSignon(
     if (config.mode === "development") {
       app.log.warn(`Sign-on is in development mode: plain HTTP on the loopback address only (${url}). Set NODE_ENV=production to serve others.`);
     }
-    // A hint only: if the database has just gone away, it is left out rather than ending the start.
-    if ((await countPeople(database.db).catch((error: unknown) => (isDatabaseUnavailable(error) ? null : Promise.reject(error)))) === 0) {
+    // A hint only: if the database has just gone away, it is left out rather than ending the start. Not where the
+    // launcher creates the first administrator itself (npm start's first start).
+    if (config.firstAdministratorHint && (await countPeople(database.db).catch((error: unknown) => (isDatabaseUnavailable(error) ? null : Promise.reject(error)))) === 0) {
       app.log.info(
         "No accounts yet. Create the first administrator with:\n" +
           '  npx signon users create --email you@example.org --name "Your Name" --role superadmin --generate-password',

@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       signingKeyRotationDays: 90,
       passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
       preparedStatements: true,
+      firstAdministratorHint: true,
       tokenAnswerCacheSize: 10_000,
       metricsToken: null,
       pushes: { deliver: true, concurrency: 64, requestTimeoutMs: 10_000, pollIntervalMs: 250, retryBaseMs: 5000, fanOut: "token" },
