@@ -1,6 +1,6 @@
 import { useTestDatabase, type TestDatabase } from "@tessera/db/testing";
 import type { ServiceLoggerOptions } from "@tessera/service-kit";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type RouteOptions } from "fastify";
 import { afterAll, beforeEach } from "vitest";
 import signonApp, { signonServerOptions } from "../../src/app.js";
 import { loadConfig, type SignonConfig } from "../../src/config.js";
@@ -40,6 +40,8 @@ export interface TestSignon {
   app: FastifyInstance;
   clock: TestClock;
   ctx: SignonContext;
+  /** The options of every route the app registered, schemas and config included (HEAD routes too). */
+  routes: readonly RouteOptions[];
 }
 
 /** Builds a Sign-on app on `database` with a movable clock; `logger` is off unless a test reads the log lines. */
@@ -52,10 +54,14 @@ export async function buildTestSignon(
   // The hot paths run as named prepared statements, as in production.
   const config = { ...baseConfig, preparedStatements: true };
   const app = Fastify(signonServerOptions(config, logger));
+  const routes: RouteOptions[] = [];
+  app.addHook("onRoute", (route) => {
+    routes.push(route);
+  });
   const tokenAnswers = new TokenAnswerCache(config.tokenAnswerCacheSize);
   await app.register(signonApp, { config, db: database.db, pool: database.pool, now: clock.now, tokenAnswers });
   await app.ready();
-  return { app, clock, ctx: { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now, tokenAnswers } };
+  return { app, clock, ctx: { db: database.db, statements: statementRunner(database.pool, config.preparedStatements), config, now: clock.now, tokenAnswers }, routes };
 }
 
 /**
