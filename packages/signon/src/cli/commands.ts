@@ -25,6 +25,7 @@ import { rotateSigningKeys } from "../oidc/signing-keys.js";
 import type { Application } from "../repositories/applications.js";
 import { UsageError, type Command, type Options } from "./output.js";
 import { deploymentCommands } from "./deployment-commands.js";
+import { restoreCommands } from "./restore-commands.js";
 import { organisationRegisterCommands } from "./organisation-register-command.js";
 
 
@@ -633,4 +634,5 @@ export const commands: Record<string, Command> = {
   },
 
   ...deploymentCommands,
+  ...restoreCommands,
 };

@@ -1,0 +1,78 @@
+import { sql } from "drizzle-orm";
+import type { SignonDatabase } from "../db/database.js";
+
+/**
+ * Whether application `a` is one of person `u`'s: it issued them a token (an exchanged code or a pre-issued token)
+ * or they hold a permission there. After a restore, what an application was told since the restore point may be
+ * newer than the database: both kinds hear again.
+ */
+const applicationOfPerson = sql`(exists (select 1 from signon.grants g
+      where g.user_uid = u.uid and g.application_id = a.id and (g.kind = 'issued' or g.code_used_at is not null))
+   or exists (select 1 from signon.user_permissions p where p.user_uid = u.uid and p.application_id = a.id))`;
+
+/** Queues pushes of `kind` for every person, to each of their applications (not retired, pushes on), in one statement. */
+async function queueForEveryone(db: SignonDatabase, kind: "update" | "reauth", now: Date, onlyPeople: boolean): Promise<number> {
+  const at = now.toISOString();
+  const result = await db.execute(sql`
+    insert into signon.push_deliveries as d
+           (user_uid, application_id, kind, seq, status, attempts, pending_since, next_attempt_at, created_at, updated_at)
+    select u.uid, a.id, ${kind}, nextval('signon.push_sequence'), 'pending', 0, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      from signon.users u
+      join signon.applications a on not a.retired and a.push_enabled
+     where ${onlyPeople ? sql`not u.is_api_user and` : sql``} ${applicationOfPerson}
+    on conflict (user_uid, application_id, kind) do update
+       set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
+           next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
+  return result.rowCount ?? 0;
+}
+
+/**
+ * After a restore: queues an `update` push (the person's current details and permissions, as `PUT /users/{uid}`)
+ * for everyone to each of their applications, so that an application told of a change made after the restore point
+ * (a permission granted, a name changed, a suspension) learns what Sign-on holds now. Returns how many were queued.
+ */
+export async function queueCurrentDetailsForEveryone(db: SignonDatabase, now: Date): Promise<number> {
+  return queueForEveryone(db, "update", now, false);
+}
+
+/** What `signEveryoneOut` ended. */
+export interface EveryoneSignedOut {
+  sessions: number;
+  accessTokens: number;
+  refreshTokens: number;
+  reauthPushes: number;
+}
+
+/**
+ * After a restore, where the operator chooses: ends every Sign-on session, revokes every person's access and refresh
+ * tokens (API users' pre-issued tokens are kept: an integration's token is not a sign-in), and queues a `reauth`
+ * push for every person to each of their applications, so that a session ended or a token revoked after the
+ * restore point, which the restore brought back, works nowhere. Inside the caller's transaction.
+ */
+export async function signEveryoneOut(db: SignonDatabase, now: Date): Promise<EveryoneSignedOut> {
+  const at = now.toISOString();
+  const sessions = await db.execute(sql`delete from signon.sessions`);
+  const tokens = await db.execute<{ access_tokens: string | number; refresh_tokens: string | number }>(sql`
+    with people_grants as (
+      update signon.grants g set revoked_at = ${at}::timestamptz
+        from signon.users u
+       where u.uid = g.user_uid and not u.is_api_user and g.revoked_at is null
+      returning g.id
+    ), access as (
+      update signon.access_tokens t set revoked_at = ${at}::timestamptz
+       where t.grant_id in (select id from people_grants) and t.revoked_at is null
+      returning 1
+    ), refresh as (
+      update signon.refresh_tokens t set revoked_at = ${at}::timestamptz
+       where t.grant_id in (select id from people_grants) and t.revoked_at is null and t.rotated_at is null
+      returning 1
+    )
+    select (select count(*) from access) as access_tokens, (select count(*) from refresh) as refresh_tokens`);
+  const reauthPushes = await queueForEveryone(db, "reauth", now, true);
+  return {
+    sessions: sessions.rowCount ?? 0,
+    accessTokens: Number(tokens.rows[0]?.access_tokens ?? 0),
+    refreshTokens: Number(tokens.rows[0]?.refresh_tokens ?? 0),
+    reauthPushes,
+  };
+}
