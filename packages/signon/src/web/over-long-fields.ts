@@ -86,25 +86,37 @@ function overLongErrors(request: FastifyRequest, answer: OverLongAnswer): Record
   return errors;
 }
 
-/** Last `preHandler` of a route with `config.overLong`: shows the form again for over-long values, and refuses any other invalid request as before. */
-const answerInvalidForm: preHandlerAsyncHookHandler = async function (request, reply) {
+/** The messages of a request whose only fault is over-long typed values, kept between the route's first and last `preHandler`. */
+const overLongFound = new WeakMap<FastifyRequest, Record<string, string>>();
+
+/** First `preHandler` of a route with `config.overLong`: any other invalid request is refused at once, before the guards, as without it. */
+const refuseInvalidRequest: preHandlerAsyncHookHandler = async function (request) {
   const invalid = request.validationError;
   if (invalid === undefined) return;
   const answer = request.routeOptions.config.overLong;
   const errors = invalid.validationContext === "body" && answer !== undefined ? overLongErrors(request, answer) : null;
   if (errors === null) throw invalid;
+  overLongFound.set(request, errors);
+};
+
+/** Last `preHandler`: past the route's guards (session, CSRF token, role), the form again instead of the handler. */
+const answerOverLong: preHandlerAsyncHookHandler = async function (request, reply) {
+  const errors = overLongFound.get(request);
+  if (errors === undefined) return;
   // Awaiting the reply waits until it is sent: the handler must not run after it.
-  await answer!.reshow(request, reply, request.body, errors);
+  await request.routeOptions.config.overLong!.reshow(request, reply, request.body, errors);
   if (!reply.sent) throw new Error(`${request.routeOptions.method} ${request.routeOptions.url}: config.overLong.reshow sent no page`);
 };
 
 /**
- * Makes every route registered after it with `config.overLong` check its
- * request in full before answering a failed validation: the route gets
- * `attachValidation`, so its guards (session, CSRF token, role) run first,
- * and a last `preHandler` that answers the failure, the handler never
- * running. Throws at start-up for a `config.overLong` that names another
- * schema than the route's body, or a field without a limit.
+ * Makes every route registered after it with `config.overLong` answer a
+ * post whose only fault is over-long typed values with its form: the route
+ * gets `attachValidation` and a first `preHandler` that refuses any other
+ * invalid request at once, as before; for over-long values its guards
+ * (session, CSRF token, role) run, then a last `preHandler` shows the form
+ * again, and the handler never runs. Throws at start-up for a
+ * `config.overLong` that names another schema than the route's body, or a
+ * field without a limit.
  */
 export function registerOverLongAnswers(app: FastifyInstance): void {
   app.addHook("onRoute", (route: RouteOptions) => {
@@ -116,6 +128,6 @@ export function registerOverLongAnswers(app: FastifyInstance): void {
       if (limitOf(answer.schema, field) === undefined) throw new Error(`${where}: config.overLong names ${field}, which has no maxLength in the body schema`);
     }
     route.attachValidation = true;
-    route.preHandler = [...[route.preHandler ?? []].flat(), answerInvalidForm];
+    route.preHandler = [refuseInvalidRequest, ...[route.preHandler ?? []].flat(), answerOverLong];
   });
 }
