@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { freePort, removeDataFolder } from "@tessera/db/testing";
 import { parseLsn } from "@tessera/db";
 import pg from "pg";
@@ -153,6 +154,25 @@ describe("npm run backup while npm start runs, and npm run restore into a stoppe
 
     expect(refused.code).toBe(1);
     expect(refused.output).toMatch(new RegExp(`^npm run restore: ${damaged} is damaged: .+; nothing was changed\\.\\n$`));
+    expect(await readdir(target)).toEqual([]);
+  });
+
+  it("refuses an archive whose compression is whole but one file's content changed: the manifest's SHA-256 finds it", async () => {
+    const tar = gunzipSync(await readFile(backup.file));
+    // A tar entry is a 512-byte header (its name first) followed by the file's content.
+    let header = 0;
+    while (header < tar.length && tar.toString("utf8", header, header + 100).replace(/\0.*$/s, "") !== "data/secret-key") header += 512;
+    expect(header).toBeLessThan(tar.length);
+    const at = header + 512;
+    tar[at] = tar[at] === 0x30 ? 0x31 : 0x30;
+    const tampered = join(scratch, "tampered.tar.gz");
+    await writeFile(tampered, gzipSync(tar, { level: 1 }));
+    const target = await newHome("tampered-");
+
+    const refused = await runScript("restore", target, [tampered]);
+
+    expect(refused.code).toBe(1);
+    expect(refused.output).toBe(`npm run restore: ${tampered} is damaged: data/secret-key does not match its SHA-256 in the manifest; nothing was changed.\n`);
     expect(await readdir(target)).toEqual([]);
   });
 
