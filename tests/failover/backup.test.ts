@@ -6,6 +6,7 @@
 // Needs Debian's patroni, etcd-server, haproxy, postgresql-15 and pgbackrest; skipped without them, except under CI=true.
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { runShipped } from "@tessera/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,6 +76,12 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     const log = readFileSync(join(cluster.backups.folders.logs, "tessera-backup.log"), "utf8");
     // backup-standby: the files came from a standby, the primary only started and stopped the backup.
     expect(log).toMatch(/backup-standby/);
+    // The repository's health, as deploy/pgbackrest/backup-metrics.py gives it to Prometheus.
+    const metrics = await cluster.backups.exec("python3", [fileURLToPath(new URL("../../deploy/pgbackrest/backup-metrics.py", import.meta.url))]);
+    expect(metrics).toContain('pgbackrest_info_ok{stanza="tessera"} 1');
+    expect(metrics).toContain('pgbackrest_backup_count{stanza="tessera"} 1');
+    const lastFull = Number(/^pgbackrest_backup_last_stop_seconds\{stanza="tessera",type="full"\} (\d+)$/m.exec(metrics)?.[1]);
+    expect(Math.abs(Date.now() / 1000 - lastFull)).toBeLessThan(600);
     console.info(`full backup of the drill cluster: ${seconds(backupMs)}`);
   }, 900_000);
 

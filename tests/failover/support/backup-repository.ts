@@ -33,6 +33,8 @@ export interface BackupRepository {
    * resolves with its output, rejects with it on a non-zero exit.
    */
   run(args: string[], options?: { timeoutMs?: number; on?: string }): Promise<string>;
+  /** Runs `command ARGS` on the repository machine, as its backups run; resolves with its output. */
+  exec(command: string, args: string[]): Promise<string>;
   /** A new empty folder that the database machines' user owns (a scratch restore's target). */
   scratchFolder(): string;
   /** Starts the repository machine's TLS server (again). */
@@ -106,6 +108,13 @@ export async function startBackupRepository(directory: string, nodes: BackupNode
       if (!settings) throw new Error(`no backup settings for ${name}`);
       return settings;
     },
+    exec: (command, args) =>
+      new Promise((resolve, reject) => {
+        execFile(command, args, { env: environment, cwd: root, timeout: 60_000, ...(runAs ?? {}) }, (error, stdout, stderr) => {
+          if (error) reject(new Error(`${command} ${args.join(" ")} failed (exit code ${String(error.code)}):\n${stdout}${stderr}`));
+          else resolve(stdout);
+        });
+      }),
     run: (args, options = {}) =>
       new Promise((resolve, reject) => {
         execFile(
