@@ -11,7 +11,7 @@ import { existsSync, rmSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { DATA, partialFileOf, writeArchive, writeManifest } from "./backup/archive.mjs";
@@ -100,6 +100,7 @@ async function backUp() {
     throw new Error(`${installation.dataDir} holds no embedded database (npm start makes it at its first start): there is nothing to back up.`);
   }
   if (existsSync(file)) throw new Error(`${file} exists already: name another file.`);
+  if (file.startsWith(`${installation.dataDir}${sep}`)) throw new Error(`${file} is inside ${installation.dataDir}, which a restore replaces: name a file outside it.`);
   const modules = await embeddedDatabaseModules();
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   // Beside the archive: on the same disk, and gone whatever happens.
