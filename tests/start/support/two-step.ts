@@ -1,7 +1,7 @@
 // Sign-on's sign-in as a browser goes through it, with 2-step verification: the set-up with the key its page shows,
 // and later sign-ins with a code computed from that key (RFC 6238: HMAC-SHA1, 30 s steps, 6 digits). Sign-on seals
 // the key with its secret key, so a sign-in with a code proves that the secret key is the one the key was sealed with.
-import { createHmac } from "node:crypto";
+import { Secret, TOTP } from "otpauth";
 import { CookieJar } from "@tessera/test-support";
 
 /** An authenticator app: the key, and the last time step whose code was used (Sign-on takes each step's code once). */
@@ -35,26 +35,9 @@ export class Browser {
   }
 }
 
-function base32Decode(text: string): Buffer {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  let bits = "";
-  for (const char of text.replace(/[\s=]/g, "").toUpperCase()) {
-    const value = alphabet.indexOf(char);
-    if (value === -1) throw new Error(`not base32: ${char}`);
-    bits += value.toString(2).padStart(5, "0");
-  }
-  const bytes: number[] = [];
-  for (let at = 0; at + 8 <= bits.length; at += 8) bytes.push(parseInt(bits.slice(at, at + 8), 2));
-  return Buffer.from(bytes);
-}
-
-/** @see https://www.rfc-editor.org/rfc/rfc6238#section-4 */
+/** The authenticator app's code for a time step (RFC 6238: HMAC-SHA1, 30 s steps, 6 digits), as otpauth computes it. */
 function totp(secret: string, step: number): string {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(step));
-  const digest = createHmac("sha1", base32Decode(secret)).update(counter).digest();
-  const offset = (digest[digest.length - 1] as number) & 0x0f;
-  return String((digest.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
+  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: "SHA1", digits: 6, period: 30 }).generate({ timestamp: step * 30_000 });
 }
 
 /** A code Sign-on takes now: the current step's, or the next step's (also accepted) when the current one was used. */

@@ -1,7 +1,7 @@
 // 2-step verification for the mixed-version checks: set up with an authenticator key read from the set-up page,
 // codes computed from it (RFC 6238: HMAC-SHA1, 30 s steps, 6 digits), and a sign-in that asks to remember the
 // browser, whose cookie is then taken alone to another instance.
-import { createHmac } from "node:crypto";
+import { Secret, TOTP } from "otpauth";
 import { csrfTokenOf } from "../../faults/support/http-client.js";
 import { PASSWORD } from "../../failover/support/services.js";
 import type { RequestLog } from "../../failover/support/request-log.js";
@@ -15,27 +15,9 @@ export interface TwoStepPerson {
 
 const periodSeconds = 30;
 
-function base32Decode(text: string): Buffer {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  let bits = "";
-  for (const char of text.replace(/[\s=]/g, "").toUpperCase()) {
-    const value = alphabet.indexOf(char);
-    if (value === -1) throw new Error(`not base32: ${char}`);
-    bits += value.toString(2).padStart(5, "0");
-  }
-  const bytes: number[] = [];
-  for (let at = 0; at + 8 <= bits.length; at += 8) bytes.push(parseInt(bits.slice(at, at + 8), 2));
-  return Buffer.from(bytes);
-}
-
-/** @see https://www.rfc-editor.org/rfc/rfc6238#section-4 */
+/** The authenticator app's code for a time step (RFC 6238: HMAC-SHA1, 30 s steps, 6 digits), as otpauth computes it. */
 function totp(secret: string, step: number): string {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(step));
-  const digest = createHmac("sha1", base32Decode(secret)).update(counter).digest();
-  const offset = digest[digest.length - 1]! & 0x0f;
-  const value = (digest.readUInt32BE(offset) & 0x7fffffff) % 1_000_000;
-  return String(value).padStart(6, "0");
+  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: "SHA1", digits: 6, period: 30 }).generate({ timestamp: step * 30_000 });
 }
 
 /** A code of a time step the person has not used yet (waiting for the next step when the current one is used). */
