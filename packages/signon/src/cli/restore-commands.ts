@@ -19,7 +19,7 @@ export const restoreCommands: Record<string, Command> = {
       });
       // A running Sign-on's push workers find the queued pushes at their next poll; this only wakes those in-process.
       pushesCommitted(ctx);
-      const text = [`Queued ${outcome.updates} push(es) of each person's current details and permissions to their applications.`];
+      const text = [`Queued ${outcome.updates} push(es) of each person's current details and permissions to the applications that know them.`];
       if (outcome.signedOut !== null) {
         const { sessions, accessTokens, refreshTokens, reauthPushes } = outcome.signedOut;
         text.push(

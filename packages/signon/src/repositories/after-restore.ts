@@ -2,13 +2,16 @@ import { sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 
 /**
- * Whether application `a` is one of person `u`'s: it issued them a token (an exchanged code or a pre-issued token)
- * or they hold a permission there. After a restore, what an application was told since the restore point may be
- * newer than the database: both kinds hear again.
+ * Whether application `a` knows person `u` as far as the restored database can tell: it issued them a token (an
+ * exchanged code or a pre-issued token), they hold a permission there, or it was pushed something about them. After
+ * a restore, what an application was told since the restore point may be newer than the database: all of these
+ * hear again. (An application that first heard of someone after the restore point cannot be found here; that
+ * person holds nothing there now, so it cannot sign them in.)
  */
 const applicationOfPerson = sql`(exists (select 1 from signon.grants g
       where g.user_uid = u.uid and g.application_id = a.id and (g.kind = 'issued' or g.code_used_at is not null))
-   or exists (select 1 from signon.user_permissions p where p.user_uid = u.uid and p.application_id = a.id))`;
+   or exists (select 1 from signon.user_permissions p where p.user_uid = u.uid and p.application_id = a.id)
+   or exists (select 1 from signon.push_deliveries d where d.user_uid = u.uid and d.application_id = a.id))`;
 
 /** Queues pushes of `kind` for every person, to each of their applications (not retired, pushes on), in one statement. */
 async function queueForEveryone(db: SignonDatabase, kind: "update" | "reauth", now: Date, onlyPeople: boolean): Promise<number> {
@@ -28,7 +31,7 @@ async function queueForEveryone(db: SignonDatabase, kind: "update" | "reauth", n
 
 /**
  * After a restore: queues an `update` push (the person's current details and permissions, as `PUT /users/{uid}`)
- * for everyone to each of their applications, so that an application told of a change made after the restore point
+ * for everyone to each application that knows them (see `applicationOfPerson`), so that an application told of a change made after the restore point
  * (a permission granted, a name changed, a suspension) learns what Sign-on holds now. Returns how many were queued.
  */
 export async function queueCurrentDetailsForEveryone(db: SignonDatabase, now: Date): Promise<number> {

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createApiUser } from "../../src/accounts/manage-users.js";
+import { revokePermissions } from "../../src/applications/permissions.js";
 import { issueApiUserToken } from "../../src/accounts/api-users.js";
 import { listPushes } from "../../src/repositories/push-deliveries.js";
 import { runSignonCli } from "../support/cli.js";
@@ -16,13 +17,16 @@ import { useTestSignon } from "../support/signon.js";
 const { database, signon } = await useTestSignon();
 const followUp = (...argv: string[]) => runSignonCli(database.url, ["restore", "follow-up", ...argv, "--json"], { SIGNON_SECRET_KEY: "5e".repeat(32) });
 
-/** Pat signed in to Board (a code exchanged) and holds a permission on Ledger; Sam holds nothing anywhere; a robot has an API token for Board. */
+/** Pat signed in to Board (a code exchanged) and holds a permission on Ledger; Kim held one on Ledger; Sam holds nothing anywhere; a robot has an API token for Board. */
 async function restoredWorld() {
   const board = await createApp(signon.ctx, { name: "Board", permissions: ["poster"] });
   const ledger = await createApp(signon.ctx, { name: "Ledger", permissions: ["clerk"] });
   await createApp(signon.ctx, { name: "Quiet", permissions: ["reader"], pushEnabled: false });
   const pat = await createUser(signon.ctx, { email: "pat@example.org", permissions: { Board: ["signin"], Ledger: ["signin", "clerk"], Quiet: ["signin"] } });
   await createUser(signon.ctx, { email: "sam@example.org" });
+  // Kim held signin on Ledger once: Ledger was told of the grant and of the revocation, and knows Kim.
+  const kim = await createUser(signon.ctx, { email: "kim@example.org", permissions: { Ledger: ["signin"] } });
+  await revokePermissions(signon.ctx, { email: kim.email, application: "Ledger", permissions: ["signin"] });
   const { code, browser } = await obtainCode(signon.app, board, pat.email);
   const exchanged = await exchangeCode(signon.app, board, code);
   expect(exchanged.statusCode).toBe(200);
@@ -44,12 +48,12 @@ async function userJson(token: string): Promise<number> {
 }
 
 describe("signon restore follow-up", () => {
-  it("queues each person's current details to every application that issued them a token or where they hold a permission, and signs nobody out", async () => {
+  it("queues each person's current details to every application that issued them a token, where they hold a permission or that was told about them, and signs nobody out", async () => {
     const { pat, tokens, browser, robotToken } = await restoredWorld();
     const run = await followUp();
     expect(run).toMatchObject({ code: 0, stderr: "" });
-    expect(JSON.parse(run.stdout)).toEqual({ update_pushes: 3, signed_out: null });
-    expect(await pending()).toEqual([`update ${pat.email} -> Board`, `update ${pat.email} -> Ledger`, "update robot@example.org -> Board"]);
+    expect(JSON.parse(run.stdout)).toEqual({ update_pushes: 4, signed_out: null });
+    expect(await pending()).toEqual(["update kim@example.org -> Ledger", `update ${pat.email} -> Board`, `update ${pat.email} -> Ledger`, "update robot@example.org -> Board"]);
     expect(await userJson(tokens.access_token)).toBe(200);
     expect(await userJson(robotToken)).toBe(200);
     expect((await browser.get("/account")).statusCode).toBe(200);
@@ -60,17 +64,19 @@ describe("signon restore follow-up", () => {
     const run = await followUp("--sign-everyone-out");
     expect(run).toMatchObject({ code: 0, stderr: "" });
     expect(JSON.parse(run.stdout)).toEqual({
-      update_pushes: 3,
-      signed_out: { sessions: expect.any(Number), access_tokens: 1, refresh_tokens: 1, reauth_pushes: 2 },
+      update_pushes: 4,
+      signed_out: { sessions: expect.any(Number), access_tokens: 1, refresh_tokens: 1, reauth_pushes: 3 },
     });
     expect(JSON.parse(run.stdout).signed_out.sessions).toBeGreaterThanOrEqual(1);
     expect(await pending()).toEqual([
+      "reauth kim@example.org -> Ledger",
+      "update kim@example.org -> Ledger",
       `reauth ${pat.email} -> Board`,
       `reauth ${pat.email} -> Ledger`,
       `update ${pat.email} -> Board`,
       `update ${pat.email} -> Ledger`,
       "update robot@example.org -> Board",
-    ]);
+    ].sort());
     expect(await userJson(tokens.access_token)).toBe(401);
     const refreshed = await signon.app.inject({
       method: "POST",
