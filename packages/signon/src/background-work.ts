@@ -1,13 +1,32 @@
 /** Work started once a request has been answered, until it ends; a stopping server waits for it. */
 const running = new Set<Promise<void>>();
 
+/** At most this much work runs at once; more is refused (to `onFailure`), so a flood of requests cannot pile it up. */
+export const maxBackgroundWork = 200;
+
+/** What `onFailure` gets for work refused because `maxBackgroundWork` pieces already run. */
+export class BackgroundWorkFull extends Error {
+  constructor() {
+    super(`${maxBackgroundWork} pieces of work begun after answers are still running; this one was dropped`);
+  }
+}
+
 /**
  * Runs `work` after the current request's answer has been written (on the
  * next turn of the event loop), so that the answer takes as long whatever the
  * work finds or does. A failure goes to `onFailure` (never an unhandled
- * rejection). `settleBackgroundWork` waits for it.
+ * rejection), and so does work refused because `maxBackgroundWork` pieces
+ * already run. `settleBackgroundWork` waits for it.
  */
 export function runInBackground(work: () => Promise<void>, onFailure: (error: unknown) => void): void {
+  if (running.size >= maxBackgroundWork) {
+    try {
+      onFailure(new BackgroundWorkFull());
+    } catch {
+      // A failing reporter must not turn into an exception in the request that asked.
+    }
+    return;
+  }
   const task: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
     .then(work)
     .catch((error: unknown) => {

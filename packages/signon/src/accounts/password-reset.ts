@@ -38,8 +38,8 @@ export type PasswordResetRequestResult = { ok: true } | { ok: false; retryAfterS
  * API users get no mail. Only the per-IP limit is checked before the
  * answer; everything that depends on the address (finding the account, its
  * own limit, the link, the event and the mail) runs once the answer has been
- * written, so an address with an account is answered exactly as fast as an
- * unknown one, whatever the mail server does. A failure there goes to
+ * written, so the answer does the same work whatever the address (its time
+ * says nothing of whether an account exists), whatever the mail server does. A failure there goes to
  * `onFailure` (for the log only: the person sees the same answer either way).
  */
 export async function requestPasswordReset(

@@ -1,3 +1,4 @@
+import { pushUserEmail } from "../pushes/push-credential.js";
 import { pushesCommitted } from "../pushes/queue.js";
 import { queueCurrentDetailsForEveryone, signEveryoneOut, type EveryoneSignedOut } from "../repositories/after-restore.js";
 import type { Command } from "./output.js";
@@ -13,8 +14,8 @@ export const restoreCommands: Record<string, Command> = {
       const now = ctx.now();
       const signOut = options["sign-everyone-out"] === true;
       const outcome = await ctx.db.transaction(async (tx) => {
-        const updates = await queueCurrentDetailsForEveryone(tx, now);
-        const signedOut: EveryoneSignedOut | null = signOut ? await signEveryoneOut(tx, now) : null;
+        const updates = await queueCurrentDetailsForEveryone(tx, now, pushUserEmail);
+        const signedOut: EveryoneSignedOut | null = signOut ? await signEveryoneOut(tx, now, pushUserEmail) : null;
         return { updates, signedOut };
       });
       // A running Sign-on's push workers find the queued pushes at their next poll; this only wakes those in-process.

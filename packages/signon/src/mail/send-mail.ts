@@ -63,16 +63,21 @@ export async function sendMailInBackground(ctx: SignonContext, message: MailMess
   }
 }
 
+/** `text` with every e-mail address in it replaced (an SMTP server's "550 <someone@example.org> rejected" names it). */
+function withoutAddresses(text: string): string {
+  return text.replace(/[^\s<>"'(),;:@]+@[^\s<>"'(),;:@]+/g, "<address>");
+}
+
 /**
  * What to log about a mail that could not be sent: the error's message and
  * SMTP code, command and response code, never the message text (it can
- * carry a link token).
+ * carry a link token) nor an e-mail address (the server's answer may quote it).
  */
 export function mailErrorForLog(error: unknown): { message: string; code?: string; command?: string; responseCode?: number } {
-  if (!(error instanceof Error)) return { message: String(error) };
+  if (!(error instanceof Error)) return { message: withoutAddresses(String(error)) };
   const { code, command, responseCode } = error as Error & { code?: unknown; command?: unknown; responseCode?: unknown };
   return {
-    message: error.message,
+    message: withoutAddresses(error.message),
     ...(typeof code === "string" ? { code } : {}),
     ...(typeof command === "string" ? { command } : {}),
     ...(typeof responseCode === "number" ? { responseCode } : {}),

@@ -13,16 +13,22 @@ const applicationOfPerson = sql`(exists (select 1 from signon.grants g
    or exists (select 1 from signon.user_permissions p where p.user_uid = u.uid and p.application_id = a.id)
    or exists (select 1 from signon.push_deliveries d where d.user_uid = u.uid and d.application_id = a.id))`;
 
-/** Queues pushes of `kind` for every person, to each of their applications (not retired, pushes on), in one statement. */
-async function queueForEveryone(db: SignonDatabase, kind: "update" | "reauth", now: Date, onlyPeople: boolean): Promise<number> {
+/**
+ * Queues pushes of `kind` for everyone (people only, with `onlyPeople`; never the push credential, which the
+ * applications do not hold as a user), to each application that knows them, in one statement: `update` and
+ * `reauth` where the application takes pushes, `logout` (a back-channel logout token) where it is an OpenID
+ * Connect application that asked for them.
+ */
+async function queueForEveryone(db: SignonDatabase, kind: "update" | "reauth" | "logout", now: Date, onlyPeople: boolean, pushCredentialEmail: string): Promise<number> {
   const at = now.toISOString();
+  const takesIt = kind === "logout" ? sql`a.backchannel_logout_uri is not null and 'openid' = any(a.oidc_scopes)` : sql`a.push_enabled`;
   const result = await db.execute(sql`
     insert into signon.push_deliveries as d
            (user_uid, application_id, kind, seq, status, attempts, pending_since, next_attempt_at, created_at, updated_at)
     select u.uid, a.id, ${kind}, nextval('signon.push_sequence'), 'pending', 0, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
       from signon.users u
-      join signon.applications a on not a.retired and a.push_enabled
-     where ${onlyPeople ? sql`not u.is_api_user and` : sql``} ${applicationOfPerson}
+      join signon.applications a on not a.retired and ${takesIt}
+     where u.email <> ${pushCredentialEmail} and ${onlyPeople ? sql`not u.is_api_user and` : sql``} ${applicationOfPerson}
     on conflict (user_uid, application_id, kind) do update
        set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
            next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
@@ -34,8 +40,8 @@ async function queueForEveryone(db: SignonDatabase, kind: "update" | "reauth", n
  * for everyone to each application that knows them (see `applicationOfPerson`), so that an application told of a change made after the restore point
  * (a permission granted, a name changed, a suspension) learns what Sign-on holds now. Returns how many were queued.
  */
-export async function queueCurrentDetailsForEveryone(db: SignonDatabase, now: Date): Promise<number> {
-  return queueForEveryone(db, "update", now, false);
+export async function queueCurrentDetailsForEveryone(db: SignonDatabase, now: Date, pushCredentialEmail: string): Promise<number> {
+  return queueForEveryone(db, "update", now, false, pushCredentialEmail);
 }
 
 /** What `signEveryoneOut` ended. */
@@ -43,6 +49,7 @@ export interface EveryoneSignedOut {
   sessions: number;
   accessTokens: number;
   refreshTokens: number;
+  /** Sign-out pushes queued: `reauth` where the application takes pushes, a back-channel `logout` where it asked for them. */
   reauthPushes: number;
 }
 
@@ -52,7 +59,7 @@ export interface EveryoneSignedOut {
  * push for every person to each of their applications, so that a session ended or a token revoked after the
  * restore point, which the restore brought back, works nowhere. Inside the caller's transaction.
  */
-export async function signEveryoneOut(db: SignonDatabase, now: Date): Promise<EveryoneSignedOut> {
+export async function signEveryoneOut(db: SignonDatabase, now: Date, pushCredentialEmail: string): Promise<EveryoneSignedOut> {
   const at = now.toISOString();
   const sessions = await db.execute(sql`delete from signon.sessions`);
   const tokens = await db.execute<{ access_tokens: string | number; refresh_tokens: string | number }>(sql`
@@ -71,7 +78,7 @@ export async function signEveryoneOut(db: SignonDatabase, now: Date): Promise<Ev
       returning 1
     )
     select (select count(*) from access) as access_tokens, (select count(*) from refresh) as refresh_tokens`);
-  const reauthPushes = await queueForEveryone(db, "reauth", now, true);
+  const reauthPushes = (await queueForEveryone(db, "reauth", now, true, pushCredentialEmail)) + (await queueForEveryone(db, "logout", now, true, pushCredentialEmail));
   return {
     sessions: sessions.rowCount ?? 0,
     accessTokens: Number(tokens.rows[0]?.access_tokens ?? 0),
