@@ -8,7 +8,9 @@
 # FOLDER keeps ca.key (the authority's key: keep it off the servers) and ca.crt (give it to every machine), and gets
 # NAME.key and NAME.crt for each NAME: a certificate whose common name is NAME (the name pgBackRest's
 # tls-server-auth lists) and that is valid as a server and as a client for the DNS name NAME, plus any of
-# EXTRA_NAMES (space-separated: more DNS names or IP:addresses). An existing authority is kept; existing leaves are
+# EXTRA_NAMES (space-separated: more DNS names or IP:addresses). EXTRA_NAMES goes into every certificate of the
+# run: give a machine's other names in a run of its own (EXTRA_NAMES="db1 10.0.0.11" make-certificates.sh DIR
+# db1.internal), never to several machines at once. An existing authority is kept; existing leaves are
 # replaced, so running it again renews them. Certificates last DAYS days (825 by default), the authority 3650.
 set -eu
 

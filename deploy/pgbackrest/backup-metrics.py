@@ -1,13 +1,20 @@
 #!/usr/bin/python3
-# The repository's health as Prometheus metrics, from `pgbackrest info --output=json`: run it on the repository
-# machine from cron every few minutes, writing into node_exporter's textfile folder, for example
-#   */5 * * * * postgres /usr/local/bin/backup-metrics.py > /var/lib/prometheus/node-exporter/pgbackrest.prom.$$ && mv /var/lib/prometheus/node-exporter/pgbackrest.prom.$$ /var/lib/prometheus/node-exporter/pgbackrest.prom
+# The repository's health as Prometheus metrics, from `pgbackrest info --output=json` and the report of the last
+# `pgbackrest verify` (backup.cron writes it): run it on the repository machine from cron every few minutes,
+# writing into node_exporter's textfile folder, for example
+#   */5 * * * * postgres /usr/local/bin/backup-metrics.py > /var/lib/prometheus/node-exporter/pgbackrest.prom.tmp && mv /var/lib/prometheus/node-exporter/pgbackrest.prom.tmp /var/lib/prometheus/node-exporter/pgbackrest.prom
+# It always exits 0, so the file is replaced even when the repository is unhealthy (pgbackrest_info_ok 0 says so).
 # docs/operations.md ("Backups and restores") gives the alert rules. tests/failover runs this script as it is.
+#
+#   backup-metrics.py [STANZA [VERIFY_REPORT]]    defaults: tessera, /var/log/pgbackrest/verify-last.txt
 import json
+import os
+import re
 import subprocess
 import sys
 
 STANZA = sys.argv[1] if len(sys.argv) > 1 else "tessera"
+VERIFY_REPORT = sys.argv[2] if len(sys.argv) > 2 else "/var/log/pgbackrest/verify-last.txt"
 
 answer = subprocess.run(["pgbackrest", f"--stanza={STANZA}", "--output=json", "info"], capture_output=True, text=True)
 lines = [
@@ -32,5 +39,19 @@ lines += [
     "# TYPE pgbackrest_backup_count gauge",
     f'pgbackrest_backup_count{{stanza="{STANZA}"}} {len(backups)}',
 ]
+# `pgbackrest verify` exits 0 whatever it finds: its report says `status: ok` or `status: error`.
+lines += [
+    "# HELP pgbackrest_verify_ok 1 when the last verify report says status: ok, 0 when it says otherwise.",
+    "# TYPE pgbackrest_verify_ok gauge",
+    "# HELP pgbackrest_verify_report_seconds When the last verify report was written (Unix time).",
+    "# TYPE pgbackrest_verify_report_seconds gauge",
+]
+try:
+    with open(VERIFY_REPORT, encoding="utf-8") as report:
+        text = report.read()
+    verified = re.search(r"^\s*status: ok\s*$", text, re.MULTILINE) is not None and re.search(r"status: error", text) is None
+    lines.append(f'pgbackrest_verify_ok{{stanza="{STANZA}"}} {1 if verified else 0}')
+    lines.append(f'pgbackrest_verify_report_seconds{{stanza="{STANZA}"}} {int(os.path.getmtime(VERIFY_REPORT))}')
+except OSError:
+    pass
 print("\n".join(lines))
-sys.exit(0 if ok else 1)

@@ -53,6 +53,19 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
   let cluster: FailoverCluster;
   let databaseUrl: string;
 
+  /** Runs `pgbackrest verify` as deploy/pgbackrest/backup.cron does, its report kept where backup-metrics.py reads it. */
+  async function verifyReport(): Promise<string> {
+    const report = await cluster.backups.run(["--output=text", "verify"], { timeoutMs: 300_000 });
+    writeFileSync(join(cluster.backups.folders.logs, "verify-last.txt"), report);
+    return report;
+  }
+
+  /** deploy/pgbackrest/backup-metrics.py on the repository machine, as its cron line runs it. */
+  function backupMetrics(): Promise<string> {
+    const script = fileURLToPath(new URL("../../deploy/pgbackrest/backup-metrics.py", import.meta.url));
+    return cluster.backups.exec("python3", [script, "tessera", join(cluster.backups.folders.logs, "verify-last.txt")]);
+  }
+
   beforeAll(async () => {
     cluster = await startFailoverCluster();
     databaseUrl = inDatabase(await cluster.createDatabase("drill"));
@@ -72,13 +85,15 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     expect(info.status.message).toBe("ok");
     expect(info.cipher).toBe("aes-256-cbc");
     expect(info.backup.map((backup) => backup.type)).toEqual(["full"]);
-    await cluster.backups.run(["verify"], { timeoutMs: 300_000 });
+    const report = await verifyReport();
+    expect(report).toMatch(/^\s*status: ok\s*$/m);
     const log = readFileSync(join(cluster.backups.folders.logs, "tessera-backup.log"), "utf8");
-    // backup-standby: the files came from a standby, the primary only started and stopped the backup.
-    expect(log).toMatch(/backup-standby/);
+    // backup-standby: the backup waited for a standby to replay up to its start, and copied the files from it.
+    expect(log).toMatch(/replay on the standby/);
     // The repository's health, as deploy/pgbackrest/backup-metrics.py gives it to Prometheus.
-    const metrics = await cluster.backups.exec("python3", [fileURLToPath(new URL("../../deploy/pgbackrest/backup-metrics.py", import.meta.url))]);
+    const metrics = await backupMetrics();
     expect(metrics).toContain('pgbackrest_info_ok{stanza="tessera"} 1');
+    expect(metrics).toContain('pgbackrest_verify_ok{stanza="tessera"} 1');
     expect(metrics).toContain('pgbackrest_backup_count{stanza="tessera"} 1');
     const lastFull = Number(/^pgbackrest_backup_last_stop_seconds\{stanza="tessera",type="full"\} (\d+)$/m.exec(metrics)?.[1]);
     expect(Math.abs(Date.now() / 1000 - lastFull)).toBeLessThan(600);
@@ -160,12 +175,15 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     const bytes = readFileSync(largest!);
     bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
     writeFileSync(largest!, bytes);
-    // verify names the damaged file; a restore of that backup refuses it rather than writing it.
-    const report = await cluster.backups.run(["--output=text", "verify"], { timeoutMs: 300_000 });
+    // verify counts the damaged file (and exits 0: its report, through the metrics, is what tells); a restore of that
+    // backup stops with pgBackRest's error rather than writing it.
+    const report = await verifyReport();
     expect(report).toMatch(/status: error/);
     expect(report).toMatch(/checksum invalid: [1-9]/);
+    expect(await backupMetrics()).toContain('pgbackrest_verify_ok{stanza="tessera"} 0');
     const scratch = cluster.backups.scratchFolder();
-    await expect(cluster.backups.run([`--pg1-path=${scratch}`, "--type=none", "restore"], { timeoutMs: 300_000, on: "node1" })).rejects.toThrow(/checksum|invalid|error/i);
+    const restore = cluster.backups.run([`--pg1-path=${scratch}`, "--type=none", "restore"], { timeoutMs: 300_000, on: "node1" });
+    await expect(restore).rejects.toThrow(/pgbackrest --pg1-path=\S+ --type=none restore failed \(exit code \d+\):\n[\s\S]*ERROR: \[\d+\]/);
   }, 900_000);
 });
 

@@ -14,10 +14,14 @@ export function restorePointName(what: string, at: Date): string {
  * "Restore the cluster to a point in time"). Nothing is set, and the reason
  * says why, where the WAL is not archived (a restore point there could never
  * be restored to), on a standby, or where the database user may not set one.
+ * A restore stops at the first restore point of a name: give each its own
+ * (the default names carry the time).
  */
 export async function setRestorePoint(pool: pg.Pool, name: string): Promise<RestorePointOutcome> {
   // eslint-disable-next-line no-control-regex -- control characters are exactly what a name may not hold
-  if (name.length === 0 || name.length > 63 || /[\u0000-\u001f\u007f]/.test(name)) return { set: false, name, reason: "a restore point's name is 1 to 63 characters, with no control characters" };
+  if (name.length === 0 || Buffer.byteLength(name, "utf8") > 63 || /[\u0000-\u001f\u007f]/.test(name)) {
+    return { set: false, name, reason: "a restore point's name is 1 to 63 bytes, with no control characters" };
+  }
   const { rows } = await pool.query<{ archive_mode: string; in_recovery: boolean }>(
     "select current_setting('archive_mode') as archive_mode, pg_is_in_recovery() as in_recovery",
   );
