@@ -8,12 +8,13 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { runShipped } from "@tessera/test-support";
+import { runShipped, signonCli } from "@tessera/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failoverPackages } from "./support/binaries.js";
 import { failoverClusterUnavailable, startFailoverCluster, type FailoverCluster } from "./support/cluster.js";
+import { startFailoverSystem, type FailoverSystem } from "./support/services.js";
 import { WriteLoop, type Acknowledged } from "./support/traffic.js";
-import { pause } from "./support/wait.js";
+import { pause, waitFor } from "./support/wait.js";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {
@@ -52,10 +53,21 @@ function seconds(ms: number): string {
 describe.skipIf(missing !== null)("backups and point-in-time recovery of the Patroni cluster", () => {
   let cluster: FailoverCluster;
   let databaseUrl: string;
+  let system: FailoverSystem;
+
+  /** The status `/user.json` answers `token` with at each Sign-on instance. */
+  async function userJsonStatuses(token: string): Promise<number[]> {
+    return Promise.all(
+      system.signon.map(async (instance) => {
+        const response = await fetch(`${instance.url}/user.json`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) }).catch(() => null);
+        return response?.status ?? 0;
+      }),
+    );
+  }
 
   /** Runs `pgbackrest verify` as deploy/pgbackrest/backup.cron does, its report kept where backup-metrics.py reads it. */
   async function verifyReport(): Promise<string> {
-    const report = await cluster.backups.run(["--output=text", "verify"], { timeoutMs: 300_000 });
+    const report = await cluster.backups.run(["--output=text", "--verbose", "verify"], { timeoutMs: 300_000 });
     writeFileSync(join(cluster.backups.folders.logs, "verify-last.txt"), report);
     return report;
   }
@@ -70,8 +82,12 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     cluster = await startFailoverCluster();
     databaseUrl = inDatabase(await cluster.createDatabase("drill"));
     await run(databaseUrl, "create table writes (id integer primary key, written_at timestamptz not null default now())");
-  }, 300_000);
+    // The services as shipped on the cluster (two Sign-on and two Completion instances, the editorial app): they
+    // must come back by themselves after a restore, with no change of settings.
+    system = await startFailoverSystem(cluster);
+  }, 600_000);
   afterAll(async () => {
+    await system?.close();
     await cluster?.stop();
   });
 
@@ -79,7 +95,7 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     onTestFailed(() => console.error(cluster.logTails()));
     await cluster.backups.run(["check"], { timeoutMs: 120_000 });
     const started = performance.now();
-    await cluster.backups.run(["--type=full", "backup"], { timeoutMs: 600_000 });
+    const backupOutput = await cluster.backups.run(["--log-level-console=info", "--type=full", "backup"], { timeoutMs: 600_000 });
     const backupMs = performance.now() - started;
     const [info] = JSON.parse(await cluster.backups.run(["--output=json", "info"])) as [{ status: { message: string }; backup: { type: string; label: string }[]; cipher: string }];
     expect(info.status.message).toBe("ok");
@@ -87,9 +103,8 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     expect(info.backup.map((backup) => backup.type)).toEqual(["full"]);
     const report = await verifyReport();
     expect(report).toMatch(/^\s*status: ok\s*$/m);
-    const log = readFileSync(join(cluster.backups.folders.logs, "tessera-backup.log"), "utf8");
     // backup-standby: the backup waited for a standby to replay up to its start, and copied the files from it.
-    expect(log).toMatch(/replay on the standby/);
+    expect(backupOutput).toMatch(/replay on the standby reached/);
     // The repository's health, as deploy/pgbackrest/backup-metrics.py gives it to Prometheus.
     const metrics = await backupMetrics();
     expect(metrics).toContain('pgbackrest_info_ok{stanza="tessera"} 1');
@@ -102,6 +117,9 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
 
   it("restores to the restore point set before a wrong command: every write acknowledged before it back, nothing after it", async ({ onTestFailed }) => {
     onTestFailed(() => console.error(cluster.logTails()));
+    // A token issued before the point (at the services' set-up), and one after it.
+    const tokenBefore = system.completionTokens.writer;
+    expect(await userJsonStatuses(tokenBefore)).toEqual([200, 200]);
     const loop = new WriteLoop(databaseUrl).start();
     await writeFor(loop, 3000, 50);
     const pointSentAt = Date.now();
@@ -110,6 +128,8 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     expect({ code: point.code, stdout: point.stdout }).toEqual({ code: 0, stdout: expect.stringMatching(/^Set the restore point before-wrong-command at WAL position [0-9A-F]+\/[0-9A-F]+\.\n$/) });
     const pointAt = Date.now();
     await writeFor(loop, 2000);
+    const tokenAfter = String((await signonCli(system.cliEnv, "tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"]);
+    expect(await userJsonStatuses(tokenAfter)).toEqual([200, 200]);
     // The wrong command: half the rows deleted, committed and replicated at once.
     await run(databaseUrl, "delete from writes where id % 2 = 0");
     await writeFor(loop, 1000);
@@ -137,6 +157,26 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     for (const node of cluster.nodes.slice(1)) expect(readFileSync(node.logFile, "utf8")).toMatch(/replica has been created using pgbackrest/);
     // The restored cluster archives again, on its new timeline.
     await cluster.backups.run(["check"], { timeoutMs: 120_000 });
+
+    // The services came back by themselves, on the same settings: the token issued before the point works at both
+    // Sign-on instances, the one issued after it is unknown (no answer kept from before the restore), no process exited.
+    await waitFor("both Sign-on instances to answer the token issued before the point", async () => ((await userJsonStatuses(tokenBefore)).every((status) => status === 200) ? true : null), {
+      timeoutMs: 60_000,
+      logs: [],
+    });
+    expect(await userJsonStatuses(tokenAfter)).toEqual([401, 401]);
+    expect(system.services.map((service) => [service.name, service.exit()])).toEqual(system.services.map((service) => [service.name, null]));
+    // The operator's step after a restore: every application hears what Sign-on holds now, and the pushes arrive.
+    const followUp = await signonCli(system.cliEnv, "restore", "follow-up");
+    expect(followUp["update_pushes"]).toBeGreaterThan(0);
+    await waitFor(
+      "the follow-up's pushes to be delivered",
+      async () => {
+        const { pushes } = (await signonCli(system.cliEnv, "pushes", "list")) as { pushes: { status: string }[] };
+        return pushes.every((push) => push.status === "delivered") ? true : null;
+      },
+      { timeoutMs: 60_000, logs: [] },
+    );
   }, 1_200_000);
 
   it("loses every node's data at once and restores the latest: only writes of the last archive_timeout can be lost", async ({ onTestFailed }) => {

@@ -37,6 +37,8 @@ export interface FailoverSystem {
   userEmail: string;
   /** Bearer tokens of an API user holding signin, staff and admin on Completion: one for the writes, and the readers' two (the second first used just before the kill). */
   completionTokens: { writer: string; readers: [string, string] };
+  /** The environment of Sign-on's command line against the services' database (`signonCli(system.cliEnv, …)`). */
+  cliEnv: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -175,6 +177,7 @@ export async function startFailoverSystem(cluster: FailoverCluster): Promise<Fai
       adminEmail,
       userEmail,
       completionTokens: { writer: writer!, readers: [reader1!, reader2!] },
+      cliEnv,
       close,
     };
   } catch (error) {
