@@ -99,6 +99,15 @@ export async function startBackupRepository(directory: string, nodes: BackupNode
   };
   start();
   await waitFor("the backup repository's TLS server to listen", async () => (listening(repositoryPort!) ? true : null), { timeoutMs: 10_000, logs: [logFile] });
+  /** Runs a command on the repository machine to its end: its output, or an error with the output and how it ended. */
+  const execute = (command: string, args: string[], options: { env: NodeJS.ProcessEnv; timeoutMs: number }) =>
+    new Promise<string>((resolve, reject) => {
+      execFile(command, args, { env: options.env, cwd: root, timeout: options.timeoutMs, maxBuffer: 16 * 1024 * 1024, ...(runAs ?? {}) }, (error, stdout, stderr) => {
+        if (!error) return resolve(stdout + stderr);
+        const ending = error.killed ? `killed after ${options.timeoutMs} ms` : `exit code ${String(error.code)}`;
+        reject(new Error(`${command === binaries.pgbackrest ? "pgbackrest" : command} ${args.filter((arg) => arg !== "--stanza=tessera").join(" ")} failed (${ending}):\n${stdout}${stderr}`));
+      });
+    });
   return {
     folders,
     configFile,
@@ -108,26 +117,11 @@ export async function startBackupRepository(directory: string, nodes: BackupNode
       if (!settings) throw new Error(`no backup settings for ${name}`);
       return settings;
     },
-    exec: (command, args) =>
-      new Promise((resolve, reject) => {
-        execFile(command, args, { env: environment, cwd: root, timeout: 60_000, ...(runAs ?? {}) }, (error, stdout, stderr) => {
-          if (error) reject(new Error(`${command} ${args.join(" ")} failed (exit code ${String(error.code)}):\n${stdout}${stderr}`));
-          else resolve(stdout);
-        });
-      }),
+    exec: (command, args) => execute(command, args, { env: environment, timeoutMs: 60_000 }),
     run: (args, options = {}) =>
-      new Promise((resolve, reject) => {
-        execFile(
-          binaries.pgbackrest,
-          ["--stanza=tessera", ...args],
-          { env: options.on === undefined ? environment : { ...environment, PGBACKREST_CONFIG: nodeSettings.get(options.on)!.configFile }, cwd: root, timeout: options.timeoutMs ?? 300_000, maxBuffer: 16 * 1024 * 1024, ...(runAs ?? {}) },
-          (error, stdout, stderr) => {
-            if (error) {
-              const ending = error.killed ? `killed after ${options.timeoutMs ?? 300_000} ms` : `exit code ${String(error.code)}`;
-              reject(new Error(`pgbackrest ${args.join(" ")} failed (${ending}):\n${stdout}${stderr}`));
-            } else resolve(stdout + stderr);
-          },
-        );
+      execute(binaries.pgbackrest, ["--stanza=tessera", ...args], {
+        env: options.on === undefined ? environment : { ...environment, PGBACKREST_CONFIG: nodeSettings.get(options.on)!.configFile },
+        timeoutMs: options.timeoutMs ?? 300_000,
       }),
     scratchFolder() {
       const folder = mkdtempSync(join(root, "scratch-"));

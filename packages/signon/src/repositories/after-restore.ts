@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
+import { takeOverEarlierPush } from "./push-deliveries.js";
 
 /**
  * Whether application `a` knows person `u` as far as the restored database can tell: it issued them a token (an
@@ -29,9 +30,7 @@ async function queueForEveryone(db: SignonDatabase, kind: "update" | "reauth" | 
       from signon.users u
       join signon.applications a on not a.retired and ${takesIt}
      where u.email <> ${pushCredentialEmail} and ${onlyPeople ? sql`not u.is_api_user and` : sql``} ${applicationOfPerson}
-    on conflict (user_uid, application_id, kind) do update
-       set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
-           next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
+    ${takeOverEarlierPush}`);
   return result.rowCount ?? 0;
 }
 

@@ -52,6 +52,14 @@ export async function listApplicationsPushedAboutUser(db: SignonDatabase, userUi
 }
 
 /**
+ * What a queued push does to an earlier row of the same (user, application, kind): takes it over with its higher
+ * sequence number and a fresh retry window, whatever its status (one row each, the newest state wins).
+ */
+export const takeOverEarlierPush = sql`on conflict (user_uid, application_id, kind) do update
+   set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
+       next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`;
+
+/**
  * Queues pushes of `kinds`, in that order, for a user, inside the caller's
  * transaction. Each (user, application, kind) has one row: a newer push of
  * the same kind takes it over with a higher sequence number and a fresh
@@ -78,9 +86,7 @@ export async function queuePushes(
              ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
         from signon.applications a
        where not a.retired and a.push_enabled and ${where}
-      on conflict (user_uid, application_id, kind) do update
-         set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
-             next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
+      ${takeOverEarlierPush}`);
     written += result.rowCount ?? 0;
     if (kind !== "reauth") continue;
     // With each reauth, a back-channel logout token to the OpenID Connect applications that asked for them
@@ -92,9 +98,7 @@ export async function queuePushes(
              ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
         from signon.applications a
        where not a.retired and a.backchannel_logout_uri is not null and 'openid' = any(a.oidc_scopes) and ${where}
-      on conflict (user_uid, application_id, kind) do update
-         set seq = excluded.seq, status = 'pending', attempts = 0, pending_since = excluded.pending_since,
-             next_attempt_at = excluded.next_attempt_at, last_error = null, delivered_at = null, updated_at = excluded.updated_at`);
+      ${takeOverEarlierPush}`);
     written += logouts.rowCount ?? 0;
   }
   return written;
