@@ -19,7 +19,7 @@ import { COMPLETION_MIGRATIONS, completionSchema, DEFAULT_AGGREGATOR_TYPES, load
 import { fork, type ChildProcess } from "node:child_process";
 import pg from "pg";
 import { CourseStructures } from "../../packages/completion/src/domain/course-structures.js";
-import { failoverClusterUnavailable, startFailoverCluster, type FailoverCluster } from "../../tests/failover/support/cluster.js";
+import { failoverClusterUnavailable, startFailoverCluster, type FailoverCluster } from "@tessera/test-support/drill";
 import type { Serving } from "../completion/serve.js";
 import { COURSE, courseTree, generate } from "../scale/completion.js";
 import type { Prepared } from "../signon/serve.js";

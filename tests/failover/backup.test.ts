@@ -10,11 +10,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { runShipped, signonCli } from "@tessera/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failoverPackages } from "./support/binaries.js";
-import { failoverClusterUnavailable, startFailoverCluster, type FailoverCluster } from "./support/cluster.js";
-import { startFailoverSystem, type FailoverSystem } from "./support/services.js";
-import { WriteLoop, type Acknowledged } from "./support/traffic.js";
-import { pause, waitFor } from "./support/wait.js";
+import { failoverClusterUnavailable, failoverPackages, pause, startFailoverCluster, startFailoverSystem, waitFor, WriteLoop, type Acknowledged, type FailoverCluster, type FailoverSystem } from "@tessera/test-support/drill";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {

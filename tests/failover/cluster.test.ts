@@ -10,10 +10,7 @@ import { readFileSync } from "node:fs";
 import { ReadRouter } from "@tessera/db";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failoverPackages } from "./support/binaries.js";
-import { failoverClusterUnavailable, patroniTimings, startFailoverCluster, type FailoverCluster } from "./support/cluster.js";
-import { ReadLoop, WriteLoop } from "./support/traffic.js";
-import { waitFor } from "./support/wait.js";
+import { failoverClusterUnavailable, failoverPackages, patroniTimings, ReadLoop, startFailoverCluster, waitFor, WriteLoop, type FailoverCluster } from "@tessera/test-support/drill";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {

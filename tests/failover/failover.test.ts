@@ -9,10 +9,7 @@
 // 200 throughout. Then the old primary comes back as a standby and the load runs again, with the same checks.
 // Needs Debian's patroni, etcd-server, haproxy and postgresql-15; skipped without them, except under CI=true.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failoverPackages } from "./support/binaries.js";
-import { failoverClusterUnavailable, patroniTimings, startFailoverCluster, type FailoverCluster } from "./support/cluster.js";
-import { Drill } from "./support/drill.js";
-import { waitFor } from "./support/wait.js";
+import { Drill, failoverClusterUnavailable, failoverPackages, patroniTimings, startFailoverCluster, waitFor, type FailoverCluster } from "@tessera/test-support/drill";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {

@@ -7,11 +7,7 @@
 // again, and no request waiting much longer than the fault itself.
 // Needs Debian's patroni, etcd-server, haproxy and postgresql-15; skipped without them, except under CI=true.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failoverPackages } from "./support/binaries.js";
-import { failoverClusterUnavailable, patroniTimings, startFailoverCluster, type ClusterNode, type FailoverCluster } from "./support/cluster.js";
-import { Drill, type Round } from "./support/drill.js";
-import { ProbeWriter } from "./support/probe.js";
-import { pause, waitFor } from "./support/wait.js";
+import { Drill, failoverClusterUnavailable, failoverPackages, pause, patroniTimings, ProbeWriter, startFailoverCluster, waitFor, type ClusterNode, type FailoverCluster, type Round } from "@tessera/test-support/drill";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {

@@ -11,9 +11,9 @@
 import { writeFileSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COURSE_KEY, LEARNERS, startFaultSystem, type FaultSystem } from "./support/fault-system.js";
-import { csrfTokenOf, HttpClient, type Answer } from "./support/http-client.js";
-import { allowedOutcomes, startLoad, type LoadRecord } from "./support/load.js";
+import { COURSE_KEY, LEARNERS, REQUEST_TIMEOUT_MS, startFaultSystem, type FaultSystem } from "./support/fault-system.js";
+import { allowedOutcomes, csrfTokenOf, HttpClient, type Answer } from "@tessera/test-support/drill";
+import { startLoad, type LoadRecord } from "./support/load.js";
 import { runShipped, type ServiceProcess } from "@tessera/test-support";
 import { Tally } from "./support/tally.js";
 
@@ -94,34 +94,34 @@ interface OutageProbes {
 
 /** Asks every service for readiness, liveness, and requests that need the database (JSON APIs and HTML pages). */
 async function probe(system: FaultSystem, tally: Tally, signInForm: { client: HttpClient; csrf: string }, openIdToken: string): Promise<OutageProbes> {
-  const client = new HttpClient(tally);
+  const client = new HttpClient(tally, REQUEST_TIMEOUT_MS);
   const health = async (path: string) =>
-    new Map(await Promise.all(system.services.map(async (service) => [service.name, await client.send(`probe ${path}`, `${service.url}${path}`)] as const)));
+    new Map(await Promise.all(system.services.map(async (service) => [service.name, await client.send(`probe ${path}`, service, path)] as const)));
   const [ready, live, needingDatabase] = await Promise.all([
     health("/healthcheck/ready"),
     health("/healthcheck/live"),
     (async () =>
       new Map<string, Answer>(
         await Promise.all([
-          (async () => ["Sign-on GET /user.json", await client.send("probe GET /user.json", `${system.signon.url}/user.json`, { headers: { authorization: `Bearer ${system.accessToken}` } })] as const)(),
-          (async () => ["Sign-on GET /userinfo", await client.send("probe GET /userinfo", `${system.signon.url}/userinfo`, { headers: { authorization: `Bearer ${openIdToken}` } })] as const)(),
+          (async () => ["Sign-on GET /user.json", await client.send("probe GET /user.json", system.signon, "/user.json", { headers: { authorization: `Bearer ${system.accessToken}` } })] as const)(),
+          (async () => ["Sign-on GET /userinfo", await client.send("probe GET /userinfo", system.signon, "/userinfo", { headers: { authorization: `Bearer ${openIdToken}` } })] as const)(),
           (async () =>
             [
               "Sign-on POST /sign-in (page)",
-              await signInForm.client.send("probe POST /sign-in", `${system.signon.url}/sign-in`, {
+              await signInForm.client.send("probe POST /sign-in", system.signon, "/sign-in", {
                 method: "POST",
                 headers: { accept: "text/html" },
-                form: new URLSearchParams({ _csrf: signInForm.csrf, return_to: "/", email: system.userEmail, password: "faults correct horse battery" }),
+                form: { _csrf: signInForm.csrf, return_to: "/", email: system.userEmail, password: "faults correct horse battery" },
               }),
             ] as const)(),
           (async () =>
             [
               "Completion GET course detail",
-              await client.send("probe GET course detail", `${system.completion.url}/api/completion/v1/course/${COURSE_KEY}/?username=${LEARNERS[0]}`, {
+              await client.send("probe GET course detail", system.completion, `/api/completion/v1/course/${COURSE_KEY}/?username=${LEARNERS[0]}`, {
                 headers: { authorization: `Bearer ${system.completionToken}` },
               }),
             ] as const)(),
-          (async () => ["editorial GET /auth/gds (page)", await client.send("probe GET editorial /auth/gds", `${system.editorial.url}/auth/gds`, { headers: { accept: "text/html" } })] as const)(),
+          (async () => ["editorial GET /auth/gds (page)", await client.send("probe GET editorial /auth/gds", system.editorial, "/auth/gds", { headers: { accept: "text/html" } })] as const)(),
         ]),
       ))(),
   ]);
@@ -137,9 +137,9 @@ function latestToken(record: LoadRecord): string {
 
 /** A signed-out browser holding Sign-on's sign-in form (its CSRF token), to post it during an outage. */
 async function signInFormOf(system: FaultSystem, tally: Tally): Promise<{ client: HttpClient; csrf: string }> {
-  const client = new HttpClient(tally);
+  const client = new HttpClient(tally, REQUEST_TIMEOUT_MS);
   for (let attempt = 0; attempt < 20; attempt++) {
-    const csrf = csrfTokenOf((await client.send("GET /sign-in", `${system.signon.url}/sign-in`, { headers: { accept: "text/html" } })).body);
+    const csrf = csrfTokenOf((await client.send("GET /sign-in", system.signon, "/sign-in", { headers: { accept: "text/html" } })).body);
     if (csrf !== undefined) return { client, csrf };
     await pause(200);
   }

@@ -5,12 +5,12 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Browser } from "./support/browser.js";
-import { CountingReceiver } from "./support/counting-receiver.js";
 import { createFreshDatabase, type FreshDatabase } from "./support/fresh-database.js";
 import { blockKey, expectedAggregates, leaves, learningTree, type TreeBlock } from "./support/learning-tree.js";
 import { postForm } from "./support/form-post.js";
 import { queueUpdatePushes } from "./support/push-outbox.js";
 import { freePort, runShipped, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
+import { CountingReceiver } from "@tessera/test-support/drill";
 
 const serverUrl = process.env["DATABASE_URL"];
 const skipReason = "skipped: DATABASE_URL is not set (CI runs it against PostgreSQL on 127.0.0.1:5432)";

@@ -8,13 +8,21 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { dropDatabase, recreateDatabase } from "@tessera/db/testing";
-import { repositoryRoot } from "@tessera/test-support";
-import { allowedOutcomes } from "../faults/support/load.js";
-import { codeProblems, completionProblems, pushProblems, refreshProblems, tokenProblems } from "../failover/support/checks.js";
-import { newLoadRecord, signInSessions, startLoad } from "../failover/support/load.js";
-import { RequestLog } from "../failover/support/request-log.js";
-import { LEARNERS, PASSWORD } from "../failover/support/services.js";
-import { importSmallCourse } from "@tessera/test-support";
+import { importSmallCourse, repositoryRoot } from "@tessera/test-support";
+import {
+  allowedOutcomes,
+  codeProblems,
+  completionProblems,
+  LEARNERS,
+  newLoadRecord,
+  PASSWORD,
+  pushProblems,
+  refreshProblems,
+  RequestLog,
+  signInSessions,
+  startLoad,
+  tokenProblems,
+} from "@tessera/test-support/drill";
 import { startAdminBrowser, type AdminBrowser } from "./support/admin-browser.js";
 import { failedRequests, stepFigures, type Step } from "./support/figures.js";
 import { completionAcross, signonAcross } from "./support/mixed-versions.js";

@@ -14,6 +14,8 @@ export const LEARNERS = ["learner-0", "learner-1", "learner-2"];
 export const PASSWORD = "faults correct horse battery";
 /** Every service's bound on one database statement (DATABASE_STATEMENT_TIMEOUT_SECONDS): a stalled statement fails after this long. */
 export const STATEMENT_TIMEOUT_SECONDS = 3;
+/** How long the load and the probes wait for an answer before a request counts as unanswered. */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** Everything the fault test runs against. */
 export interface FaultSystem {

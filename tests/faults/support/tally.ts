@@ -1,8 +1,10 @@
+import type { Outcome, RequestRecorder } from "@tessera/test-support/drill";
+
 /** Status counts per kind of request; status 0 is a request that got no HTTP answer at all. */
-export class Tally {
+export class Tally implements RequestRecorder {
   readonly counts = new Map<string, Map<number, number>>();
 
-  record(kind: string, status: number): void {
+  record({ kind, status }: Pick<Outcome, "kind" | "status">): void {
     const statuses = this.counts.get(kind) ?? new Map<number, number>();
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
     this.counts.set(kind, statuses);

@@ -3,8 +3,7 @@
 // by whichever Sign-on instance nginx picks, and queues a push to that application. Every page it lands on is
 // recorded; the sign-in page, anywhere after the first, means the administrator was signed out.
 import { chromium, type Browser, type Page } from "playwright-core";
-import type { Attempt } from "../../faults/support/load.js";
-import type { RequestLog } from "../../failover/support/request-log.js";
+import type { Attempt, RequestLog } from "@tessera/test-support/drill";
 
 const chromiumPath = "/usr/bin/chromium";
 

@@ -1,6 +1,6 @@
 // What the rolling test reports and checks across a whole run: the steps it went through, the requests of each by
 // status, the longest request, and every answer that breaks the rules.
-import type { Outcome, RequestLog } from "../../failover/support/request-log.js";
+import type { Outcome, RequestLog } from "@tessera/test-support/drill";
 
 export interface Step {
   name: string;

@@ -1,9 +1,7 @@
 // While one instance of a service runs the new release and the other the previous one: what one issues works at
 // the other, asked of each instance directly (not through nginx), in both directions. Each check returns its
 // problems (empty when all is well).
-import { csrfTokenOf } from "../../faults/support/http-client.js";
-import { signIn } from "../../failover/support/load.js";
-import { HttpClient, type RequestLog } from "../../failover/support/request-log.js";
+import { csrfTokenOf, HttpClient, signIn, type RequestLog } from "@tessera/test-support/drill";
 import type { Instance, UpgradeSystem } from "./system.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,7 +7,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { descendantsOf, startLogged, type LoggedProcess } from "../../failover/support/processes.js";
+import { descendantsOf, startLogged, type LoggedProcess } from "@tessera/test-support/drill";
 
 export interface Upstream {
   /** The upstream's name in the configuration, e.g. `tessera_signon`. */

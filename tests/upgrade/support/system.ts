@@ -10,8 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { freePort, importSmallCourse, startSink, repositoryRoot, signonCliAt, startShipped, type ServiceProcess, type ShippedService } from "@tessera/test-support";
-import { CountingReceiver } from "../../scale-out/support/counting-receiver.js";
-import { COURSE_KEY, LEARNERS, PASSWORD, PROBLEMS, type FailoverSystem } from "../../failover/support/services.js";
+import { CountingReceiver, COURSE_KEY, LEARNERS, PASSWORD, PROBLEMS, type FailoverSystem } from "@tessera/test-support/drill";
 import { startDrainProbe, type DrainFigures } from "./drain-probe.js";
 import { startNginx, type Nginx } from "./nginx.js";
 

@@ -2,9 +2,7 @@
 // codes computed from it (RFC 6238: HMAC-SHA1, 30 s steps, 6 digits), and a sign-in that asks to remember the
 // browser, whose cookie is then taken alone to another instance.
 import { Secret, TOTP } from "otpauth";
-import { csrfTokenOf } from "../../faults/support/http-client.js";
-import { PASSWORD } from "../../failover/support/services.js";
-import type { RequestLog } from "../../failover/support/request-log.js";
+import { csrfTokenOf, PASSWORD, type RequestLog } from "@tessera/test-support/drill";
 
 /** A person with 2-step verification on: their address, key, and the last time step a code of theirs was used in. */
 export interface TwoStepPerson {

@@ -1,7 +1,5 @@
 // Every request the failover load sends, with its outcome: which instance answered, the status (0: no HTTP
-// answer at all), Retry-After, and when it was sent and answered; and an HTTP client with a cookie jar that
-// writes into it.
-import { CookieJar, type ServiceProcess } from "@tessera/test-support";
+// answer at all), Retry-After, and when it was sent and answered, as the HTTP client (http-client.ts) records it.
 
 export interface Outcome {
   /** What was asked, e.g. `POST /token (refresh)`. */
@@ -17,18 +15,12 @@ export interface Outcome {
   at: number;
 }
 
-/** An answer as the load looks at it. */
-export interface Answer {
-  status: number;
-  location: string | null;
-  body: string;
-}
-
-/** How long a request may wait for its answer before it counts as unanswered. */
-const requestTimeoutMs = 20_000;
-
 export class RequestLog {
   readonly outcomes: Outcome[] = [];
+
+  record(outcome: Outcome): void {
+    this.outcomes.push(outcome);
+  }
 
   /** Outcomes of `kind` (or of any kind `kind` accepts), sent in [from, to). */
   between(from: number, to: number, kind?: (kind: string) => boolean): Outcome[] {
@@ -65,43 +57,5 @@ export class RequestLog {
     return Object.fromEntries(
       [...kinds].sort(([a], [b]) => a.localeCompare(b)).map(([kind, statuses]) => [kind, Object.fromEntries([...statuses].sort(([a], [b]) => a - b))]),
     );
-  }
-}
-
-/**
- * HTTP over `fetch` with a cookie jar (one browser: the cookies of every instance of a service, which share
- * their sessions through the database), each request recorded in `log`. Redirects are not followed.
- */
-export class HttpClient {
-  readonly #jar = new CookieJar();
-
-  constructor(private readonly log: RequestLog) {}
-
-  async send(kind: string, service: ServiceProcess, path: string, init: RequestInit & { form?: Record<string, string | string[]> } = {}): Promise<Answer> {
-    const headers = new Headers(init.headers);
-    const cookie = this.#jar.header();
-    if (cookie !== null) headers.set("cookie", cookie);
-    let body = init.body;
-    if (init.form) {
-      headers.set("content-type", "application/x-www-form-urlencoded");
-      const form = new URLSearchParams();
-      for (const [name, value] of Object.entries(init.form)) for (const item of Array.isArray(value) ? value : [value]) form.append(name, item);
-      body = form.toString();
-    }
-    const sentAt = Date.now();
-    const record = (status: number, retryAfter: string | null, detail: string | null) =>
-      this.log.outcomes.push({ kind, service: service.name, status, retryAfter, detail, sentAt, at: Date.now() });
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(`${service.url}${path}`, { ...init, headers, body: body ?? null, redirect: "manual", signal: AbortSignal.timeout(requestTimeoutMs) });
-      text = await response.text();
-    } catch {
-      record(0, null, null);
-      return { status: 0, location: null, body: "" };
-    }
-    this.#jar.take(response);
-    record(response.status, response.headers.get("retry-after"), response.status >= 400 ? text.slice(0, 300) : null);
-    return { status: response.status, location: response.headers.get("location"), body: text };
   }
 }

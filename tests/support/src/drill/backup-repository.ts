@@ -4,14 +4,14 @@
 import { execFile, execFileSync } from "node:child_process";
 import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { repositoryRoot } from "../shipped.js";
 import { binaries } from "./binaries.js";
 import { pgbackrestNodeFile, pgbackrestRepositoryFile, type BackupMachineFolders } from "./deployment-files.js";
 import { freePorts } from "./ports.js";
 import { killTree, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
 import { pause, waitFor } from "./wait.js";
 
-const makeCertificates = fileURLToPath(new URL("../../../deploy/certificates/make-certificates.sh", import.meta.url));
+const makeCertificates = join(repositoryRoot, "deploy/certificates/make-certificates.sh");
 
 /** What a database machine needs to reach the repository: its pgbackrest.conf and its own TLS server's port. */
 export interface NodeBackupSettings {

@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { freePort, importSmallCourse, startSink, signonCli, startShipped, type ServiceProcess } from "@tessera/test-support";
+import { freePort } from "@tessera/db/testing";
+import { importSmallCourse, startSink } from "../load-support.js";
+import { signonCli, startShipped, type ServiceProcess } from "../shipped.js";
 import type { FailoverCluster } from "./cluster.js";
 
 /** The course the Completion load writes to: one chapter, sequential and vertical over six problems. */

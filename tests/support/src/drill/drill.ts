@@ -6,7 +6,8 @@ import { codeProblems, completionProblems, pushProblems, refreshProblems, tokenP
 import type { FailoverCluster } from "./cluster.js";
 import { ErrorLines } from "./error-lines.js";
 import { COMPLETION_READ_KINDS, newLoadRecord, signInSessions, startLoad, type LoadRecord, type Sessions } from "./load.js";
-import { HttpClient, RequestLog, type Outcome } from "./request-log.js";
+import { HttpClient } from "./http-client.js";
+import { RequestLog, type Outcome } from "./request-log.js";
 import { COURSE_KEY, startFailoverSystem, type FailoverSystem } from "./services.js";
 import { waitFor } from "./wait.js";
 

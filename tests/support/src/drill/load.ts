@@ -3,12 +3,12 @@
 // token, two refresh rotations), `/user.json` with issued tokens, permission-grid posts that queue pushes to the
 // editorial app, completion batches, and Completion's reads (the staff course detail, stats, one learner's list).
 // Every request is recorded in the log; what each write acknowledged is kept for the checks afterwards.
-import { csrfTokenOf } from "../../faults/support/http-client.js";
-import type { Attempt } from "../../faults/support/load.js";
-import { HttpClient, type RequestLog } from "./request-log.js";
+import type { ServiceProcess } from "../shipped.js";
+import type { Attempt } from "./acknowledged-writes.js";
+import { csrfTokenOf, HttpClient } from "./http-client.js";
+import type { RequestLog } from "./request-log.js";
 import { COURSE_KEY, LEARNERS, PASSWORD, PROBLEMS, type FailoverSystem } from "./services.js";
 import { pause } from "./wait.js";
-import type { ServiceProcess } from "@tessera/test-support";
 
 /** Requests that write: the first of them acknowledged after the kill measures the failover. */
 export const WRITE_KINDS = ["GET /oauth/authorize", "POST /token (code)", "POST /token (refresh)", "POST /users/:uid/permissions", "POST completion-batch"];
@@ -82,8 +82,8 @@ async function loop(stopped: () => boolean, maxSteps: number, step: (n: number) 
   }
 }
 
-/** Signs `email` in at `service` with `client`, retrying until it works (before the machine is lost). */
-export async function signIn(client: HttpClient, service: ServiceProcess, email: string): Promise<void> {
+/** Signs `email` (whose password is `password`) in at `service` with `client`, retrying until it works (before the machine is lost). */
+export async function signIn(client: HttpClient, service: ServiceProcess, email: string, password = PASSWORD): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const form = await client.send("GET /sign-in", service, "/sign-in", { headers: { accept: "text/html" } });
     const csrf = csrfTokenOf(form.body);
@@ -91,7 +91,7 @@ export async function signIn(client: HttpClient, service: ServiceProcess, email:
       const posted = await client.send("POST /sign-in", service, "/sign-in", {
         method: "POST",
         headers: { accept: "text/html" },
-        form: { _csrf: csrf, return_to: "/", email, password: PASSWORD },
+        form: { _csrf: csrf, return_to: "/", email, password },
       });
       if (posted.status === 303) return;
     }

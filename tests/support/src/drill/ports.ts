@@ -1,4 +1,4 @@
-import { freePort } from "@tessera/test-support";
+import { freePort } from "@tessera/db/testing";
 
 /** `count` free ports on 127.0.0.1, all different (each is free when drawn; none is listened on yet). */
 export async function freePorts(count: number): Promise<number[]> {

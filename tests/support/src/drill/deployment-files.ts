@@ -3,9 +3,10 @@
 // Each change must find what it replaces, so a file that no longer says what the test expects fails the test
 // instead of being run with the test's guess.
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { repositoryRoot } from "../shipped.js";
 
-const deployDir = fileURLToPath(new URL("../../../deploy/", import.meta.url));
+const deployDir = join(repositoryRoot, "deploy/");
 
 /** The text of a file under deploy/. */
 export function deploymentFile(path: string): string {

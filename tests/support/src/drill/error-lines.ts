@@ -1,6 +1,6 @@
 // The error lines each service prints while the test runs, kept from the start (a service's output holds only
 // its last 200 kB, which the request log fills in seconds): the evidence for a 500 or a failed read.
-import type { ServiceProcess } from "@tessera/test-support";
+import type { ServiceProcess } from "../shipped.js";
 
 /** Pino's error and fatal levels, an answer of 5xx other than 503, or a plain line that speaks of an error. */
 const errorLine = /"level":(?:50|60)\b|"statusCode":5(?:0[0-24-9]|[1-9]\d)\b|^(?!\{).*(?:error|Error|ERROR)/;

@@ -2,9 +2,10 @@
 // is well) so that one failure does not hide the others: every acknowledged token, refresh rotation, code
 // exchange, permission change and completion batch is there afterwards, and the pushes all arrived.
 import { createHash } from "node:crypto";
-import { allowedOutcomes } from "../../faults/support/load.js";
+import { allowedOutcomes } from "./acknowledged-writes.js";
+import { HttpClient } from "./http-client.js";
 import type { Chain, LoadRecord } from "./load.js";
-import { HttpClient, type RequestLog } from "./request-log.js";
+import type { RequestLog } from "./request-log.js";
 import { COURSE_KEY, LEARNERS, PROBLEMS, type FailoverSystem } from "./services.js";
 import { waitFor } from "./wait.js";
 
