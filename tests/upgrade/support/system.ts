@@ -3,14 +3,22 @@
 // release's checkout), Sign-on and Completion behind nginx (support/nginx.ts). Completion and the editorial app
 // call Sign-on through nginx, as docs/deployment.md says; Sign-on pushes to the editorial app and to a counting
 // receiver directly. First-time set-up with the running release's own command line, as an operator of that
-// release does. `replace` is step 4 of docs/operations.md, "Upgrading without downtime".
+// release does, through the drill kit's (the failover drills' accounts, applications and course, and what only
+// this test uses). `replace` is step 4 of docs/operations.md, "Upgrading without downtime".
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
-import { freePort, importSmallCourse, startSink, repositoryRoot, signonCliAt, startShipped, type ServiceProcess, type ShippedService } from "@tessera/test-support";
-import { CountingReceiver, COURSE_KEY, LEARNERS, PASSWORD, PROBLEMS, type FailoverSystem } from "@tessera/test-support/drill";
+import { freePort, repositoryRoot, signonCliAt, startShipped, type ServiceProcess, type ShippedService } from "@tessera/test-support";
+import {
+  applicationId,
+  completionEnv,
+  CountingReceiver,
+  createLoadAccounts,
+  editorialEnv,
+  importLoadCourse,
+  openServiceWorkspace,
+  PASSWORD,
+  type FailoverSystem,
+} from "@tessera/test-support/drill";
 import { startDrainProbe, type DrainFigures } from "./drain-probe.js";
 import { startNginx, type Nginx } from "./nginx.js";
 
@@ -85,10 +93,8 @@ async function readyVersion(url: string): Promise<string | null> {
 
 /** Starts the whole system of `release` on the empty database `databaseUrl`, with the accounts, applications, tokens and course the load needs. */
 export async function startUpgradeSystem(databaseUrl: string, release: RunnableRelease): Promise<UpgradeSystem> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  pool.on("error", () => {});
-  const dataDir = mkdtempSync(join(tmpdir(), "tessera-upgrade-services-"));
-  const receiver = await startSink();
+  const workspace = await openServiceWorkspace(databaseUrl, { folderPrefix: "tessera-upgrade-services-", secretKey: "ab".repeat(32) });
+  const { pool, receiver, cliEnv } = workspace;
   const counter = new CountingReceiver();
   await counter.start();
   const instances: Instance[] = [];
@@ -96,11 +102,8 @@ export async function startUpgradeSystem(databaseUrl: string, release: RunnableR
   const close = async () => {
     await Promise.all(instances.map((instance) => instance.process.stop()));
     await nginx?.stop();
-    receiver.server.closeAllConnections();
-    await new Promise<void>((resolve) => receiver.server.close(() => resolve()));
     await counter.stop();
-    await pool.end();
-    rmSync(dataDir, { recursive: true, force: true });
+    await workspace.close();
   };
   try {
     const [signonPort1, signonPort2, completionPort1, completionPort2, editorialPort, signonFront, completionFront] = await Promise.all(
@@ -108,17 +111,6 @@ export async function startUpgradeSystem(databaseUrl: string, release: RunnableR
     );
     const signonUrl = `http://127.0.0.1:${signonFront}`;
     const editorialUrl = `http://127.0.0.1:${editorialPort}`;
-    const cliEnv = {
-      NODE_ENV: "development",
-      DATABASE_URL: databaseUrl,
-      SIGNON_ARGON2_MEMORY_KIB: "64",
-      SIGNON_ARGON2_TIME_COST: "1",
-      SIGNON_SECRET_KEY: "ab".repeat(32),
-      SIGNON_DATA_DIR: dataDir,
-      SIGNON_MAIL_PRINT: "false",
-      // The administrator works the permission grid without setting up 2-step verification.
-      SIGNON_TWO_STEP_REQUIRED_ROLES: "none",
-    };
     const signonEnv = {
       ...cliEnv,
       SIGNON_PUBLIC_URL: signonUrl,
@@ -141,66 +133,34 @@ export async function startUpgradeSystem(databaseUrl: string, release: RunnableR
       completion: { port: completionFront!, instances: [completionPort1!, completionPort2!], maxBodySize: "50m" },
     });
 
-    // Accounts and applications through the running release's command line.
+    // Accounts and applications through the running release's command line: the load's (the first three grid
+    // users are the load's, the other three the Chromium administrator's), then this test's own.
     const cli = (...args: string[]) => signonCliAt({ root: release.root }, cliEnv, ...args);
-    const adminEmail = "admin@example.org";
-    const userEmail = "ada@example.org";
-    const redirectUri = `${receiver.url}/auth/gds/callback`;
     const gridEmails = [1, 2, 3, 4, 5, 6].map((n) => `grid-${n}@example.org`);
     const inactiveEmails = Array.from({ length: 16 }, (_, n) => `inactive-${n + 1}@example.org`);
-    const [client, editorialApp, completionApp, , ...gridUsers] = await Promise.all([
-      cli("apps", "create", "--name", "Upgrade client", "--redirect-uri", redirectUri, "--push-base", receiver.url),
-      cli("apps", "create", "--name", "Editorial", "--redirect-uri", `${editorialUrl}/auth/gds/callback`, "--push-base", `${editorialUrl}/auth/gds/api`, "--permissions", "admin"),
-      cli("apps", "create", "--name", "completion", "--redirect-uri", `${receiver.url}/completion/callback`, "--push-base", receiver.url, "--permissions", "staff,admin"),
-      cli("apps", "create", "--name", "Counter", "--redirect-uri", `${counter.url}/auth/gds/callback`, "--push-base", `${counter.url}/auth/gds/api`, "--permissions", "editor"),
-      ...gridEmails.map((email, n) => cli("users", "create", "--email", email, "--name", `Grid ${n + 1}`, "--password", PASSWORD)),
-    ]);
+    const accounts = await createLoadAccounts(cli, { clientName: "Upgrade client", receiverUrl: receiver.url, editorialUrl, gridEmails });
     await Promise.all([
-      cli("users", "create", "--email", adminEmail, "--name", "Admin", "--password", PASSWORD, "--role", "superadmin"),
+      cli("apps", "create", "--name", "Counter", "--redirect-uri", `${counter.url}/auth/gds/callback`, "--push-base", `${counter.url}/auth/gds/api`, "--permissions", "editor"),
       cli("users", "create", "--email", "browser-admin@example.org", "--name", "Browser admin", "--password", PASSWORD, "--role", "superadmin"),
-      cli("users", "create", "--email", userEmail, "--name", "Ada", "--password", PASSWORD),
       cli("users", "create", "--email", "mixed@example.org", "--name", "Mixed", "--password", PASSWORD),
       ...TWO_STEP_EMAILS.map((email, n) => cli("users", "create", "--email", email, "--name", `Remembered ${n + 1}`, "--password", PASSWORD)),
       ...inactiveEmails.map((email, n) => cli("users", "create", "--email", email, "--name", `Inactive ${n + 1}`, "--password", PASSWORD)),
-      cli("api-users", "create", "--email", "loader@example.org", "--name", "Loader"),
     ]);
-    await Promise.all([
-      cli("permissions", "grant", "--email", userEmail, "--app", "Upgrade client", "--permissions", "signin"),
-      cli("permissions", "grant", "--email", "loader@example.org", "--app", "completion", "--permissions", "signin,staff,admin"),
-      ...gridEmails.slice(3).map((email) => cli("permissions", "grant", "--email", email, "--app", "Counter", "--permissions", "signin")),
-    ]);
-    const [writer, reader1, reader2] = await Promise.all(
-      [1, 2, 3].map(async () => String((await cli("tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"])),
-    );
-    const applicationId = async (name: string) => (await pool.query<{ id: string }>("select id from signon.applications where name = $1", [name])).rows[0]!.id;
+    await Promise.all(gridEmails.slice(3).map((email) => cli("permissions", "grant", "--email", email, "--app", "Counter", "--permissions", "signin")));
 
-    const completionEnv = {
-      DATABASE_URL: databaseUrl,
-      SIGNON_URL: signonUrl,
-      COMPLETION_SIGNON_CLIENT_ID: String(completionApp!["client_id"]),
-      COMPLETION_TRUST_PROXY: "true",
-      COMPLETION_STALE_WORKER_INTERVAL_MS: "200",
-      LOG_LEVEL: "warn",
-    };
-    await start({ name: "completion-1", service: "completion", upstream: "completion", port: completionPort1!, env: completionEnv, release });
-    await start({ name: "completion-2", service: "completion", upstream: "completion", port: completionPort2!, env: completionEnv, release });
+    const completionInstanceEnv = { ...completionEnv({ databaseUrl, signonUrl, clientId: accounts.completionClientId }), COMPLETION_TRUST_PROXY: "true" };
+    await start({ name: "completion-1", service: "completion", upstream: "completion", port: completionPort1!, env: completionInstanceEnv, release });
+    await start({ name: "completion-2", service: "completion", upstream: "completion", port: completionPort2!, env: completionInstanceEnv, release });
     await start({
       name: "editorial-app",
       service: "editorial",
       upstream: null,
       port: editorialPort!,
-      env: {
-        DATABASE_URL: databaseUrl,
-        SIGNON_URL: signonUrl,
-        EDITORIAL_APP_URL: editorialUrl,
-        EDITORIAL_APP_CLIENT_ID: String(editorialApp!["client_id"]),
-        EDITORIAL_APP_CLIENT_SECRET: String(editorialApp!["client_secret"]),
-        LOG_LEVEL: "warn",
-      },
+      env: editorialEnv({ databaseUrl, signonUrl, editorialUrl, client: accounts.editorialClient }),
       release,
     });
     const front = nginx;
-    await importSmallCourse(front.url("completion"), writer!, { key: COURSE_KEY, problems: PROBLEMS, learners: LEARNERS });
+    await importLoadCourse(front.url("completion"), accounts.completionTokens.writer);
 
     // What the load talks to: nginx, for both "instances" of each service.
     const frontOf = (upstream: "signon" | "completion"): ServiceProcess => {
@@ -265,20 +225,20 @@ export async function startUpgradeSystem(databaseUrl: string, release: RunnableR
       completion: [completionFrontProcess, completionFrontProcess],
       editorial: instances.find((instance) => instance.name === "editorial-app")!.process,
       services: instances.map((instance) => instance.process),
-      oauthClient: { clientId: String(client!["client_id"]), clientSecret: String(client!["client_secret"]), redirectUri },
-      editorialAppId: await applicationId("Editorial"),
-      gridUsers: gridUsers.slice(0, 3).map((user) => String(user["uid"])),
-      adminEmail,
-      userEmail,
-      completionTokens: { writer: writer!, readers: [reader1!, reader2!] },
+      oauthClient: accounts.oauthClient,
+      editorialAppId: await applicationId(pool, "Editorial"),
+      gridUsers: accounts.gridUsers.slice(0, 3),
+      adminEmail: accounts.adminEmail,
+      userEmail: accounts.userEmail,
+      completionTokens: accounts.completionTokens,
       close,
       nginx: front,
       instances,
       counter,
-      counterAppId: await applicationId("Counter"),
+      counterAppId: await applicationId(pool, "Counter"),
       inactiveEmails,
       mixedUserUid: (await pool.query<{ uid: string }>("select uid from signon.users where email = 'mixed@example.org'")).rows[0]!.uid,
-      browserGridUsers: gridUsers.slice(3).map((user) => String(user["uid"])),
+      browserGridUsers: accounts.gridUsers.slice(3),
       cliEnv,
       replace,
       migrate,

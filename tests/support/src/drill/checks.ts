@@ -3,10 +3,11 @@
 // exchange, permission change and completion batch is there afterwards, and the pushes all arrived.
 import { createHash } from "node:crypto";
 import { allowedOutcomes } from "./acknowledged-writes.js";
+import { COURSE_KEY, LEARNERS, PROBLEMS } from "./first-time-set-up.js";
 import { HttpClient } from "./http-client.js";
 import type { Chain, LoadRecord } from "./load.js";
 import type { RequestLog } from "./request-log.js";
-import { COURSE_KEY, LEARNERS, PROBLEMS, type FailoverSystem } from "./services.js";
+import type { FailoverSystem } from "./services.js";
 import { waitFor } from "./wait.js";
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest("hex");

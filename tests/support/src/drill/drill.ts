@@ -5,10 +5,11 @@ import { expect } from "vitest";
 import { codeProblems, completionProblems, pushProblems, refreshProblems, tokenProblems } from "./checks.js";
 import type { FailoverCluster } from "./cluster.js";
 import { ErrorLines } from "./error-lines.js";
-import { COMPLETION_READ_KINDS, newLoadRecord, signInSessions, startLoad, type LoadRecord, type Sessions } from "./load.js";
+import { COURSE_KEY } from "./first-time-set-up.js";
 import { HttpClient } from "./http-client.js";
+import { COMPLETION_READ_KINDS, newLoadRecord, signInSessions, startLoad, type LoadRecord, type Sessions } from "./load.js";
 import { RequestLog, type Outcome } from "./request-log.js";
-import { COURSE_KEY, startFailoverSystem, type FailoverSystem } from "./services.js";
+import { startFailoverSystem, type FailoverSystem } from "./services.js";
 import { waitFor } from "./wait.js";
 
 /**

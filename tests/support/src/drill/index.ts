@@ -14,7 +14,10 @@ export { commandLineOf, descendantsOf, killTree, logTail, signalAll, startLogged
 export { failure, pause, waitFor } from "./wait.js";
 
 // The services as shipped, under load, and the checks afterwards.
-export { COURSE_KEY, inDatabase, LEARNERS, PASSWORD, PROBLEMS, startFailoverSystem, type FailoverSystem } from "./services.js";
+export { inDatabase, startFailoverSystem, type FailoverSystem } from "./services.js";
+export { openServiceWorkspace, type ServiceWorkspace } from "./service-workspace.js";
+export { applicationId, COURSE_KEY, createLoadAccounts, importLoadCourse, LEARNERS, PASSWORD, PROBLEMS, type LoadAccounts, type SignonCommand } from "./first-time-set-up.js";
+export { completionEnv, editorialEnv } from "./service-env.js";
 export { COMPLETION_READ_KINDS, newLoadRecord, signIn, signInSessions, startLoad, WRITE_KINDS, type Chain, type LoadOptions, type LoadRecord, type Rotation, type RunningLoad, type Sessions } from "./load.js";
 export { allowedOutcomes, type Attempt } from "./acknowledged-writes.js";
 export { codeProblems, completionProblems, pushProblems, refreshProblems, tokenProblems } from "./checks.js";

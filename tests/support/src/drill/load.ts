@@ -5,9 +5,10 @@
 // Every request is recorded in the log; what each write acknowledged is kept for the checks afterwards.
 import type { ServiceProcess } from "../shipped.js";
 import type { Attempt } from "./acknowledged-writes.js";
+import { COURSE_KEY, LEARNERS, PASSWORD, PROBLEMS } from "./first-time-set-up.js";
 import { csrfTokenOf, HttpClient } from "./http-client.js";
 import type { RequestLog } from "./request-log.js";
-import { COURSE_KEY, LEARNERS, PASSWORD, PROBLEMS, type FailoverSystem } from "./services.js";
+import type { FailoverSystem } from "./services.js";
 import { pause } from "./wait.js";
 
 /** Requests that write: the first of them acknowledged after the kill measures the failover. */
