@@ -1,10 +1,13 @@
-import { describeDatabaseError } from "./faults.js";
+import { connectionTls } from "./connection-tls.js";
+import { describeDatabaseError, tlsRefusal } from "./faults.js";
 
 /**
  * The database of a connection string cannot be used as configured: the
  * server refuses the login (wrong user or password, no `pg_hba.conf` entry),
  * the database does not exist, the user lacks a privilege the migrations
- * need, or TLS is asked for and not offered. Waiting does not help; the
+ * need, TLS is required and not asked for, asked for and not offered, or a
+ * certificate does not verify; or a TLS file the connection string names
+ * cannot be read. Waiting does not help; the
  * message says what is wrong in one sentence, for a service to print before
  * it exits (no stack trace: nothing in the code is at fault).
  */
@@ -13,14 +16,11 @@ export class DatabaseStartError extends Error {
 }
 
 /** SQLSTATEs of a configuration mistake, with what to do about it. */
-const configurationMistakes: { test: (code: string) => boolean; hint: (where: DatabaseAddress) => string }[] = [
-  { test: (code) => code.startsWith("28"), hint: (where) => `check the user (${where.user}) and password in DATABASE_URL and the server's pg_hba.conf` },
-  { test: (code) => code === "3D000", hint: (where) => `create the database ${where.database} or fix its name in DATABASE_URL` },
+const configurationMistakes: { test: (code: string) => boolean; hint: (where: DatabaseAddress, setting: string) => string }[] = [
+  { test: (code) => code.startsWith("28"), hint: (where, setting) => `check the user (${where.user}) and password in ${setting} and the server's pg_hba.conf` },
+  { test: (code) => code === "3D000", hint: (where, setting) => `create the database ${where.database} or fix its name in ${setting}` },
   { test: (code) => code === "42501", hint: (where) => `grant ${where.user} the privileges its migrations need (create schemas and tables in ${where.database})` },
 ];
-
-/** TLS negotiation failures of `pg` that are a configuration mistake (sslmode against the server's setup). */
-const tlsMistakes = [/^The server does not support SSL connections$/, /^There was an error establishing an SSL connection$/];
 
 /** Where a connection string points, without its password. */
 export interface DatabaseAddress {
@@ -49,18 +49,24 @@ export function databaseAddress(url: string): DatabaseAddress {
 
 /**
  * The {@link DatabaseStartError} for `error` met while opening the database of
- * `url`, when it is a configuration mistake; otherwise `null` (a bug, or an
- * outage, which is waited out).
+ * `url` (the value of `setting`, named in the message), when it is a
+ * configuration mistake; otherwise `null` (a bug, or an outage, which is
+ * waited out). A refusal over TLS is one sentence saying what to set
+ * ("PostgreSQL at db.internal:5432 accepts only TLS connections: add
+ * sslmode=verify-full and sslrootcert=… to DATABASE_URL (…)."), although
+ * `isDatabaseUnavailable` counts it as an outage once the service runs.
  */
-export function configurationMistake(error: unknown, url: string): DatabaseStartError | null {
+export function configurationMistake(error: unknown, url: string, setting = "DATABASE_URL"): DatabaseStartError | null {
   const where = databaseAddress(url);
+  if (tlsRefusal(error) !== null) {
+    const sentence = describeDatabaseError(error, { server: where.server, setting, rootCert: connectionTls(url).rootCert });
+    return new DatabaseStartError(`${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}.`);
+  }
   const root = innermost(error);
   const code = typeof (root as { code?: unknown }).code === "string" ? ((root as { code: string }).code) : "";
-  const message = root instanceof Error ? root.message : "";
   const mistake = configurationMistakes.find((candidate) => code !== "" && candidate.test(code));
-  const hint = mistake?.hint(where) ?? (tlsMistakes.some((pattern) => pattern.test(message)) ? "check sslmode in DATABASE_URL against the server's TLS setup" : null);
-  if (hint === null) return null;
-  return new DatabaseStartError(`The database ${where.database} at ${where.server} cannot be used as ${where.user}: ${describeDatabaseError(error)}; ${hint}.`);
+  if (mistake === undefined) return null;
+  return new DatabaseStartError(`The database ${where.database} at ${where.server} cannot be used as ${where.user}: ${describeDatabaseError(error)}; ${mistake.hint(where, setting)}.`);
 }
 
 function innermost(error: unknown): unknown {

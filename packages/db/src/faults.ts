@@ -5,9 +5,14 @@
  * error is worth answering with 503 and trying again later; any other is a
  * bug or bad input.
  *
- * This module imports nothing, so packages that must stay light (the Sign-on
- * client) can use it through `@tessera/db/faults`.
+ * This module imports nothing but `tls-refusals.ts`, which imports nothing, so
+ * packages that must stay light (the Sign-on client) can use it through
+ * `@tessera/db/faults`.
  */
+import { describeTlsRefusal, tlsRefusal, type TlsRefusalContext } from "./tls-refusals.js";
+
+export { tlsRefusal, describeTlsRefusal } from "./tls-refusals.js";
+export type { TlsRefusal, TlsRefusalContext } from "./tls-refusals.js";
 
 /** SQLSTATE codes, beyond class 08 (connection exception), that mean the server is going away or refusing sessions. */
 const unavailableSqlStates = new Set([
@@ -52,11 +57,17 @@ const maxDepth = 5;
  * sessions: SQLSTATE class 08, 57P01/57P02/57P03, 53300 or 25006 (a write
  * on a server that is not the primary yet, mid-failover); a socket error
  * (ECONNRESET, ECONNREFUSED, EPIPE, ETIMEDOUT, …); `pg`'s "Connection
- * terminated …" and "not queryable"; a pool checkout timeout; or a pool that
- * has been ended (the process is shutting down).
+ * terminated …" and "not queryable"; a pool checkout timeout; a pool that
+ * has been ended (the process is shutting down); or a new connection refused
+ * over TLS ({@link tlsRefusal}: the server wants TLS, offers none, or a
+ * certificate does not verify). A running service cannot mend the last by
+ * itself, but the deployment can (a certificate renewed, a server's TLS
+ * turned on) without restarting it, so requests meanwhile get 503 like any
+ * outage; at start-up, `startDatabase` stops on it instead (see
+ * `configurationMistake`).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  return unavailableAt(error, 0);
+  return unavailableAt(error, 0) || tlsRefusal(error) !== null;
 }
 
 function unavailableAt(error: unknown, depth: number): boolean {
@@ -105,15 +116,25 @@ function conflictAt(error: unknown, depth: number): TransactionConflict | null {
  * A short description of a database error for a log line: the SQLSTATE or
  * socket code and the driver's message, never the SQL text or its parameters
  * (drizzle puts both in its own message, and parameters can be personal data).
+ * A refusal over TLS is one sentence that says what to set
+ * ({@link describeTlsRefusal}), naming `context`'s server and setting when
+ * given, with the driver's code and message after it in brackets.
  */
-export function describeDatabaseError(error: unknown): string {
+export function describeDatabaseError(error: unknown, context?: TlsRefusalContext): string {
+  const refusal = tlsRefusal(error);
+  if (refusal !== null) return `${describeTlsRefusal(refusal, context)} (${driverDescription(error).slice(0, 160)})`;
+  return driverDescription(error).slice(0, 200);
+}
+
+/** The driver's code and the first line of its message. */
+function driverDescription(error: unknown): string {
   const root = driverError(error);
-  if (!(root instanceof Error)) return String(root).slice(0, 200);
+  if (!(root instanceof Error)) return String(root);
   const code = (root as { code?: unknown }).code;
   const inner = (root as { errors?: unknown }).errors;
   const first = Array.isArray(inner) && inner[0] instanceof Error ? inner[0].message : "";
   const message = (root.message || first).split("\n")[0] ?? "";
-  return (typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message).slice(0, 200);
+  return typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message;
 }
 
 /** The innermost `cause` (the driver's own error under drizzle's wrapper). */

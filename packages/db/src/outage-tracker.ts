@@ -9,6 +9,8 @@ export interface OutageTrackerOptions {
   minRetryMs?: number;
   /** Retries during an outage never wait longer than this (default 2000 ms), so work resumes soon after the database returns. */
   maxRetryMs?: number;
+  /** How the error that starts an outage is told in the log (default {@link describeDatabaseError}). */
+  describe?: (error: unknown) => string;
 }
 
 /**
@@ -29,6 +31,7 @@ export class OutageTracker {
   readonly #now: () => number;
   readonly #minRetryMs: number;
   readonly #maxRetryMs: number;
+  readonly #describe: (error: unknown) => string;
   #since: number | null = null;
   #failures = 0;
 
@@ -39,6 +42,7 @@ export class OutageTracker {
     this.#now = options.now ?? Date.now;
     this.#minRetryMs = options.minRetryMs ?? 250;
     this.#maxRetryMs = options.maxRetryMs ?? 2000;
+    this.#describe = options.describe ?? ((error) => describeDatabaseError(error));
   }
 
   /** Whether an outage is going on (the last attempt failed for want of the database). */
@@ -57,7 +61,7 @@ export class OutageTracker {
     this.#failures += 1;
     if (this.#since === null) {
       this.#since = this.#now();
-      this.#log.warn(`${this.#name}: database unavailable (${describeDatabaseError(error)}); retrying until it answers`);
+      this.#log.warn(`${this.#name}: database unavailable (${this.#describe(error)}); retrying until it answers`);
     }
     return true;
   }

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { connectionTls } from "./connection-tls.js";
 import { describeDatabaseError } from "./faults.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { OutageTracker } from "./outage-tracker.js";
@@ -6,8 +7,16 @@ import { boundStatements, DEFAULT_STATEMENT_TIMEOUT_MS, inCallersStatementTimeou
 
 /** Options of {@link createPool}. */
 export interface PoolOptions {
-  /** Connection string, e.g. `postgres://user@host:5432/db`. */
+  /**
+   * Connection string, e.g. `postgres://user@host:5432/db`, with libpq's TLS
+   * parameters as node-postgres reads them (`sslmode`, `sslrootcert`, `sslcert`,
+   * `sslkey`; docs/configuration.md says what each `sslmode` does). The files
+   * are read again for every new connection, so a renewed CA certificate is
+   * used without a restart.
+   */
   url: string;
+  /** The setting `url` comes from, named in log lines about refusals over TLS (default `DATABASE_URL`). */
+  setting?: string;
   /** Most connections the pool opens (default 10). */
   max?: number;
   /** Where connection failures and recoveries are reported. */
@@ -86,7 +95,10 @@ export const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
  * when a new connection succeeds again, not one per failed client.
  */
 export function createPool(options: PoolOptions): pg.Pool {
-  const outage = new OutageTracker("database pool", options.log ?? silentLogger, { minRetryMs: 0, maxRetryMs: 0 });
+  const tls = connectionTls(options.url);
+  const context = { server: tls.server, setting: options.setting ?? "DATABASE_URL", rootCert: tls.rootCert };
+  const describe = (error: unknown): string => describeDatabaseError(error, context);
+  const outage = new OutageTracker("database pool", options.log ?? silentLogger, { minRetryMs: 0, maxRetryMs: 0, describe });
   const idle = idleConnectionsFor(options.url);
   const pool = new pg.Pool({
     connectionString: options.url,
@@ -100,12 +112,22 @@ export function createPool(options: PoolOptions): pg.Pool {
   });
   const statementTimeoutMs = options.statementTimeoutMs === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : options.statementTimeoutMs;
   const connectionFailed = (error: Error): void => {
-    if (!outage.failed(error)) (options.log ?? silentLogger).warn(`database: a connection failed: ${describeDatabaseError(error)}`);
+    if (!outage.failed(error)) (options.log ?? silentLogger).warn(`database: a connection failed: ${describe(error)}`);
   };
   // A checkout that waits calls back from another request's release or a new connection's events:
   // its callback (pool.query's among them) keeps the caller's bound, so withStatementTimeout holds.
   const connect = pool.connect.bind(pool) as (callback?: (...args: unknown[]) => void) => unknown;
-  (pool as unknown as { connect: typeof connect }).connect = (callback) => (callback === undefined ? connect() : connect(inCallersStatementTimeout(callback)));
+  (pool as unknown as { connect: typeof connect }).connect = (callback) => {
+    try {
+      return callback === undefined ? connect() : connect(inCallersStatementTimeout(callback));
+    } catch (error) {
+      // pg reads the connection string's TLS files as it makes a client, and throws here when one has gone:
+      // the checkout fails as a failed connection does, instead of throwing out of pool.query.
+      if (callback === undefined) return Promise.reject(error as Error);
+      callback(error);
+      return undefined;
+    }
+  };
   pool.on("error", connectionFailed);
   pool.on("connect", (client) => {
     client.on("error", connectionFailed);

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { connectionTls } from "./connection-tls.js";
 import { describeDatabaseError, isDatabaseUnavailable } from "./faults.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { createPool } from "./pool.js";
@@ -71,6 +72,8 @@ interface Replica {
   routed: number;
   /** Reads that failed on it (unreachable, no answer in time) and were asked of the primary instead. */
   retriedOnPrimary: number;
+  /** Its failures for the log: a refusal over TLS names its server and `DATABASE_READ_URL`. */
+  describe: (error: unknown) => string;
 }
 
 /** Where one read may go (see {@link ReadRouter.pool}). */
@@ -140,6 +143,7 @@ export class ReadRouter {
         replayed: null,
         routed: 0,
         retriedOnPrimary: 0,
+        describe: replicaErrorDescriber(url),
       };
       this.#watchReads(replica);
       return replica;
@@ -273,7 +277,7 @@ export class ReadRouter {
   /** Skips `replica` until a check finds it answering; logs once, when it was serving. */
   #unreachable(replica: Replica, error: unknown): void {
     const { state } = replica;
-    if (state.reachable) this.#log.warn(`database: read replica ${state.name} cannot be reached (${describeDatabaseError(error)}); reads go elsewhere until it answers`);
+    if (state.reachable) this.#log.warn(`database: read replica ${state.name} cannot be reached (${replica.describe(error)}); reads go elsewhere until it answers`);
     state.reachable = false;
     state.lagMs = null;
     replica.replayed = null;
@@ -364,11 +368,19 @@ export function createReadReplicaPool(options: ReadReplicaPoolOptions): pg.Pool 
   const timeoutMs = options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
   return createPool({
     url: options.url,
+    setting: "DATABASE_READ_URL",
     max: options.max ?? 10,
     connectionTimeoutMs: timeoutMs,
     statementTimeoutMs: timeoutMs,
     ...(options.log === undefined ? {} : { log: options.log }),
   });
+}
+
+/** How the failures of the replica at `url` are told in the log. */
+function replicaErrorDescriber(url: string): (error: unknown) => string {
+  const tls = connectionTls(url);
+  const context = { server: tls.server, setting: "DATABASE_READ_URL", rootCert: tls.rootCert };
+  return (error) => describeDatabaseError(error, context);
 }
 
 /** A WAL position (`16/B374D848`) as a number. */

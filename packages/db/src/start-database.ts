@@ -1,13 +1,14 @@
 import path from "node:path";
 import pg from "pg";
-import { configurationMistake, databaseAddress } from "./database-start-error.js";
+import { unusableTlsFile } from "./connection-tls.js";
+import { configurationMistake, databaseAddress, DatabaseStartError } from "./database-start-error.js";
 import { createDrizzle, type Database } from "./drizzle.js";
 import { describeDatabaseError, isDatabaseUnavailable } from "./faults.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { runMigrations, type MigrationSet } from "./migrations.js";
 import { createPool } from "./pool.js";
 import { startEmbeddedDatabase } from "./postgres-server/embedded-database.js";
-import { createReadReplicaPool, ReadRouter } from "./read-replicas.js";
+import { createReadReplicaPool, DEFAULT_READ_TIMEOUT_MS, ReadRouter, replicaName } from "./read-replicas.js";
 import { PostgresServerError } from "./postgres-server/postgres-server-error.js";
 import { connectionUrl, runningServer } from "./postgres-server/running-server.js";
 
@@ -84,15 +85,24 @@ export interface StartedDatabase<TSchema extends Record<string, unknown>> {
  * here for as long as this process needs it. Applies `migrations` when given.
  *
  * A database that cannot be used as configured (login refused, database
- * missing, a privilege lacking) fails with a `DatabaseStartError` that says so
- * in one sentence; one that cannot be reached fails with the driver's error,
- * or is waited for with `waitWhileUnavailable`.
+ * missing, a privilege lacking, TLS refused either way or a certificate that
+ * does not verify, a TLS file of the URL missing) fails with a
+ * `DatabaseStartError` that says so in one sentence, even with
+ * `waitWhileUnavailable`; one that cannot be reached fails with the driver's
+ * error, or is waited for with `waitWhileUnavailable`. Each read replica is
+ * tried once too: one that cannot be used as configured fails the start the
+ * same way, one that cannot be reached yet is left to the read router.
  */
 export async function startDatabase<TSchema extends Record<string, unknown> = Record<string, never>>(
   options: StartDatabaseOptions<TSchema> = {},
 ): Promise<StartedDatabase<TSchema>> {
   const log = options.log ?? silentLogger;
   const given = options.url !== undefined && options.url !== "" ? options.url : undefined;
+  const unusable = [
+    ...(given === undefined ? [] : [unusableTlsFile(given, "DATABASE_URL")]),
+    ...(options.readUrls ?? []).map((readUrl) => unusableTlsFile(readUrl, "DATABASE_READ_URL")),
+  ].find((problem) => problem !== null);
+  if (unusable !== undefined) throw new DatabaseStartError(`${unusable}.`);
   const local = given === undefined ? await openLocalServer(path.resolve(options.dataDir ?? DEFAULT_DATA_DIR), log) : undefined;
   const url = given ?? (local as NonNullable<typeof local>).url;
   const pool = createPool({
@@ -142,7 +152,9 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
       }
       break;
     } catch (error) {
-      if (options.waitWhileUnavailable === true && isDatabaseUnavailable(error)) {
+      // A refusal over TLS counts as unavailable once running (503); at start-up it is the configuration's, and stops it.
+      const mistake = configurationMistake(error, url);
+      if (mistake === null && options.waitWhileUnavailable === true && isDatabaseUnavailable(error)) {
         attempts += 1;
         if (waitingSince === null) {
           waitingSince = Date.now();
@@ -152,8 +164,13 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
         continue;
       }
       await close();
-      throw configurationMistake(error, url) ?? error;
+      throw mistake ?? error;
     }
+  }
+  const replicaMistake = await firstReplicaMistake(options.readUrls ?? [], options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS, log);
+  if (replicaMistake !== null) {
+    await close();
+    throw replicaMistake;
   }
   if (waitingSince !== null) {
     log.info(`database: reached ${where} after ${((Date.now() - waitingSince) / 1000).toFixed(1)} s (${attempts} failed attempt(s))`);
@@ -161,6 +178,32 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   const db = createDrizzle(pool, options.schema);
   const readDbs = new Map<pg.Pool, Database<TSchema>>([[pool, db], ...replicas.map((replica): [pg.Pool, Database<TSchema>] => [replica.pool, createDrizzle(replica.pool, options.schema)])]);
   return { url, pool, db, reads, readDb: () => readDbs.get(reads.pool()) ?? db, close };
+}
+
+/**
+ * Connects once to each read replica: the first configuration mistake met
+ * (see `configurationMistake`, naming `DATABASE_READ_URL`), or `null`. A
+ * replica that cannot be reached is logged and left to the read router,
+ * which sends reads to it once it answers.
+ */
+async function firstReplicaMistake(readUrls: readonly string[], timeoutMs: number, log: Logger): Promise<DatabaseStartError | null> {
+  const mistakes = await Promise.all(
+    readUrls.map(async (readUrl) => {
+      const client = new pg.Client({ connectionString: readUrl, connectionTimeoutMillis: timeoutMs });
+      client.on("error", () => undefined);
+      try {
+        await client.connect();
+        return null;
+      } catch (error) {
+        const mistake = configurationMistake(error, readUrl, "DATABASE_READ_URL");
+        if (mistake === null) log.warn(`database: read replica ${replicaName(readUrl)} cannot be reached yet (${describeDatabaseError(error)}); reads go to the primary until it answers`);
+        return mistake;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    }),
+  );
+  return mistakes.find((mistake) => mistake !== null) ?? null;
 }
 
 /**
