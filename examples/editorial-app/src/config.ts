@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { productionTlsProblem } from "@tessera/db";
 import type { SignonMockUser } from "@tessera/signon-client";
 
 /** Where the application keeps its users and sessions. */
@@ -54,10 +55,11 @@ export class ConfigError extends Error {
  * | `EDITORIAL_APP_CLIENT_SECRET` | required, unless in the credentials file |
  * | `EDITORIAL_APP_CREDENTIALS_FILE` | none: the JSON that `signon apps create --json` prints (`client_id`, `client_secret`) |
  * | `EDITORIAL_APP_URL` (its public origin; the callback is `{url}/auth/gds/callback`) | `http://localhost:{PORT}` |
- * | `DATABASE_URL` | the embedded PostgreSQL server of `EDITORIAL_APP_DATA_DIR` (`./data`) |
+ * | `DATABASE_URL` (with `NODE_ENV=production`, a server on another machine needs `sslmode=verify-full`) | the embedded PostgreSQL server of `EDITORIAL_APP_DATA_DIR` (`./data`) |
  * | `DATABASE_STATEMENT_TIMEOUT_SECONDS` (a statement without an answer after this long fails, 503) | `30` |
  * | `EDITORIAL_APP_SESSION_SWEEP_MS` (how often expired sessions are removed) | `600000` (10 minutes) |
  * | `EDITORIAL_APP_SIGNON_MOCK_USER` (development without Sign-on: JSON `{"uid","name","email","permissions":[…]}` every request is signed in as; the client id and secret are then optional) | none; refused when `NODE_ENV` is `production` |
+ * | `NODE_ENV` (`production` refuses the mock user, and a database on another machine without verified TLS) | `development` |
  * | `HOST`, `PORT` | `127.0.0.1`, `3002` |
  */
 export function configFromEnv(
@@ -70,12 +72,15 @@ export function configFromEnv(
   }
   const appUrl = url("EDITORIAL_APP_URL", env["EDITORIAL_APP_URL"] ?? `http://localhost:${port}`);
   const mock = mockUser(env);
+  const databaseUrl = env["DATABASE_URL"] || undefined;
+  const tlsProblem = env["NODE_ENV"] === "production" && databaseUrl !== undefined ? productionTlsProblem(databaseUrl) : null;
+  if (tlsProblem !== null) throw new ConfigError(`DATABASE_URL ${tlsProblem}`);
   return {
     signonUrl: url("SIGNON_URL", env["SIGNON_URL"] ?? "http://localhost:3000"),
     ...(mock === undefined ? credentials(env, readFile) : mockCredentials(env)),
     redirectUri: `${appUrl}/auth/gds/callback`,
     database: {
-      url: env["DATABASE_URL"] || undefined,
+      url: databaseUrl,
       dataDir: env["EDITORIAL_APP_DATA_DIR"] || undefined,
       statementTimeoutSeconds: seconds("DATABASE_STATEMENT_TIMEOUT_SECONDS", env["DATABASE_STATEMENT_TIMEOUT_SECONDS"], 30),
     },

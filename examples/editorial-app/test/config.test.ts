@@ -79,4 +79,13 @@ describe("configFromEnv", () => {
   ])("stops at %j with a message naming the variable", (change, message) => {
     expect(() => configFromEnv({ ...credentials, ...change })).toThrow(message);
   });
+
+  it("refuses, in production, a database on another machine without TLS that checks its certificate", () => {
+    const production = { ...credentials, NODE_ENV: "production" };
+    expect(() => configFromEnv({ ...production, DATABASE_URL: "postgres://editorial@db.internal/editorial" })).toThrow(/^DATABASE_URL reaches db\.internal:5432 without TLS \(it has no sslmode\): in production, add sslmode=verify-full/);
+    const verified = "postgres://editorial@db.internal/editorial?sslmode=verify-full&sslrootcert=/etc/tessera/tls/ca.crt";
+    expect(configFromEnv({ ...production, DATABASE_URL: verified }).database.url).toBe(verified);
+    expect(configFromEnv({ ...production, DATABASE_URL: "postgres://editorial@localhost/editorial" }).database.url).toBe("postgres://editorial@localhost/editorial");
+    expect(configFromEnv({ ...credentials, DATABASE_URL: "postgres://editorial@db.internal/editorial" }).database.url).toBe("postgres://editorial@db.internal/editorial");
+  });
 });

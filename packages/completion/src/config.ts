@@ -1,4 +1,4 @@
-import { DEFAULT_MIGRATION_LOCK_ATTEMPTS, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_READ_MAX_LAG_MS, DEFAULT_READ_TIMEOUT_MS, parseReadUrls } from "@tessera/db";
+import { DEFAULT_MIGRATION_LOCK_ATTEMPTS, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_READ_MAX_LAG_MS, DEFAULT_READ_TIMEOUT_MS, parseReadUrls, productionTlsProblem } from "@tessera/db";
 /** The completion service's configuration, read once at start-up. */
 export interface CompletionConfig {
   /** PostgreSQL connection string; undefined: the embedded PostgreSQL server of ./data. */
@@ -132,8 +132,22 @@ function readUrls(env: NodeJS.ProcessEnv): string[] {
 }
 
 /**
+ * With `NODE_ENV=production`, the database on another machine is reached only
+ * over TLS that checks its certificate (`sslmode=verify-full`, or `verify-ca`);
+ * a Unix socket or a loopback address needs none.
+ */
+function requireDatabaseTls(databaseUrl: string | undefined, readUrls: readonly string[]): void {
+  for (const [name, text] of [["DATABASE_URL", databaseUrl] as const, ...readUrls.map((readUrl) => ["DATABASE_READ_URL", readUrl] as const)]) {
+    const problem = text === undefined ? null : productionTlsProblem(text);
+    if (problem !== null) throw new ConfigError(`${name} ${problem}.`);
+  }
+}
+
+/**
  * Reads the configuration from environment variables:
- * `DATABASE_URL` (default: none, which means the embedded database),
+ * `NODE_ENV` (`production`: the database's TLS rule of `requireDatabaseTls`; anything else, or unset: none),
+ * `DATABASE_URL` (default: none, which means the embedded database; libpq's `sslmode`, `sslrootcert`, `sslcert` and
+ * `sslkey` in it are used as node-postgres reads them),
  * `DATABASE_READ_URL` (default: none; one or more replicas, separated by spaces or commas, for the list, detail and
  * stats reads), `DATABASE_READ_MAX_LAG_MS` (0–3,600,000, default 5,000: a replica further behind is skipped),
  * `DATABASE_READ_TIMEOUT_MS` (100–3,600,000, default 2,000: a read on a replica with no connection or no answer after
@@ -168,9 +182,11 @@ export function readConfig(env: NodeJS.ProcessEnv): CompletionConfig {
     }
   }
   const databaseUrl = env["DATABASE_URL"] ? url(env, "DATABASE_URL", "", ["postgres:", "postgresql:"]) : undefined;
+  const databaseReadUrls = readUrls(env);
+  if (env["NODE_ENV"]?.trim() === "production") requireDatabaseTls(databaseUrl, databaseReadUrls);
   return {
     databaseUrl,
-    databaseReadUrls: readUrls(env),
+    databaseReadUrls,
     databaseReadMaxLagMs: integer(env, "DATABASE_READ_MAX_LAG_MS", DEFAULT_READ_MAX_LAG_MS, 0, 3_600_000),
     databaseReadTimeoutMs: integer(env, "DATABASE_READ_TIMEOUT_MS", DEFAULT_READ_TIMEOUT_MS, 100, 3_600_000),
     databasePoolSize: env["DATABASE_POOL_SIZE"] ? integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000) : null,

@@ -107,4 +107,28 @@ describe("readConfig", () => {
     expect(() => readConfig(env)).toThrow(ConfigError);
     expect(() => readConfig(env)).toThrow(message);
   });
+
+  describe("the database's TLS with NODE_ENV=production", () => {
+    const verified = "sslmode=verify-full&sslrootcert=/etc/tessera/tls/ca.crt";
+
+    it("refuses a database on another machine without TLS that checks its certificate, in one sentence", () => {
+      expect(() => readConfig({ NODE_ENV: "production", DATABASE_URL: "postgres://completion@db.internal:5432/completion?sslmode=disable" })).toThrow(
+        new ConfigError(
+          "DATABASE_URL reaches db.internal:5432 without TLS (sslmode=disable): in production, add sslmode=verify-full&sslrootcert=<the deployment's CA certificate> to it, " +
+            "or reach a server on this machine through a Unix socket or a loopback address.",
+        ),
+      );
+      expect(() => readConfig({ NODE_ENV: "production", DATABASE_URL: "postgres://completion@db.internal/completion" })).toThrow(/^DATABASE_URL reaches db\.internal:5432 without TLS \(it has no sslmode\)/);
+      expect(() => readConfig({ NODE_ENV: "production", DATABASE_URL: `postgres://completion@db.internal/completion?${verified}`, DATABASE_READ_URL: "postgres://completion@db2.internal/completion?sslmode=no-verify" })).toThrow(
+        /^DATABASE_READ_URL asks for sslmode=no-verify, which does not promise that the certificate of db2\.internal:5432 is checked/,
+      );
+    });
+
+    it("allows verify-full, a database on this machine, and anything outside production", () => {
+      expect(readConfig({ NODE_ENV: "production", DATABASE_URL: `postgres://completion@db.internal/completion?${verified}` }).databaseUrl).toBe(`postgres://completion@db.internal/completion?${verified}`);
+      expect(readConfig({ NODE_ENV: "production", DATABASE_URL: "postgres://completion@127.0.0.1:5000/completion" }).databaseUrl).toBe("postgres://completion@127.0.0.1:5000/completion");
+      expect(readConfig({ NODE_ENV: "production" }).databaseUrl).toBeUndefined();
+      expect(readConfig({ NODE_ENV: "development", DATABASE_URL: "postgres://completion@db.internal/completion" }).databaseUrl).toBe("postgres://completion@db.internal/completion");
+    });
+  });
 });

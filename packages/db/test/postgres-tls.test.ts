@@ -1,15 +1,14 @@
 // The services' side of TLS to PostgreSQL, against a server of this file's own that accepts only hostssl
 // connections, with certificates made by deploy/certificates/make-certificates.sh as an operator makes them.
 import { execFileSync } from "node:child_process";
-import { chmod, chown, copyFile, mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, DatabaseStartError, describeDatabaseError, isDatabaseUnavailable, silentLogger, startDatabase, startPostgresServer, type PostgresServer } from "../src/index.js";
-import { serverUser } from "../src/postgres-server/server-user.js";
-import { removeDataFolder } from "../src/testing/index.js";
+import { createPool, DatabaseStartError, describeDatabaseError, isDatabaseUnavailable, startDatabase } from "../src/index.js";
+import { removeDataFolder, startHostsslServer, type HostsslServer } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 
 const makeCertificates = fileURLToPath(new URL("../../../deploy/certificates/make-certificates.sh", import.meta.url));
@@ -34,7 +33,7 @@ function certificates(folder: string, names: string[], extraNames = ""): void {
 }
 
 let root: string;
-let server: PostgresServer;
+let server: HostsslServer;
 /** The deployment's certificates, and those of another run (another CA). */
 let deployment: string;
 let elsewhere: string;
@@ -42,7 +41,6 @@ let elsewhere: string;
 beforeAll(async () => {
   if (missing !== null) return;
   root = await mkdtemp(join(tmpdir(), "tessera-tls-"));
-  // Run by root, the server runs as the account "postgres", which must be let through.
   await chmod(root, 0o711);
   deployment = join(root, "deployment");
   elsewhere = join(root, "elsewhere");
@@ -51,38 +49,16 @@ beforeAll(async () => {
   // signon's client certificate: its common name is the database user.
   certificates(deployment, ["signon"]);
   certificates(elsewhere, ["db1.internal"], "localhost");
-
-  // The server's own copies, readable by the account it runs as (PostgreSQL wants its key private to it).
-  const served = join(root, "served");
-  await mkdir(served, { mode: 0o700 });
-  await copyFile(join(deployment, "db1.internal.crt"), join(served, "server.crt"));
-  await copyFile(join(deployment, "db1.internal.key"), join(served, "server.key"));
-  await copyFile(join(deployment, "ca.crt"), join(served, "ca.crt"));
-  await writeFile(
-    join(served, "pg_hba.conf"),
-    [
+  server = await startHostsslServer({
+    certFile: join(deployment, "db1.internal.crt"),
+    keyFile: join(deployment, "db1.internal.key"),
+    caFile: caOf(deployment),
+    hba: [
       "hostssl all signon 127.0.0.1/32 scram-sha-256 clientcert=verify-full",
       "hostssl all signon ::1/128 scram-sha-256 clientcert=verify-full",
       "hostssl all all 127.0.0.1/32 scram-sha-256",
       "hostssl all all ::1/128 scram-sha-256",
-      "",
-    ].join("\n"),
-  );
-  const user = await serverUser(silentLogger);
-  if (user.switched) {
-    for (const file of ["", "server.crt", "server.key", "ca.crt", "pg_hba.conf"]) await chown(join(served, file), user.uid, user.gid);
-  }
-  server = await startPostgresServer({
-    dataDir: join(root, "home", "postgres"),
-    transport: "tcp",
-    durable: false,
-    settings: {
-      ssl: "on",
-      ssl_cert_file: join(served, "server.crt"),
-      ssl_key_file: join(served, "server.key"),
-      ssl_ca_file: join(served, "ca.crt"),
-      hba_file: join(served, "pg_hba.conf"),
-    },
+    ],
   });
   const setUp = new pg.Client({ connectionString: at("localhost", { sslmode: "verify-full", sslrootcert: caOf(deployment) }) });
   await setUp.connect();
@@ -115,7 +91,7 @@ function at(host: string, parameters: Record<string, string> = {}, credentials?:
   return url.toString();
 }
 
-const port = (): string => new URL(server.url).port;
+const port = (): string => String(server.port);
 
 /** What `startDatabase` fails with for `url`, migrating and waiting for the database as a service does. */
 async function startFailure(options: { url: string; readUrls?: string[] }): Promise<Error> {

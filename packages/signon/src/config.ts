@@ -1,4 +1,4 @@
-import { DEFAULT_MIGRATION_LOCK_ATTEMPTS, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_READ_MAX_LAG_MS, DEFAULT_READ_TIMEOUT_MS, parseReadUrls } from "@tessera/db";
+import { DEFAULT_MIGRATION_LOCK_ATTEMPTS, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_READ_MAX_LAG_MS, DEFAULT_READ_TIMEOUT_MS, parseReadUrls, productionTlsProblem } from "@tessera/db";
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
 import { consumerMailDomains } from "./accounts/consumer-mail-domains.js";
@@ -160,14 +160,29 @@ function readReplicaUrls(env: Record<string, string | undefined>): string[] {
 }
 
 /**
+ * Production sends tokens, sessions and e-mail addresses to the database: to
+ * a server on another machine only over TLS that checks its certificate.
+ */
+function requireDatabaseTls(databaseUrl: string | null, readUrls: readonly string[]): void {
+  const problem = databaseUrl === null ? null : productionTlsProblem(databaseUrl);
+  if (problem !== null) throw new ConfigError("DATABASE_URL", problem);
+  for (const url of readUrls) {
+    const readProblem = productionTlsProblem(url);
+    if (readProblem !== null) throw new ConfigError("DATABASE_READ_URL", readProblem);
+  }
+}
+
+/**
  * Reads and validates the configuration. Documented variables (defaults in brackets):
  *
  * - `NODE_ENV` [development]: `production` turns on the HTTPS rules of S16.
  * - `SIGNON_HOST` [127.0.0.1], `SIGNON_PORT` [3000]: where to listen. Development refuses a non-loopback host.
  * - `SIGNON_PUBLIC_URL` [http://localhost:PORT in development; required in production, https]
- * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]
+ * - `DATABASE_URL` [unset: embedded database in `SIGNON_DATA_DIR`, default ./data]. libpq's `sslmode`, `sslrootcert`,
+ *   `sslcert` and `sslkey` in it are used as node-postgres reads them. In production, a server on another machine
+ *   must be reached with `sslmode=verify-full` (or `verify-ca`); a Unix socket or a loopback address needs no TLS.
  * - `DATABASE_READ_URL` [unset]: one or more replicas (separated by spaces or commas) for the reads that
- *   tolerate a little lag: the administrator lists, `users.csv` and the usage pages. `DATABASE_READ_MAX_LAG_MS`
+ *   tolerate a little lag: the administrator lists, `users.csv` and the usage pages; TLS as for `DATABASE_URL`. `DATABASE_READ_MAX_LAG_MS`
  *   [5000]: a replica further behind is skipped. `DATABASE_READ_TIMEOUT_MS` [2000, 100–3,600,000]: a read on a replica
  *   that has no connection, or no answer, after this long is answered by the primary, and the replica is skipped
  *   until its next check answers.
@@ -213,7 +228,7 @@ function readReplicaUrls(env: Record<string, string | undefined>): string[] {
  *   its whole answer after this long, more pages than this, or a page larger than this fails the fetch, which then changes nothing.
  *
  * The CLI (`purpose: "cli"`) reads the same variables but does not listen, so
- * the listening and TLS rules do not apply to it.
+ * the listening and HTTPS rules do not apply to it; the database's TLS rule does.
  *
  * @throws ConfigError naming the variable at fault.
  */
@@ -244,6 +259,8 @@ export function loadConfig(
 
   const publicUrl = readPublicUrl(env, purpose === "server" ? mode : "development", port);
   const databaseUrl = env.DATABASE_URL?.trim() || null;
+  const databaseReadUrls = readReplicaUrls(env);
+  if (mode === "production") requireDatabaseTls(databaseUrl, databaseReadUrls);
   const preparedStatements = readBoolean(env, "SIGNON_PREPARED_STATEMENTS", true);
   const smtpUrl = readSmtpUrl(env);
   const secretKey = readSecretKey(env);
@@ -256,7 +273,7 @@ export function loadConfig(
     port,
     publicUrl,
     databaseUrl,
-    databaseReadUrls: readReplicaUrls(env),
+    databaseReadUrls,
     databaseReadMaxLagMs: readInteger(env, "DATABASE_READ_MAX_LAG_MS", DEFAULT_READ_MAX_LAG_MS, { min: 0, max: 3_600_000 }),
     databaseReadTimeoutMs: readInteger(env, "DATABASE_READ_TIMEOUT_MS", DEFAULT_READ_TIMEOUT_MS, { min: 100, max: 3_600_000 }),
     databasePoolSize: env.DATABASE_POOL_SIZE?.trim() ? readInteger(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 1000 }) : null,

@@ -12,3 +12,5 @@ export { startTestServer } from "./test-server.js";
 export type { TestServer } from "./test-server.js";
 export { FaultProxy } from "./fault-proxy.js";
 export { removeDataFolder } from "./remove-data-folder.js";
+export { startHostsslServer } from "./hostssl-server.js";
+export type { HostsslServer, HostsslServerOptions } from "./hostssl-server.js";

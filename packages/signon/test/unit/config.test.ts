@@ -147,11 +147,44 @@ describe("loadConfig", () => {
       SIGNON_HOST: "0.0.0.0",
       SIGNON_TRUST_PROXY: "true",
       SIGNON_PUBLIC_URL: "https://signon.example/",
-      DATABASE_URL: "postgres://db/signon",
+      DATABASE_URL: "postgres://db/signon?sslmode=verify-full&sslrootcert=/etc/tessera/tls/ca.crt",
       SIGNON_SECRET_KEY: "ab".repeat(32),
     });
-    expect(config).toMatchObject({ mode: "production", trustProxy: true, publicUrl: "https://signon.example", databaseUrl: "postgres://db/signon" });
+    expect(config).toMatchObject({ mode: "production", trustProxy: true, publicUrl: "https://signon.example", databaseUrl: "postgres://db/signon?sslmode=verify-full&sslrootcert=/etc/tessera/tls/ca.crt" });
     expect(config.secretKey).toEqual(Buffer.alloc(32, 0xab));
+  });
+
+  describe("the database's TLS in production", () => {
+    const production = { NODE_ENV: "production", SIGNON_TRUST_PROXY: "true", SIGNON_PUBLIC_URL: "https://signon.example", SIGNON_SECRET_KEY: "ab".repeat(32) };
+    const verified = "sslmode=verify-full&sslrootcert=/etc/tessera/tls/ca.crt";
+
+    it("refuses a database on another machine without TLS that checks its certificate, for the server and the command line", () => {
+      for (const purpose of ["server", "cli"] as const) {
+        expect(() => loadConfig({ ...production, DATABASE_URL: "postgres://signon@db.internal:5432/signon" }, purpose)).toThrow(
+          new ConfigError(
+            "DATABASE_URL",
+            "reaches db.internal:5432 without TLS (it has no sslmode): in production, add sslmode=verify-full&sslrootcert=<the deployment's CA certificate> to it, " +
+              "or reach a server on this machine through a Unix socket or a loopback address",
+          ),
+        );
+      }
+      expect(() => loadConfig({ ...production, DATABASE_URL: "postgres://signon@db.internal:5432/signon?sslmode=disable" })).toThrow(/^DATABASE_URL: reaches db\.internal:5432 without TLS \(sslmode=disable\)/);
+      expect(() => loadConfig({ ...production, DATABASE_URL: "postgres://signon@db.internal:5432/signon?sslmode=require" })).toThrow(/^DATABASE_URL: asks for sslmode=require, which does not promise/);
+      expect(() => loadConfig({ ...production, DATABASE_URL: `postgres://signon@db.internal/signon?${verified}`, DATABASE_READ_URL: "postgres://signon@db2.internal/signon" })).toThrow(
+        /^DATABASE_READ_URL: reaches db2\.internal:5432 without TLS/,
+      );
+    });
+
+    it("allows verify-full, and a database on this machine without TLS", () => {
+      for (const url of [`postgres://signon@db.internal/signon?${verified}`, "postgres://signon@127.0.0.1:5000/signon", "postgres://postgres@localhost:5432/tessera?host=%2Fsrv%2Fdata"]) {
+        expect(loadConfig({ ...production, DATABASE_URL: url, DATABASE_READ_URL: `postgres://signon@db2.internal/signon?${verified}` }).databaseUrl).toBe(url);
+      }
+      expect(loadConfig(production).databaseUrl).toBeNull();
+    });
+
+    it("leaves development alone", () => {
+      expect(loadConfig({ DATABASE_URL: "postgres://signon@db.internal:5432/signon" }).databaseUrl).toBe("postgres://signon@db.internal:5432/signon");
+    });
   });
 
   it("requires a secret key of 32 bytes in hex in production", () => {
