@@ -1,4 +1,5 @@
 import { createServer, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from "node:https";
 import { TESSERA_VERSION } from "./version.js";
 
 /** What {@link answerWhileStarting} returns: hands the port over to the service. */
@@ -26,17 +27,21 @@ function answer(response: ServerResponse, status: number, body: Record<string, s
  * restart a process that is only waiting, and everything else, readiness
  * included, 503 with `Retry-After`, so that no traffic is sent to it yet.
  *
+ * With `https` (the service's own TLS settings) it answers over HTTPS, as the
+ * service will, so that a probe over HTTPS finds it live while it starts.
+ *
  * Port 0, or a port it cannot take, is left alone: the service's own listen
  * then reports the problem as it would have.
  */
-export async function answerWhileStarting(host: string, port: number): Promise<StartingPort> {
+export async function answerWhileStarting(host: string, port: number, https?: HttpsServerOptions): Promise<StartingPort> {
   if (port === 0) return { release: async () => {} };
-  const server = createServer((request, response) => {
+  const handler = (request: { method?: string | undefined; url?: string | undefined }, response: ServerResponse): void => {
     const path = (request.url ?? "").split("?")[0];
     if (request.method === "GET" && path === "/healthcheck/live") answer(response, 200, { status: "ok", version: TESSERA_VERSION });
     else if (path === "/healthcheck/ready") answer(response, 503, { status: "starting", version: TESSERA_VERSION });
     else answer(response, 503, { error: "starting", message: "The service is starting; try again shortly." });
-  });
+  };
+  const server = https === undefined ? createServer(handler) : createHttpsServer(https, handler);
   const listening = await new Promise<boolean>((resolve) => {
     server.once("error", () => resolve(false));
     server.listen({ host, port }, () => resolve(true));

@@ -1,4 +1,10 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:https";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { freePort } from "@tessera/db/testing";
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
@@ -43,6 +49,44 @@ describe("answerWhileStarting", () => {
       await (await answerWhileStarting("127.0.0.1", 0)).release();
     } finally {
       await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it("answers over HTTPS when given the service's TLS settings, so that a probe over HTTPS finds it live", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "tessera-starting-port-"));
+    try {
+      try {
+        execFileSync("sh", [fileURLToPath(new URL("../../../deploy/certificates/make-certificates.sh", import.meta.url)), folder, "signon.internal"], {
+          env: { ...process.env, EXTRA_NAMES: "localhost" },
+          stdio: "ignore",
+        });
+      } catch (error) {
+        // Without openssl there is no certificate to serve; CI has it.
+        if (process.env["CI"] === "true") throw error;
+        return;
+      }
+      const port = await freePort();
+      const starting = await answerWhileStarting("127.0.0.1", port, {
+        cert: readFileSync(join(folder, "signon.internal.crt")),
+        key: readFileSync(join(folder, "signon.internal.key")),
+        minVersion: "TLSv1.2",
+      });
+      try {
+        const live = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+          const sent = request({ host: "127.0.0.1", port, servername: "localhost", ca: readFileSync(join(folder, "ca.crt")), path: "/healthcheck/live" }, (response) => {
+            let body = "";
+            response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+            response.on("end", () => resolve({ status: response.statusCode, body }));
+          });
+          sent.on("error", reject);
+          sent.end();
+        });
+        expect(live).toEqual({ status: 200, body: JSON.stringify({ status: "ok", version: TESSERA_VERSION }) });
+      } finally {
+        await starting.release();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import cookie from "@fastify/cookie";
 import csrf from "@fastify/csrf-protection";
@@ -10,6 +9,7 @@ import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import type pg from "pg";
 import { relyingParty } from "./accounts/passkeys/relying-party.js";
 import type { SignonConfig } from "./config.js";
+import { signonHttpsOptions, type SignonHttpsOptions } from "./https-options.js";
 import type { SignonContext } from "./context.js";
 import type { SignonDatabase } from "./db/database.js";
 import * as schema from "./db/schema.js";
@@ -67,7 +67,8 @@ export interface SignonAppOptions {
 
 /**
  * Fastify server options for Sign-on: body limit, proxy trust, strict query
- * parsing, TLS, request ids, and JSON request logs without query strings
+ * parsing, TLS (TLS 1.2 or later, forward-secret AEAD ciphers: see
+ * `https-options.ts`), request ids, and JSON request logs without query strings
  * (they can carry `access_token`, which must never be logged; S11) and with
  * credentials redacted. `logger`: `true` for the default log on standard
  * output, `false` for none, or where and at which level to log.
@@ -75,7 +76,7 @@ export interface SignonAppOptions {
 export function signonServerOptions(
   config: SignonConfig,
   logger: boolean | ServiceLoggerOptions = true,
-): FastifyServerOptions & { https?: { cert: Buffer; key: Buffer } } {
+): FastifyServerOptions & { https?: SignonHttpsOptions } {
   return {
     bodyLimit: bodyLimitBytes,
     // Only the proxy that connects to Sign-on is trusted: the client address is the one it adds last to
@@ -91,7 +92,7 @@ export function signonServerOptions(
     pluginTimeout: 120_000,
     ...requestIdServerOptions(),
     logger: logger === false ? false : serviceLoggerOptions(logger === true ? {} : logger),
-    ...(config.tls ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } } : {}),
+    ...(config.tls ? { https: signonHttpsOptions(config.tls) } : {}),
   };
 }
 

@@ -47,9 +47,11 @@ export async function startSignon(
   options: { logger?: boolean; fetch?: typeof fetch; inactivityFirstRunMs?: number } = {},
 ): Promise<RunningSignon> {
   const config = loadConfig(env);
-  const app = Fastify(signonServerOptions(config, options.logger ?? true));
-  // Live but not ready until it listens itself, so that a supervisor does not restart it while it waits.
-  const starting = await answerWhileStarting(config.host, config.port);
+  const serverOptions = signonServerOptions(config, options.logger ?? true);
+  const app = Fastify(serverOptions);
+  // Live but not ready until it listens itself, so that a supervisor does not restart it while it waits; over the
+  // same TLS as the service, so that a probe over HTTPS finds it live.
+  const starting = await answerWhileStarting(config.host, config.port, serverOptions.https);
   // Started before its database (or during a restart), it waits for it, logging once, instead of exiting.
   const database = await openSignonDatabase(config, app.log, { waitWhileUnavailable: true }).catch(async (error: unknown) => {
     await starting.release();
