@@ -134,7 +134,11 @@ export async function startDatabase<TSchema extends Record<string, unknown> = Re
   let attempts = 0;
   for (;;) {
     try {
-      if (options.migrations !== undefined) {
+      // Without migrations to apply (a `migrate` command applies them itself), one statement still finds out at once
+      // whether the database can be used as configured, so that a refusal is the same sentence as a service's start.
+      if (options.migrations === undefined || options.migrations.length === 0) {
+        await pool.query("select 1");
+      } else {
         const migrationOptions = {
           log,
           ...(options.migrationLockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.migrationLockTimeoutMs }),

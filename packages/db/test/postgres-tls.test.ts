@@ -151,13 +151,14 @@ describe.skipIf(missing !== null)("PostgreSQL that accepts only hostssl connecti
   });
 
   it("refuses a connection without TLS, and the start says in one sentence what to add to DATABASE_URL", async () => {
+    const sentence =
+      `PostgreSQL at localhost:${port()} accepts only TLS connections: add sslmode=verify-full and sslrootcert=<the deployment's CA certificate> to DATABASE_URL ` +
+      `(28000 no pg_hba.conf entry for host "127.0.0.1", user "postgres", database "postgres", no encryption).`;
     for (const url of [at("localhost", { sslmode: "disable" }), at("localhost")]) {
-      const error = await startFailure({ url });
-      expect(error.message).toBe(
-        `PostgreSQL at localhost:${port()} accepts only TLS connections: add sslmode=verify-full and sslrootcert=<the deployment's CA certificate> to DATABASE_URL ` +
-          `(28000 no pg_hba.conf entry for host "127.0.0.1", user "postgres", database "postgres", no encryption).`,
-      );
+      expect((await startFailure({ url })).message).toBe(sentence);
     }
+    // A command that applies its migrations itself (signon migrate) opens the database without any: the same sentence.
+    await expect(startDatabase({ url: at("localhost", { sslmode: "disable" }) })).rejects.toThrow(new DatabaseStartError(sentence));
   });
 
   it("once running, counts the refusal as the database being unavailable (503) and logs the same sentence", async () => {
