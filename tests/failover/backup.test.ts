@@ -1,16 +1,37 @@
 // Backups and point-in-time recovery of the documented deployment (deploy/pgbackrest, deploy/patroni): every node
-// archives its WAL to the repository machine over TLS, a full backup is taken from a standby, and the cluster is
-// rebuilt from the repository after a wrong command (to the named restore point set before it) and after every
-// node's data is lost (to the last WAL the repository holds). Each drill keeps a ledger of acknowledged inserts
-// and checks it against the restored cluster.
+// archives its WAL to the repository machine over TLS, a full backup is taken from a standby, a replica is rebuilt
+// from the repository while the primary takes the failover drills' load, and the cluster is rebuilt from the
+// repository after a wrong command under that load (to the named restore point set before it) and after a failover
+// and then every node's data lost (to the last WAL the repository holds). Each drill keeps two ledgers: the load's
+// acknowledged writes through the services (tokens, permission changes, completions) and a loop of acknowledged
+// inserts, both checked against the restored cluster.
 // Needs Debian's patroni, etcd-server, haproxy, postgresql-15 and pgbackrest; skipped without them, except under CI=true.
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { runShipped, signonCli } from "@tessera/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failoverClusterUnavailable, failoverPackages, pause, startFailoverCluster, startFailoverSystem, waitFor, WriteLoop, type Acknowledged, type FailoverCluster, type FailoverSystem } from "@tessera/test-support/drill";
+import {
+  completionProblems,
+  Drill,
+  failoverClusterUnavailable,
+  failoverPackages,
+  firstProblems,
+  isAcknowledgedWrite,
+  pause,
+  restorePointTokenProblems,
+  rewindToRestorePoint,
+  startFailoverCluster,
+  waitFor,
+  WriteLoop,
+  type Acknowledged,
+  type ClusterNode,
+  type FailoverCluster,
+  type FailoverSystem,
+  type RestorePointTimes,
+} from "@tessera/test-support/drill";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {
@@ -42,6 +63,13 @@ async function writeFor(loop: WriteLoop, ms: number, count = 1): Promise<void> {
   while (Date.now() < until || loop.acknowledged.length < count) await pause(100);
 }
 
+const sha256 = (value: string) => createHash("sha256").update(value).digest("hex");
+
+/** How many times Patroni has built `node` with pgBackRest from the repository (its log is appended to, never cut). */
+function replicasBuiltFromRepository(node: ClusterNode): number {
+  return (readFileSync(node.logFile, "utf8").match(/replica has been created using pgbackrest/g) ?? []).length;
+}
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
@@ -49,6 +77,7 @@ function seconds(ms: number): string {
 describe.skipIf(missing !== null)("backups and point-in-time recovery of the Patroni cluster", () => {
   let cluster: FailoverCluster;
   let databaseUrl: string;
+  let drill: Drill;
   let system: FailoverSystem;
 
   /** The status `/user.json` answers `token` with at each Sign-on instance. */
@@ -80,10 +109,12 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     await run(databaseUrl, "create table writes (id integer primary key, written_at timestamptz not null default now())");
     // The services as shipped on the cluster (two Sign-on and two Completion instances, the editorial app): they
     // must come back by themselves after a restore, with no change of settings.
-    system = await startFailoverSystem(cluster);
+    // The failover drills' load runs on them through every drill but the first and the last.
+    drill = await Drill.start(cluster);
+    system = drill.system;
   }, 600_000);
   afterAll(async () => {
-    await system?.close();
+    await drill?.close();
     await cluster?.stop();
   });
 
@@ -111,38 +142,60 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     console.info(`full backup of the drill cluster: ${seconds(backupMs)}`);
   }, 900_000);
 
-  it("restores to the restore point set before a wrong command: every write acknowledged before it back, nothing after it", async ({ onTestFailed }) => {
+  it("rebuilds a replica from the repository while the primary takes the load, losing nothing", async ({ onTestFailed }) => {
+    onTestFailed(() => console.error(cluster.logTails()));
+    const leader = await cluster.leader();
+    const standby = await cluster.syncStandby();
+    const replica = cluster.nodes.find((node) => node.name !== leader.name && node.name !== standby.name);
+    if (replica === undefined) throw new Error("no asynchronous replica");
+    const builtBefore = replicasBuiltFromRepository(replica);
+    let streamingAfterMs = 0;
+    const round = await drill.round("replica rebuilt from the repository", async () => {
+      ({ streamingAfterMs } = await cluster.rebuildReplica(replica));
+      return undefined;
+    });
+    await drill.checkRound(round);
+    // Its disk was filled from the repository (then the archive, then streaming), not copied off the busy primary.
+    expect(replicasBuiltFromRepository(replica)).toBe(builtBefore + 1);
+    console.info(`${replica.name} rebuilt from the repository under load: streaming after ${seconds(streamingAfterMs)}; checked ${JSON.stringify(round.checked)}`);
+  }, 900_000);
+
+  it("restores to the restore point set under load before a wrong command: every write acknowledged before it back, nothing after it", async ({ onTestFailed }) => {
     onTestFailed(() => console.error(cluster.logTails()));
     // A token issued before the point (at the services' set-up), and one after it.
     const tokenBefore = system.completionTokens.writer;
     expect(await userJsonStatuses(tokenBefore)).toEqual([200, 200]);
     const loop = new WriteLoop(databaseUrl).start();
-    await writeFor(loop, 3000, 50);
-    const pointSentAt = Date.now();
-    // As an operator would before risky work: the shipped command, against the primary through HAProxy.
-    const point = await runShipped("signon-cli", ["restore-point", "before-wrong-command"], { DATABASE_URL: cluster.primaryUrl });
-    expect({ code: point.code, stdout: point.stdout }).toEqual({ code: 0, stdout: expect.stringMatching(/^Set the restore point before-wrong-command at WAL position [0-9A-F]+\/[0-9A-F]+\.\n$/) });
-    const pointAt = Date.now();
-    await writeFor(loop, 2000);
-    const tokenAfter = String((await signonCli(system.cliEnv, "tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"]);
-    expect(await userJsonStatuses(tokenAfter)).toEqual([200, 200]);
-    // The wrong command: half the rows deleted, committed and replicated at once.
-    await run(databaseUrl, "delete from writes where id % 2 = 0");
-    await writeFor(loop, 1000);
+    const point: RestorePointTimes = { sentAt: 0, at: 0 };
+    let tokenAfter = "";
+    const round = await drill.round("a wrong command after a restore point", async () => {
+      await writeFor(loop, 3000, 50);
+      point.sentAt = Date.now();
+      // As an operator would before risky work: the shipped command, against the primary through HAProxy.
+      const set = await runShipped("signon-cli", ["restore-point", "before-wrong-command"], { DATABASE_URL: cluster.primaryUrl });
+      point.at = Date.now();
+      expect({ code: set.code, stdout: set.stdout }).toEqual({ code: 0, stdout: expect.stringMatching(/^Set the restore point before-wrong-command at WAL position [0-9A-F]+\/[0-9A-F]+\.\n$/) });
+      // Writes of every kind after the point, then the wrong command: committed and replicated at once.
+      await drill.loadUntilEachAnswered(point.at, 5, 2000);
+      tokenAfter = String((await signonCli(system.cliEnv, "tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"]);
+      expect(await userJsonStatuses(tokenAfter)).toEqual([200, 200]);
+      await run(databaseUrl, "delete from writes where id % 2 = 0");
+      await system.pool.query("delete from completion.block_completions");
+      await system.pool.query("delete from signon.access_tokens");
+      await writeFor(loop, 1000);
+      return undefined;
+    });
     await loop.stop();
     // The segments up to now are in the repository (check switches WAL and waits until it is archived).
     await cluster.backups.run(["check"], { timeoutMs: 120_000 });
-    const before = loop.acknowledged.filter((write) => write.at < pointSentAt);
-    const after = loop.acknowledged.filter((write) => write.sentAt > pointAt);
+    const before = loop.acknowledged.filter((write) => write.at < point.sentAt);
+    const after = loop.acknowledged.filter((write) => write.sentAt > point.at);
 
+    const restoreStartedAt = Date.now();
     const { primaryAfterMs } = await cluster.rebuildFromBackup({ name: "before-wrong-command" });
     const stored = await storedIds(databaseUrl);
     const lost = before.filter((write) => !stored.has(write.id));
     const kept = after.filter((write) => stored.has(write.id));
-    console.info(
-      `restore to a named point: ${before.length} writes acknowledged before it, ${lost.length} lost; ${after.length} after it, ${kept.length} kept; ` +
-        `the restored primary answered after ${seconds(primaryAfterMs)}`,
-    );
     expect(before.length).toBeGreaterThan(0);
     expect(lost).toEqual([]);
     expect(after.length).toBeGreaterThan(0);
@@ -162,6 +215,16 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     });
     expect(await userJsonStatuses(tokenAfter)).toEqual([401, 401]);
     expect(system.services.map((service) => [service.name, service.exit()])).toEqual(system.services.map((service) => [service.name, null]));
+
+    // The load's ledger: every token, completion and permission change acknowledged before the point is back, and
+    // nothing sent after it; the deleted tokens and completions are back.
+    const tokens = await restorePointTokenProblems(system, round.record.chains, point);
+    expect(firstProblems(tokens.problems)).toEqual([]);
+    expect(tokens.before).toBeGreaterThan(0);
+    expect(tokens.after).toBeGreaterThan(0);
+    rewindToRestorePoint(round.record, point);
+    expect(firstProblems(await completionProblems(system, round.record, drill.checkLog))).toEqual([]);
+
     // The operator's step after a restore: every application hears what Sign-on holds now, and the pushes arrive.
     const followUp = await signonCli(system.cliEnv, "restore", "follow-up");
     expect(followUp["update_pushes"]).toBeGreaterThan(0);
@@ -173,33 +236,69 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
       },
       { timeoutMs: 60_000, logs: [] },
     );
-  }, 1_200_000);
 
-  it("loses every node's data at once and restores the latest: only writes of the last archive_timeout can be lost", async ({ onTestFailed }) => {
+    // The load again on the restored cluster: everything it is acknowledged holds, the permission changes and
+    // completions going on from what the restore left.
+    const again = await drill.round("after the restore", async () => undefined);
+    await drill.checkRound(again);
+    const firstWrite = drill.log.outcomes.find((outcome) => outcome.sentAt >= again.startedAt && isAcknowledgedWrite(outcome));
+    console.info(
+      `restore to a named point under load: ${before.length} inserts acknowledged before it, ${lost.length} lost; ${after.length} after it, ${kept.length} kept; ` +
+        `tokens acknowledged before it ${tokens.before} (all restored), sent after it ${tokens.after} (none restored); ` +
+        `the restored primary answered after ${seconds(primaryAfterMs)}, the first write of the load after ${seconds((firstWrite?.at ?? NaN) - restoreStartedAt)} from the restore's start`,
+    );
+  }, 1_500_000);
+
+  it("archives on across a failover, then loses every node's data at once and restores the latest: only writes of the last archive_timeout can be lost", async ({ onTestFailed }) => {
     onTestFailed(() => console.error(cluster.logTails()));
     await cluster.backups.run(["--type=incr", "backup"], { timeoutMs: 600_000 });
     // A new ledger: the loop numbers its inserts from 1 again.
     await run(databaseUrl, "truncate writes");
     const loop = new WriteLoop(databaseUrl).start();
-    // Past one archive_timeout, so that at least one segment is closed by time alone while the loop writes.
-    await writeFor(loop, 70_000, 100);
-    const lostAt = Date.now();
-    await Promise.all(cluster.nodes.map((node) => cluster.loseMachine(node)));
-    await loop.stop();
+    let failedOverAt = 0;
+    let lostAt = 0;
+    let primaryAfterMs = 0;
+    const round = await drill.round("a failover, then every node lost", async () => {
+      await writeFor(loop, 5000, 20);
+      const leader = await cluster.leader();
+      failedOverAt = Date.now();
+      await cluster.loseMachine(leader);
+      await cluster.waitForLeader({ not: leader.name, timeoutMs: 120_000 });
+      await drill.firstWriteAfter(failedOverAt);
+      // Past one archive_timeout on the new primary's timeline, so that it closes a segment by time alone.
+      await writeFor(loop, 70_000, 100);
+      lostAt = Date.now();
+      await Promise.all(cluster.nodes.filter((node) => node.pid !== null).map((node) => cluster.loseMachine(node)));
+      await loop.stop();
+      ({ primaryAfterMs } = await cluster.rebuildFromBackup("latest", { dataLost: true }));
+      return { at: lostAt, liftedAt: Date.now(), leaders: [leader.name, (await cluster.leader()).name] };
+    });
     const acknowledged: Acknowledged[] = loop.acknowledged.filter((write) => write.at <= lostAt);
-
-    const { primaryAfterMs } = await cluster.rebuildFromBackup("latest", { dataLost: true });
     const stored = await storedIds(databaseUrl);
     const lost = acknowledged.filter((write) => !stored.has(write.id));
     const oldestLost = lost.length === 0 ? null : Math.min(...lost.map((write) => write.at));
     const recoveryPointMs = oldestLost === null ? 0 : lostAt - oldestLost;
+    // The services' writes: access tokens acknowledged before the loss and not restored are within the same bound.
+    const issued = round.record.chains.flatMap((chain) => [chain, ...chain.rotations]).filter((tokens) => tokens.at <= lostAt);
+    const storedTokens = new Set(
+      (await system.pool.query<{ token_hash: string }>("select token_hash from signon.access_tokens where token_hash = any($1::text[])", [issued.map((tokens) => sha256(tokens.accessToken))])).rows.map(
+        (row) => row.token_hash,
+      ),
+    );
+    const lostTokens = issued.filter((tokens) => !storedTokens.has(sha256(tokens.accessToken)));
+    const tokenRecoveryPointMs = lostTokens.length === 0 ? 0 : lostAt - Math.min(...lostTokens.map((tokens) => tokens.at));
+    const firstWrite = round.fault?.liftedAt === undefined ? undefined : drill.log.outcomes.find((outcome) => outcome.sentAt >= lostAt && isAcknowledgedWrite(outcome));
     console.info(
-      `every node lost: ${acknowledged.length} writes acknowledged, ${lost.length} lost (recovery point ${seconds(recoveryPointMs)}, archive_timeout 60 s); ` +
-        `the restored primary answered after ${seconds(primaryAfterMs)}`,
+      `a failover, then every node lost: ${acknowledged.length} inserts acknowledged (${acknowledged.filter((write) => write.at > failedOverAt).length} after the failover), ${lost.length} lost ` +
+        `(recovery point ${seconds(recoveryPointMs)}, archive_timeout 60 s); ${issued.length} access tokens acknowledged, ${lostTokens.length} lost (recovery point ${seconds(tokenRecoveryPointMs)}); ` +
+        `the restored primary answered after ${seconds(primaryAfterMs)}, the load's first write ${seconds((firstWrite?.at ?? NaN) - lostAt)} after the loss`,
     );
     expect(recoveryPointMs).toBeLessThanOrEqual(65_000);
-    expect(acknowledged.length - lost.length).toBeGreaterThan(0);
-  }, 1_200_000);
+    expect(tokenRecoveryPointMs).toBeLessThanOrEqual(65_000);
+    // Writes acknowledged on the new primary's timeline were archived by it and are back.
+    expect(acknowledged.filter((write) => write.at > failedOverAt && stored.has(write.id)).length).toBeGreaterThan(0);
+    expect(system.services.map((service) => [service.name, service.exit()])).toEqual(system.services.map((service) => [service.name, null]));
+  }, 1_500_000);
 
   it("detects a corrupted file in the repository rather than restoring it", async ({ onTestFailed }) => {
     onTestFailed(() => console.error(cluster.logTails()));

@@ -5,6 +5,15 @@
 export interface Attempt<T> {
   value: T;
   acknowledged: boolean;
+  /** When it was sent and answered (ms since the epoch), where the load kept them. */
+  sentAt?: number;
+  at?: number;
+}
+
+/** A named restore point: set by a command sent at `sentAt` and answered at `at`. */
+export interface RestorePointTimes {
+  sentAt: number;
+  at: number;
 }
 
 /**
@@ -20,4 +29,18 @@ export function allowedOutcomes<T>(attempts: readonly Attempt<T>[]): (T | undefi
   });
   const after = attempts.slice(last === -1 ? 0 : last).map((attempt) => attempt.value);
   return last === -1 ? [undefined, ...after] : after;
+}
+
+/**
+ * The write series as a restore to `point` leaves it: a write acknowledged before the point's command was sent is
+ * in; one sent before it was answered but not acknowledged before it was sent may be in or not (as if its answer
+ * were lost); one sent after it is not. Writes without times (from earlier rounds) are kept as they are.
+ */
+export function asOfRestorePoint<T>(attempts: readonly Attempt<T>[], point: RestorePointTimes): Attempt<T>[] {
+  return attempts.flatMap((attempt) => {
+    if (attempt.sentAt === undefined || attempt.at === undefined) return [attempt];
+    if (attempt.sentAt > point.at) return [];
+    if (attempt.acknowledged && attempt.at < point.sentAt) return [attempt];
+    return [{ ...attempt, acknowledged: false }];
+  });
 }

@@ -2,7 +2,7 @@
 // is well) so that one failure does not hide the others: every acknowledged token, refresh rotation, code
 // exchange, permission change and completion batch is there afterwards, and the pushes all arrived.
 import { createHash } from "node:crypto";
-import { allowedOutcomes } from "./acknowledged-writes.js";
+import { allowedOutcomes, type RestorePointTimes } from "./acknowledged-writes.js";
 import { COURSE_KEY, LEARNERS, PROBLEMS } from "./first-time-set-up.js";
 import { HttpClient } from "./http-client.js";
 import type { Chain, LoadRecord } from "./load.js";
@@ -208,4 +208,34 @@ export async function completionProblems(system: FailoverSystem, record: LoadRec
     });
   }
   return problems;
+}
+
+/** What a restore to a point kept of the load's tokens: each acknowledged before it, and none sent after it. */
+export interface RestoredTokens {
+  problems: string[];
+  /** Access tokens (code exchanges and rotations) acknowledged before the point, all of which must be stored. */
+  before: number;
+  /** Those sent after the point, none of which may be stored. */
+  after: number;
+}
+
+/**
+ * After a restore to `point`: every access and refresh token the load was acknowledged before the point's command
+ * was sent is stored, and none sent after it was answered is; those in between may be either.
+ */
+export async function restorePointTokenProblems(system: FailoverSystem, chains: readonly Chain[], point: RestorePointTimes): Promise<RestoredTokens> {
+  const issued = chains.flatMap((chain) => [chain, ...chain.rotations].map((tokens) => ({ code: chain.code, ...tokens })));
+  const before = issued.filter((tokens) => tokens.at < point.sentAt);
+  const after = issued.filter((tokens) => tokens.sentAt > point.at);
+  const storedOf = async (table: "access_tokens" | "refresh_tokens", tokens: string[]) =>
+    new Set((await system.pool.query<{ token_hash: string }>(`select token_hash from signon.${table} where token_hash = any($1::text[])`, [tokens.map(sha256)])).rows.map((row) => row.token_hash));
+  const problems: string[] = [];
+  for (const table of ["access_tokens", "refresh_tokens"] as const) {
+    const pick = (tokens: { accessToken: string; refreshToken: string }) => (table === "access_tokens" ? tokens.accessToken : tokens.refreshToken);
+    const storedBefore = await storedOf(table, before.map(pick));
+    for (const tokens of before) if (!storedBefore.has(sha256(pick(tokens)))) problems.push(`${table}: ${short(pick(tokens))} (code ${short(tokens.code)}) acknowledged before the point, not restored`);
+    const storedAfter = await storedOf(table, after.map(pick));
+    for (const tokens of after) if (storedAfter.has(sha256(pick(tokens)))) problems.push(`${table}: ${short(pick(tokens))} (code ${short(tokens.code)}) sent after the point, restored`);
+  }
+  return { problems, before: before.length, after: after.length };
 }

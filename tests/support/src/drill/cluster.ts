@@ -99,6 +99,12 @@ export interface FailoverCluster {
    * answer as the primary.
    */
   rebuildFromBackup(target: RestoreTarget, options?: { dataLost?: boolean }): Promise<{ primaryAfterMs: number }>;
+  /**
+   * A replica's disk replaced, as docs/operations.md says: its Patroni stopped, its data directory deleted, Patroni
+   * started again, which builds it with the first of `create_replica_methods` that works (pgBackRest from the
+   * repository, then WAL from the archive, then streaming). Resolves once it streams, with how long that took.
+   */
+  rebuildReplica(node: ClusterNode): Promise<{ streamingAfterMs: number }>;
   /** The tail of every process's log, for an error message. */
   logTails(): string;
   /** Kills every process of the cluster and removes its directory. */
@@ -314,6 +320,17 @@ class Cluster implements FailoverCluster {
       logs: [this.haproxy.process().logFile],
     });
     return { primaryAfterMs };
+  }
+
+  async rebuildReplica(node: ClusterNode): Promise<{ streamingAfterMs: number }> {
+    const patroni = this.node(node.name);
+    if ((await this.leader()).name === node.name) throw new Error(`${node.name} is the leader, not a replica`);
+    await patroni.stop();
+    rmSync(join(patroni.directory, "data"), { recursive: true, force: true });
+    const started = performance.now();
+    patroni.start();
+    await this.waitUntilStreaming(node, restoreTimeoutMs);
+    return { streamingAfterMs: performance.now() - started };
   }
 
   async stop(): Promise<void> {

@@ -18,9 +18,9 @@ export { inDatabase, startFailoverSystem, type FailoverSystem } from "./services
 export { openServiceWorkspace, type ServiceWorkspace } from "./service-workspace.js";
 export { applicationId, COURSE_KEY, createLoadAccounts, importLoadCourse, LEARNERS, PASSWORD, PROBLEMS, type LoadAccounts, type SignonCommand } from "./first-time-set-up.js";
 export { completionEnv, editorialEnv } from "./service-env.js";
-export { COMPLETION_READ_KINDS, newLoadRecord, signIn, signInSessions, startLoad, WRITE_KINDS, type Chain, type LoadOptions, type LoadRecord, type Rotation, type RunningLoad, type Sessions } from "./load.js";
-export { allowedOutcomes, type Attempt } from "./acknowledged-writes.js";
-export { codeProblems, completionProblems, pushProblems, refreshProblems, tokenProblems } from "./checks.js";
+export { COMPLETION_READ_KINDS, newLoadRecord, rewindToRestorePoint, signIn, signInSessions, startLoad, WRITE_KINDS, type Chain, type LoadOptions, type LoadRecord, type Rotation, type RunningLoad, type Sessions } from "./load.js";
+export { allowedOutcomes, asOfRestorePoint, type Attempt, type RestorePointTimes } from "./acknowledged-writes.js";
+export { codeProblems, completionProblems, pushProblems, refreshProblems, restorePointTokenProblems, tokenProblems, type RestoredTokens } from "./checks.js";
 export { csrfTokenOf, HttpClient, type Answer, type RequestRecorder } from "./http-client.js";
 export { RequestLog, type Outcome } from "./request-log.js";
 export { CountingReceiver, type Receipt } from "./counting-receiver.js";

@@ -4,7 +4,7 @@
 // editorial app, completion batches, and Completion's reads (the staff course detail, stats, one learner's list).
 // Every request is recorded in the log; what each write acknowledged is kept for the checks afterwards.
 import type { ServiceProcess } from "../shipped.js";
-import type { Attempt } from "./acknowledged-writes.js";
+import { asOfRestorePoint, type Attempt, type RestorePointTimes } from "./acknowledged-writes.js";
 import { COURSE_KEY, LEARNERS, PASSWORD, PROBLEMS } from "./first-time-set-up.js";
 import { csrfTokenOf, HttpClient } from "./http-client.js";
 import type { RequestLog } from "./request-log.js";
@@ -58,6 +58,15 @@ export interface LoadRecord {
 /** A record for a round of load; with `previous`, the grid posts and completion batches go on from that round's. */
 export function newLoadRecord(previous?: LoadRecord): LoadRecord {
   return { chains: [], userJson: [], gridPosts: previous?.gridPosts ?? new Map(), batches: previous?.batches ?? new Map() };
+}
+
+/**
+ * Rewinds a record's grid posts and completion batches to what a restore to `point` left (see asOfRestorePoint),
+ * so that the next round's checks go on from the restored cluster.
+ */
+export function rewindToRestorePoint(record: LoadRecord, point: RestorePointTimes): void {
+  for (const [uid, attempts] of record.gridPosts) record.gridPosts.set(uid, asOfRestorePoint(attempts, point));
+  for (const blocks of record.batches.values()) for (const [block, attempts] of blocks) blocks.set(block, asOfRestorePoint(attempts, point));
 }
 
 export interface LoadOptions {
@@ -215,13 +224,14 @@ export function startLoad(system: FailoverSystem, sessions: Sessions, log: Reque
     const value = !(ticked.get(uid) ?? false);
     ticked.set(uid, value);
     const permissions = [`${system.editorialAppId}:signin`, ...(value ? [`${system.editorialAppId}:admin`] : [])];
+    const sentAt = Date.now();
     const posted = await admin.send("POST /users/:uid/permissions", nth(system.signon, n), `/users/${uid}/permissions`, {
       method: "POST",
       headers: { accept: "text/html" },
       form: { _csrf: gridCsrf, permissions },
     });
     const attempts = record.gridPosts.get(uid) ?? [];
-    attempts.push({ value, acknowledged: posted.status === 303 });
+    attempts.push({ value, acknowledged: posted.status === 303, sentAt, at: Date.now() });
     record.gridPosts.set(uid, attempts);
   });
 
@@ -235,13 +245,14 @@ export function startLoad(system: FailoverSystem, sessions: Sessions, log: Reque
       sequence += 1;
       const block = PROBLEMS[sequence % PROBLEMS.length] as string;
       const value = ((sequence + learner) % 5) / 4;
+      const sentAt = Date.now();
       const answer = await api.send("POST completion-batch", nth(system.completion, n + learner), "/api/completion/v1/completion-batch", {
         method: "POST",
         headers: { authorization: `Bearer ${system.completionTokens.writer}`, "content-type": "application/json" },
         body: JSON.stringify({ username, course_key: COURSE_KEY, blocks: { [block]: value } }),
       });
       const attempts = sent.get(block) ?? [];
-      attempts.push({ value, acknowledged: answer.status === 200 });
+      attempts.push({ value, acknowledged: answer.status === 200, sentAt, at: Date.now() });
       sent.set(block, attempts);
     });
   });
