@@ -40,8 +40,6 @@ if (missing !== null) {
   console.warn(line);
 }
 
-/** The same server's `drill` database. */
-const inDatabase = (url: string) => url.replace(/\/postgres$/, "/drill");
 
 async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<Row[]> {
   const client = new pg.Client({ connectionString: url });
@@ -105,7 +103,7 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
 
   beforeAll(async () => {
     cluster = await startFailoverCluster();
-    databaseUrl = inDatabase(await cluster.createDatabase("drill"));
+    databaseUrl = await cluster.createDatabase("drill");
     await run(databaseUrl, "create table writes (id integer primary key, written_at timestamptz not null default now())");
     // The services as shipped on the cluster (two Sign-on and two Completion instances, the editorial app): they
     // must come back by themselves after a restore, with no change of settings.
@@ -165,6 +163,8 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     // A token issued before the point (at the services' set-up), and one after it.
     const tokenBefore = system.completionTokens.writer;
     expect(await userJsonStatuses(tokenBefore)).toEqual([200, 200]);
+    // An account from before the point, suspended after it; one created after it.
+    await signonCli(system.cliEnv, "users", "create", "--email", "before-point@example.org", "--name", "Before Point", "--generate-password");
     const loop = new WriteLoop(databaseUrl).start();
     const point: RestorePointTimes = { sentAt: 0, at: 0 };
     let tokenAfter = "";
@@ -179,6 +179,8 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
       await drill.loadUntilEachAnswered(point.at, 5, 2000);
       tokenAfter = String((await signonCli(system.cliEnv, "tokens", "issue", "--email", "loader@example.org", "--app", "completion"))["access_token"]);
       expect(await userJsonStatuses(tokenAfter)).toEqual([200, 200]);
+      await signonCli(system.cliEnv, "users", "suspend", "--email", "before-point@example.org", "--reason", "Suspended after the restore point");
+      await signonCli(system.cliEnv, "users", "create", "--email", "after-point@example.org", "--name", "After Point", "--generate-password");
       await run(databaseUrl, "delete from writes where id % 2 = 0");
       await system.pool.query("delete from completion.block_completions");
       await system.pool.query("delete from signon.access_tokens");
@@ -223,6 +225,11 @@ describe.skipIf(missing !== null)("backups and point-in-time recovery of the Pat
     expect(tokens.before).toBeGreaterThan(0);
     expect(tokens.after).toBeGreaterThan(0);
     rewindToRestorePoint(round.record, point);
+    // What was done after the point is undone: the suspension lifted, the account created gone.
+    const accounts = await system.pool.query<{ email: string; suspended: boolean }>(
+      "select email, suspended_at is not null as suspended from signon.users where email in ('before-point@example.org', 'after-point@example.org')",
+    );
+    expect(accounts.rows).toEqual([{ email: "before-point@example.org", suspended: false }]);
     expect(firstProblems(await completionProblems(system, round.record, drill.checkLog))).toEqual([]);
 
     // The operator's step after a restore: every application hears what Sign-on holds now, and the pushes arrive.
