@@ -23,7 +23,7 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import * as schema from "../../packages/signon/src/db/schema.js";
 import { generatePeople } from "../../packages/signon/test/support/generated-people.js";
-import { binaries, failoverClusterUnavailable, freePorts, postgresUser, startFailoverCluster, type FailoverCluster } from "@tessera/test-support/drill";
+import { binaries, failoverClusterUnavailable, freePorts, inDatabase, postgresUser, startFailoverCluster, type FailoverCluster } from "@tessera/test-support/drill";
 
 const people = Number(process.env["BENCH_BACKUP_PEOPLE"] || 1_000_000);
 const targetBytes = Number(process.env["BENCH_BACKUP_TARGET_MB"] || 1200) * 1024 * 1024;
@@ -169,7 +169,7 @@ try {
   const restoreMs = filesMs + recoveredMs;
   rmSync(target, { recursive: true, force: true });
   await query(cluster.primaryUrl, "create database signon_restored");
-  const restoredUrl = cluster.primaryUrl.replace(/\/postgres$/, "/signon_restored");
+  const restoredUrl = inDatabase(cluster.primaryUrl, "signon_restored");
   const [, pgRestoreMs] = await timed(async () => {
     await runAsPostgres(join(binaries.postgresBin, "pg_restore"), ["-j", "2", "--no-owner", "-d", restoredUrl, dumpFile]);
     await query(restoredUrl, "select count(*) from signon.users");

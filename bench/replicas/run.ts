@@ -170,7 +170,7 @@ async function benchReads(cluster: FailoverCluster, url: string): Promise<string
 /** Turns Patroni's synchronous mode on or off through its REST API, and waits until the primary says so. */
 async function setSynchronous(cluster: FailoverCluster, on: boolean): Promise<void> {
   const leader = await cluster.leader();
-  const response = await fetch(`http://127.0.0.1:${leader.restPort}/config`, {
+  const response = await leader.restRequest("/config", {
     method: "PATCH",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ synchronous_mode: on }),

@@ -6,7 +6,7 @@
 #   make-certificates.sh FOLDER NAME...
 #
 # FOLDER keeps ca.key (the authority's key: keep it off the servers) and ca.crt (give it to every machine), and gets
-# NAME.key and NAME.crt for each NAME: a certificate whose common name is NAME (the name pgBackRest's
+# NAME.key, NAME.crt and NAME.pem (the two in one file, as HAProxy takes them) for each NAME: a certificate whose common name is NAME (the name pgBackRest's
 # tls-server-auth lists) and that is valid as a server and as a client for the DNS name NAME, plus any of
 # EXTRA_NAMES (space-separated: more DNS names or IP:addresses). EXTRA_NAMES goes into every certificate of the
 # run: give a machine's other names in a run of its own (EXTRA_NAMES="db1 10.0.0.11" make-certificates.sh DIR
@@ -48,5 +48,7 @@ for name in "$@"; do
   openssl x509 -req -sha256 -days "$days" -in "$folder/$name.csr" -CA "$folder/ca.crt" -CAkey "$folder/ca.key" \
     -CAcreateserial -extfile "$extensions" -out "$folder/$name.crt" 2>/dev/null
   rm -f "$folder/$name.csr" "$extensions"
+  # HAProxy takes the certificate and its key in one file.
+  cat "$folder/$name.crt" "$folder/$name.key" > "$folder/$name.pem"
   echo "made $folder/$name.crt ($names, $days days)"
 done

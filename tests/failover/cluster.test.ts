@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { ReadRouter } from "@tessera/db";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failoverClusterUnavailable, failoverPackages, patroniTimings, ReadLoop, startFailoverCluster, waitFor, WriteLoop, type FailoverCluster } from "@tessera/test-support/drill";
+import { failoverClusterUnavailable, failoverPackages, inDatabase, patroniTimings, ReadLoop, startFailoverCluster, tlsRequest, waitFor, WriteLoop, type FailoverCluster } from "@tessera/test-support/drill";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {
@@ -26,8 +26,6 @@ if (missing !== null) {
  */
 const failoverBoundMs = (patroniTimings().ttl + 15) * 1000;
 
-/** The same server's `failover` database. */
-const inDatabase = (url: string) => url.replace(/\/postgres$/, "/failover");
 
 async function run(url: string, sql: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
@@ -57,26 +55,37 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     const leader = await cluster.leader();
     const leaderNode = cluster.nodes.find((node) => node.name === leader.name)!;
 
-    // pg_hba: a password (scram-sha-256) over the network; a wrong one is refused.
+    // pg_hba: TLS and a password (scram-sha-256) over the network; a wrong password is refused, and so is a
+    // connection without TLS; the connection the test holds is encrypted.
     const wrongPassword = leader.url.replace(/:[^:@/]+@/, ":not-the-password@");
     await expect(run(wrongPassword, "select 1")).rejects.toMatchObject({ code: "28P01" });
-    const { rows: auth } = await run(leader.url, "select auth_method from pg_hba_file_rules where type = 'host' and error is null");
-    expect(new Set(auth.map((row: { auth_method: string }) => row.auth_method))).toEqual(new Set(["scram-sha-256"]));
+    const { rows: auth } = await run(leader.url, "select type, auth_method from pg_hba_file_rules where type <> 'local' and error is null");
+    expect(new Set(auth.map((row: { type: string; auth_method: string }) => `${row.type} ${row.auth_method}`))).toEqual(new Set(["hostssl scram-sha-256"]));
+    const clearText = new URL(leader.url);
+    clearText.search = "?sslmode=disable";
+    await expect(run(clearText.toString(), "select 1")).rejects.toMatchObject({ code: "28000", message: expect.stringContaining("no encryption") });
+    expect((await run(leader.url, "select ssl, version from pg_stat_ssl where pid = pg_backend_pid()")).rows).toEqual([{ ssl: true, version: expect.stringMatching(/^TLSv1\.[23]$/) }]);
 
     // initdb: UTF8 and C.UTF-8, so that a search for ZOË finds Zoë.
     const { rows: database } = await run(leader.url, "select pg_encoding_to_char(encoding) as encoding, datcollate, datctype, upper('zoë') as upper from pg_database where datname = current_database()");
     expect(database[0]).toEqual({ encoding: "UTF8", datcollate: "C.UTF-8", datctype: "C.UTF-8", upper: "ZOË" });
 
-    // The REST API: health checks for anyone, changes only with its user and password.
-    const anonymous = await fetch(`http://127.0.0.1:${leader.restPort}/reload`, { method: "POST", signal: AbortSignal.timeout(5000) });
-    expect(anonymous.status).toBe(401);
-    expect((await fetch(`http://127.0.0.1:${leader.restPort}/primary`, { signal: AbortSignal.timeout(5000) })).status).toBe(200);
     const config = (await (await leaderNode.restRequest("/config")).json()) as Record<string, unknown>;
     expect(config).toMatchObject({ ttl: 30, loop_wait: 10, retry_timeout: 10, synchronous_mode: true, synchronous_mode_strict: true, failsafe_mode: true });
 
     // HAProxy's checks, every second on each node, make no traceback in Patroni's log.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     for (const node of cluster.nodes) expect(readFileSync(node.logFile, "utf8"), `${node.name}'s log`).not.toContain("Traceback");
+
+    // (Patroni logs a traceback for each handshake it refuses, as below.)
+    // The REST API: HTTPS only, to a client with a certificate of the deployment's CA; changes also need its user
+    // and password.
+    const restUrl = `https://127.0.0.1:${leader.restPort}`;
+    const operator = cluster.certificates.identity("operator");
+    await expect(tlsRequest(`${restUrl}/primary`, { ca: operator.ca })).rejects.toThrow();
+    await expect(fetch(`http://127.0.0.1:${leader.restPort}/primary`, { signal: AbortSignal.timeout(5000) })).rejects.toThrow();
+    expect((await tlsRequest(`${restUrl}/reload`, operator, { method: "POST" })).status).toBe(401);
+    expect((await leaderNode.restGet("/primary")).status).toBe(200);
   });
 
   it("promotes the synchronous standby, loses nothing acknowledged, keeps replicas answering and takes the old primary back", async ({ onTestFailed }) => {
@@ -85,12 +94,12 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     const standby = await cluster.syncStandby();
     expect([oldLeader.name, standby.name].sort()).toEqual(["node1", "node2"]);
 
-    const replicaDatabaseUrl = inDatabase(cluster.replicaUrl);
+    const replicaDatabaseUrl = inDatabase(cluster.replicaUrl, "failover");
     for (const node of cluster.nodes.filter((node) => node.name !== oldLeader.name)) {
       await waitFor(
         `the table to reach ${node.name}`,
         async () => {
-          await run(inDatabase(node.url), "select count(*) from writes");
+          await run(inDatabase(node.url, "failover"), "select count(*) from writes");
           return true;
         },
         { timeoutMs: 30_000 },
@@ -132,7 +141,7 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     expect(failoverMs).toBeLessThan(failoverBoundMs);
 
     // Nothing acknowledged is lost: every acknowledged insert, before and after the kill, is on the new primary.
-    const { rows } = await run(inDatabase(newLeader.url), "select id from writes");
+    const { rows } = await run(inDatabase(newLeader.url, "failover"), "select id from writes");
     const stored = new Set(rows.map((row: { id: number }) => row.id));
     expect(acknowledgedBeforeKill.length).toBeGreaterThan(0);
     expect(writes.acknowledged.filter((write) => !stored.has(write.id))).toEqual([]);
@@ -164,7 +173,7 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
     await waitFor(
       `${oldLeader.name} to replay every row`,
       async () => {
-        const { rows: replayed } = await run(inDatabase(oldLeader.url), "select count(*)::int as n from writes");
+        const { rows: replayed } = await run(inDatabase(oldLeader.url, "failover"), "select count(*)::int as n from writes");
         return replayed[0]?.n === stored.size + 1 ? true : null;
       },
       { timeoutMs: 30_000 },
@@ -174,7 +183,7 @@ describe.skipIf(missing !== null)("a Patroni cluster that loses its primary's ma
   it("sends a read that follows a change to a replica only once the replica has replayed it", async ({ onTestFailed }) => {
     onTestFailed(() => console.error(cluster.logTails()));
     const node3 = cluster.nodes.find((node) => node.name === "node3")!;
-    const node3Url = inDatabase(node3.url);
+    const node3Url = inDatabase(node3.url, "failover");
     const primary = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     const replica = new pg.Pool({ connectionString: node3Url, max: 2 });
     const router = new ReadRouter({ primary, replicas: [{ url: node3Url, pool: replica }], checkIntervalMs: 200 });

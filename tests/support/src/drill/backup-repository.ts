@@ -1,17 +1,15 @@
 // The backup repository of the documented deployment (deploy/pgbackrest): its own machine, here a folder and a
 // `pgbackrest server` process of its own, reached over TLS with the certificates deploy/certificates makes. The
 // database machines push WAL to it and restore from it; backups, `info`, `check` and `verify` run on it.
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { repositoryRoot } from "../shipped.js";
 import { binaries } from "./binaries.js";
 import { pgbackrestNodeFile, pgbackrestRepositoryFile, type BackupMachineFolders } from "./deployment-files.js";
 import { freePorts } from "./ports.js";
 import { killTree, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
 import { pause, waitFor } from "./wait.js";
 
-const makeCertificates = join(repositoryRoot, "deploy/certificates/make-certificates.sh");
 
 /** What a database machine needs to reach the repository: its pgbackrest.conf and its own TLS server's port. */
 export interface NodeBackupSettings {
@@ -37,6 +35,8 @@ export interface BackupRepository {
   exec(command: string, args: string[]): Promise<string>;
   /** A new empty folder that the database machines' user owns (a scratch restore's target). */
   scratchFolder(): string;
+  /** The port of each `pgbackrest server`: the repository machine's (`backup`) and each database machine's. */
+  tlsPorts: { name: string; port: number }[];
   /** Starts the repository machine's TLS server (again). */
   start(): void;
   /** SIGKILLs the repository machine's TLS server. */
@@ -51,23 +51,19 @@ export interface BackupNodeSpec {
 }
 
 /**
- * Makes the deployment's certificates (make-certificates.sh, as the docs run it), writes each machine's
+ * With the deployment's certificates (`certificates`: make-certificates.sh's folder), writes each machine's
  * pgBackRest file, and starts the repository machine's TLS server. The stanza is created later, once a primary
  * runs (`run(["stanza-create"])`).
  */
-export async function startBackupRepository(directory: string, nodes: BackupNodeSpec[], runAs: RunAs | undefined): Promise<BackupRepository> {
+export async function startBackupRepository(directory: string, nodes: BackupNodeSpec[], runAs: RunAs | undefined, certificates: string): Promise<BackupRepository> {
   const root = join(directory, "backup");
   const folders: BackupMachineFolders = {
-    certificates: join(root, "tls"),
+    certificates,
     repository: join(root, "repository"),
     logs: join(root, "log"),
     spool: join(root, "spool"),
   };
   for (const folder of Object.values(folders)) mkdirSync(folder, { recursive: true, mode: 0o700 });
-  execFileSync("sh", [makeCertificates, folders.certificates, "backup", ...nodes.map((node) => node.name)], {
-    env: { PATH: "/usr/bin:/bin", EXTRA_NAMES: "localhost" },
-    stdio: "ignore",
-  });
   const [repositoryPort, ...nodePorts] = await freePorts(1 + nodes.length);
   const withPorts = nodes.map((node, index) => ({ ...node, tlsPort: nodePorts[index]! }));
   const configFile = join(root, "repository.conf");
@@ -128,6 +124,7 @@ export async function startBackupRepository(directory: string, nodes: BackupNode
       if (runAs) chownSync(folder, runAs.uid, runAs.gid);
       return folder;
     },
+    tlsPorts: [{ name: "backup", port: repositoryPort! }, ...withPorts.map((node) => ({ name: node.name, port: node.tlsPort }))],
     start,
     lose,
     stop: lose,

@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { startBackupRepository, type BackupRepository } from "./backup-repository.js";
+import { makeDeploymentCertificates, verifiedTls, type DeploymentCertificates } from "./certificates.js";
+import { inDatabase } from "./database-url.js";
 import { failoverClusterUnavailable, postgresUser } from "./binaries.js";
 import { clusterPasswords, patroniRestoreFile, type RestoreTarget } from "./deployment-files.js";
 import { startEtcd, type Etcd } from "./etcd.js";
@@ -33,7 +35,9 @@ export interface ClusterNode {
   readonly logFile: string;
   role(): Promise<NodeRole>;
   /** A request to the node's REST API with its user and password. */
-  restRequest(path: string, init?: RequestInit): Promise<Response>;
+  restRequest(path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Response>;
+  /** A GET of the REST API, presenting the operator's certificate. */
+  restGet(path: string, timeoutMs?: number): Promise<Response>;
   /** SIGSTOPs every process of the machine (Patroni, the postmaster and its children). */
   freeze(): void;
   /** SIGSTOPs PostgreSQL alone; Patroni goes on. */
@@ -46,9 +50,18 @@ export interface ClusterNode {
   startupPid(): number | null;
 }
 
+/** One address the deployment listens on: `postgres` (PostgreSQL's protocol, its own TLS), `https` or `pgbackrest` (TLS first). */
+export interface Listener {
+  name: string;
+  port: number;
+  protocol: "postgres" | "https" | "pgbackrest";
+}
+
 export interface FailoverCluster {
   /** The backup repository's machine (deploy/pgbackrest): every node archives to it. */
   backups: BackupRepository;
+  /** The deployment's certificates (deploy/certificates/make-certificates.sh), each named after its machine. */
+  certificates: DeploymentCertificates;
   /** postgres://postgres:…@127.0.0.1:<HAProxy's primary port>/postgres: always the current primary. */
   primaryUrl: string;
   /** HAProxy's replica port: any running replica (the synchronous standby or node3). */
@@ -105,6 +118,8 @@ export interface FailoverCluster {
    * repository, then WAL from the archive, then streaming). Resolves once it streams, with how long that took.
    */
   rebuildReplica(node: ClusterNode): Promise<{ streamingAfterMs: number }>;
+  /** Every address the deployment listens on, each with what speaks there. */
+  listeners(): Listener[];
   /** The tail of every process's log, for an error message. */
   logTails(): string;
   /** Kills every process of the cluster and removes its directory. */
@@ -133,8 +148,11 @@ export async function startFailoverCluster(): Promise<FailoverCluster> {
   let etcd: Etcd | null = null;
   let backups: BackupRepository | null = null;
   try {
-    etcd = await startEtcd(directory);
     const runAs = process.getuid?.() === 0 ? (postgresUser() ?? undefined) : undefined;
+    // Every link is TLS with the deployment's own certificates, as docs/deployment.md makes them; `operator` is
+    // what the tests present where an operator would (etcd, the REST API).
+    const certificates = makeDeploymentCertificates(directory, ["node1", "node2", "node3", "etcd1", "etcd2", "etcd3", "haproxy", "backup", "operator"], runAs);
+    etcd = await startEtcd(directory, certificates);
     const [primaryPort, replicaPort, ...nodePorts] = await freePorts(2 + 3 * 2);
     const specs = ["node1", "node2", "node3"].map((name, index) => ({
       name,
@@ -142,12 +160,13 @@ export async function startFailoverCluster(): Promise<FailoverCluster> {
       restPort: nodePorts[2 * index + 1]!,
       directory: join(directory, name),
       readReplicaOnly: name === "node3",
+      certificates: certificates.folder,
     }));
-    backups = await startBackupRepository(directory, specs, runAs);
+    backups = await startBackupRepository(directory, specs, runAs, certificates.folder);
     const repository = backups;
-    const nodes = specs.map((spec) => new PatroniNode(spec, etcd!.hosts, runAs, repository.node(spec.name)));
-    const haproxy = startHaproxy(directory, { primary: primaryPort!, replica: replicaPort! }, nodes);
-    cluster = new Cluster(directory, etcd, nodes, haproxy, backups);
+    const nodes = specs.map((spec) => new PatroniNode(spec, etcd!.hosts, runAs, repository.node(spec.name), certificates));
+    const haproxy = startHaproxy(directory, { primary: primaryPort!, replica: replicaPort! }, nodes, certificates.folder);
+    cluster = new Cluster(directory, etcd, nodes, haproxy, backups, certificates);
     await cluster.boot();
     return cluster;
   } catch (error) {
@@ -171,9 +190,10 @@ class Cluster implements FailoverCluster {
     readonly nodes: PatroniNode[],
     private readonly haproxy: Haproxy,
     readonly backups: BackupRepository,
+    readonly certificates: DeploymentCertificates,
   ) {
-    this.primaryUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.primaryPort}/postgres`;
-    this.replicaUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.replicaPort}/postgres`;
+    this.primaryUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.primaryPort}/postgres${verifiedTls(certificates.ca)}`;
+    this.replicaUrl = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${haproxy.replicaPort}/postgres${verifiedTls(certificates.ca)}`;
   }
 
   /** node1 bootstraps the cluster (initdb) alone, so that it is the first primary; node2 and node3 then clone it. */
@@ -248,7 +268,19 @@ class Cluster implements FailoverCluster {
   async createDatabase(name: string): Promise<string> {
     if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
     await query(this.primaryUrl, `create database ${name}`);
-    return this.primaryUrl.replace(/\/postgres$/, `/${name}`);
+    return inDatabase(this.primaryUrl, name);
+  }
+
+  listeners(): Listener[] {
+    return [
+      ...this.nodes.map((node) => ({ name: `${node.name} PostgreSQL`, port: node.pgPort, protocol: "postgres" as const })),
+      { name: "HAProxy primary", port: this.haproxy.primaryPort, protocol: "postgres" },
+      { name: "HAProxy replicas", port: this.haproxy.replicaPort, protocol: "postgres" },
+      ...this.nodes.map((node) => ({ name: `${node.name} REST API`, port: node.restPort, protocol: "https" as const })),
+      ...this.etcd.hosts.map((host, index) => ({ name: `etcd${index + 1} client`, port: Number(host.split(":")[1]), protocol: "https" as const })),
+      ...this.etcd.peerPorts.map((port, index) => ({ name: `etcd${index + 1} peer`, port, protocol: "https" as const })),
+      ...this.backups.tlsPorts.map(({ name, port }) => ({ name: `${name} pgbackrest server`, port, protocol: "pgbackrest" as const })),
+    ];
   }
 
   logTails(): string {
@@ -355,7 +387,7 @@ class Cluster implements FailoverCluster {
       await waitFor(
         `${node.name} to see maintenance mode ${on ? "on" : "off"}`,
         async () => {
-          const state = await fetch(`${node.restUrl}/patroni`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+          const state = await node.restGet("/patroni").catch(() => null);
           if (!state?.ok) return null;
           return ((await state.json()) as { pause?: boolean }).pause === true ? (on ? true : null) : on ? null : true;
         },
@@ -374,7 +406,7 @@ class Cluster implements FailoverCluster {
   private async members(): Promise<ClusterMember[]> {
     for (const node of this.nodes) {
       if (!node.running) continue;
-      const response = await fetch(`${node.restUrl}/cluster`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+      const response = await node.restGet("/cluster").catch(() => null);
       if (response?.ok) return ((await response.json()) as { members: ClusterMember[] }).members;
     }
     throw new Error("no Patroni answers GET /cluster");

@@ -46,6 +46,8 @@ export interface PatroniNodeAddresses {
   /** host:port of each etcd member's client API. */
   etcdHosts: string[];
   readReplicaOnly: boolean;
+  /** The folder of the deployment's certificates (make-certificates.sh's), each named after its machine. */
+  certificates: string;
 }
 
 /** deploy/patroni/node.yml for one node of the test cluster: db1's file with this node's name, addresses, folders and passwords. */
@@ -61,6 +63,8 @@ export function patroniNodeFile(node: PatroniNodeAddresses): string {
     ["etcd1.internal:2379,etcd2.internal:2379,etcd3.internal:2379", node.etcdHosts.join(",")],
     ["/var/lib/postgresql/15/main", `${node.directory}/data`],
     ["/var/lib/postgresql/15/pgpass", `${node.directory}/pgpass`],
+    ["/etc/tessera/tls/ca.crt", `${node.certificates}/ca.crt`],
+    ["/etc/tessera/tls/db1.internal", `${node.certificates}/${node.name}`],
     ["CHANGE-ME-rest-api", clusterPasswords.restApi],
     ["CHANGE-ME-superuser", clusterPasswords.superuser],
     ["CHANGE-ME-replication", clusterPasswords.replication],
@@ -81,13 +85,17 @@ export function patroniSocketFile(directory: string): string {
 }
 
 /** deploy/haproxy/haproxy.cfg with the test's ports: its own two, and each node's PostgreSQL and REST API. */
-export function haproxyConfigFile(ports: { primary: number; replica: number }, nodes: { pgPort: number; restPort: number }[]): string {
+export function haproxyConfigFile(ports: { primary: number; replica: number }, nodes: { name: string; pgPort: number; restPort: number }[], certificates: string): string {
   const file = "haproxy/haproxy.cfg";
   let text = deploymentFile(file);
   text = replaceAll(text, "bind *:5000", `bind 127.0.0.1:${ports.primary}`, file);
   text = replaceAll(text, "bind *:5001", `bind 127.0.0.1:${ports.replica}`, file);
+  text = replaceAll(text, "/etc/tessera/tls/ca.crt", `${certificates}/ca.crt`, file);
+  text = replaceAll(text, "/etc/tessera/tls/haproxy.internal.pem", `${certificates}/haproxy.pem`, file);
   nodes.forEach((node, index) => {
-    text = replaceAll(text, `db${index + 1}.internal:5432 check port 8008`, `127.0.0.1:${node.pgPort} check port ${node.restPort}`, file);
+    const machine = `db${index + 1}.internal`;
+    text = replaceAll(text, `${machine}:5432 check port 8008`, `127.0.0.1:${node.pgPort} check port ${node.restPort}`, file);
+    text = replaceAll(text, `check-sni ${machine} verifyhost ${machine}`, `check-sni ${node.name} verifyhost ${node.name}`, file);
   });
   return text;
 }
@@ -104,17 +112,19 @@ export interface EtcdMemberAddresses {
  * deploy/etcd/etcd.env for one member of the test's etcd cluster, as the environment etcd reads: etcd1's file
  * with this member's name, addresses and folder, and every member's peer address in the initial cluster.
  */
-export function etcdEnvironment(member: EtcdMemberAddresses, members: EtcdMemberAddresses[]): Record<string, string> {
+export function etcdEnvironment(member: EtcdMemberAddresses, members: EtcdMemberAddresses[], certificates: string): Record<string, string> {
   const file = "etcd/etcd.env";
   let text = deploymentFile(file);
   text = replaceAll(text, /^ETCD_NAME=etcd1$/m, `ETCD_NAME=etcd${member.number}`, file);
   text = replaceAll(text, "/var/lib/etcd/tessera", member.dataDir, file);
-  text = replaceAll(text, "http://0.0.0.0:2379", `http://127.0.0.1:${member.clientPort}`, file);
-  text = replaceAll(text, "http://0.0.0.0:2380", `http://127.0.0.1:${member.peerPort}`, file);
-  text = replaceAll(text, "http://etcd1.internal:2379", `http://127.0.0.1:${member.clientPort}`, file);
-  text = replaceAll(text, /^ETCD_INITIAL_ADVERTISE_PEER_URLS=.*$/m, `ETCD_INITIAL_ADVERTISE_PEER_URLS=http://127.0.0.1:${member.peerPort}`, file);
+  text = replaceAll(text, "https://0.0.0.0:2379", `https://127.0.0.1:${member.clientPort}`, file);
+  text = replaceAll(text, "https://0.0.0.0:2380", `https://127.0.0.1:${member.peerPort}`, file);
+  text = replaceAll(text, "https://etcd1.internal:2379", `https://127.0.0.1:${member.clientPort}`, file);
+  text = replaceAll(text, /^ETCD_INITIAL_ADVERTISE_PEER_URLS=.*$/m, `ETCD_INITIAL_ADVERTISE_PEER_URLS=https://127.0.0.1:${member.peerPort}`, file);
+  text = replaceAll(text, "/etc/tessera/tls/ca.crt", `${certificates}/ca.crt`, file);
+  text = replaceAll(text, "/etc/tessera/tls/etcd1.internal", `${certificates}/etcd${member.number}`, file);
   // Every member's peer address, in the initial cluster.
-  for (const other of members) text = replaceAll(text, `http://etcd${other.number}.internal:2380`, `http://127.0.0.1:${other.peerPort}`, file);
+  for (const other of members) text = replaceAll(text, `https://etcd${other.number}.internal:2380`, `https://127.0.0.1:${other.peerPort}`, file);
   const environment: Record<string, string> = {};
   for (const line of text.split("\n")) {
     const match = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
@@ -141,7 +151,7 @@ const databaseMachines = ["db1.internal", "db2.internal", "db3.internal"] as con
 
 function pgbackrestCommonEdits(folders: BackupMachineFolders): [string | RegExp, string][] {
   return [
-    ["/etc/pgbackrest/tls/ca.crt", `${folders.certificates}/ca.crt`],
+    ["/etc/tessera/tls/ca.crt", `${folders.certificates}/ca.crt`],
     ["/var/lib/pgbackrest", folders.repository],
     ["/var/log/pgbackrest", folders.logs],
     ["CHANGE-ME-repository-cipher", repositoryCipher],
@@ -159,7 +169,7 @@ export function pgbackrestNodeFile(node: { name: string; directory: string; pgPo
     ...pgbackrestCommonEdits(folders),
     ["repo1-host=backup.internal", "repo1-host=localhost"],
     ["repo1-host-port=8432", `repo1-host-port=${repositoryPort}`],
-    ["/etc/pgbackrest/tls/db1.internal", `${folders.certificates}/${node.name}`],
+    ["/etc/tessera/tls/db1.internal", `${folders.certificates}/${node.name}`],
     ["/var/spool/pgbackrest", folders.spool],
     ["tls-server-address=*", "tls-server-address=127.0.0.1"],
     ["tls-server-port=8432", `tls-server-port=${node.tlsPort}`],
@@ -182,7 +192,7 @@ export function pgbackrestRepositoryFile(
   let text = deploymentFile(file);
   const edits: [string | RegExp, string][] = [
     ...pgbackrestCommonEdits(folders),
-    ["/etc/pgbackrest/tls/backup.internal", `${folders.certificates}/backup`],
+    ["/etc/tessera/tls/backup.internal", `${folders.certificates}/backup`],
     ["tls-server-address=*", "tls-server-address=127.0.0.1"],
     ["tls-server-port=8432", `tls-server-port=${port}`],
   ];

@@ -4,14 +4,18 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { binaries } from "./binaries.js";
+import type { DeploymentCertificates } from "./certificates.js";
 import { etcdEnvironment, type EtcdMemberAddresses } from "./deployment-files.js";
 import { freePorts } from "./ports.js";
 import { killTree, startLogged, type LoggedProcess } from "./processes.js";
+import { tlsRequest } from "./tls-request.js";
 import { pause, waitFor } from "./wait.js";
 
 export interface Etcd {
   /** host:port of each member's client API, as Patroni's `etcd.hosts` takes them. */
   hosts: string[];
+  /** Each member's peer port. */
+  peerPorts: number[];
   /** Each member's process while it runs. */
   processes(): LoggedProcess[];
   logFiles(): string[];
@@ -25,7 +29,9 @@ export interface Etcd {
 }
 
 /** Starts three members under `directory` and waits until the cluster reports itself healthy. */
-export async function startEtcd(directory: string): Promise<Etcd> {
+export async function startEtcd(directory: string, certificates: DeploymentCertificates): Promise<Etcd> {
+  // The test speaks to etcd as an operator would: with a certificate of the deployment's CA.
+  const operator = certificates.identity("operator");
   const ports = await freePorts(6);
   const members: EtcdMemberAddresses[] = [1, 2, 3].map((number, index) => ({
     number,
@@ -41,7 +47,7 @@ export async function startEtcd(directory: string): Promise<Etcd> {
       return startLogged(`etcd${member.number}`, binaries.etcd, [], {
         logFile: logFile(member),
         cwd: directory,
-        env: { PATH: "/usr/bin:/bin", ...etcdEnvironment(member, members) },
+        env: { PATH: "/usr/bin:/bin", ...etcdEnvironment(member, members, certificates.folder) },
       });
     });
   };
@@ -52,7 +58,8 @@ export async function startEtcd(directory: string): Promise<Etcd> {
         for (const member of running) if (member.hasExited()) throw new Error(`${member.name} exited (${await member.exited})`);
         const answers = await Promise.all(
           members.map(async (member) => {
-            const response = await fetch(`http://127.0.0.1:${member.clientPort}/health`, { signal: AbortSignal.timeout(1000) });
+            const response = await tlsRequest(`https://127.0.0.1:${member.clientPort}/health`, operator, { timeoutMs: 1000 }).catch(() => null);
+            if (!response) return false;
             return ((await response.json()) as { health?: string }).health === "true";
           }),
         );
@@ -72,6 +79,7 @@ export async function startEtcd(directory: string): Promise<Etcd> {
   await healthy();
   return {
     hosts: members.map((member) => `127.0.0.1:${member.clientPort}`),
+    peerPorts: members.map((member) => member.peerPort),
     processes: () => running,
     logFiles: () => members.map(logFile),
     lose: kill,
@@ -81,7 +89,7 @@ export async function startEtcd(directory: string): Promise<Etcd> {
     },
     stop: kill,
     removeCluster: async (scope) => {
-      const response = await fetch(`http://127.0.0.1:${members[0]!.clientPort}/v2/keys/service/${scope}?recursive=true`, { method: "DELETE" });
+      const response = await tlsRequest(`https://127.0.0.1:${members[0]!.clientPort}/v2/keys/service/${scope}?recursive=true`, operator, { method: "DELETE" });
       if (!response.ok && response.status !== 404) throw new Error(`etcd refused to remove /service/${scope}: ${response.status} ${await response.text()}`);
     },
   };

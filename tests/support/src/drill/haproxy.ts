@@ -26,9 +26,9 @@ export interface Haproxy {
 }
 
 /** Writes the configuration under `directory` and starts HAProxy in the foreground. */
-export function startHaproxy(directory: string, ports: { primary: number; replica: number }, nodes: HaproxyBackend[]): Haproxy {
+export function startHaproxy(directory: string, ports: { primary: number; replica: number }, nodes: HaproxyBackend[], certificates: string): Haproxy {
   const configFile = join(directory, "haproxy.cfg");
-  writeFileSync(configFile, haproxyConfigFile(ports, nodes));
+  writeFileSync(configFile, haproxyConfigFile(ports, nodes, certificates));
   const start = () =>
     startLogged("haproxy", binaries.haproxy, ["-f", configFile, "-db"], {
       logFile: join(directory, "haproxy.log"),

@@ -3,7 +3,7 @@
 
 // The documented deployment's PostgreSQL cluster: Patroni, etcd, HAProxy and the pgBackRest repository.
 export { binaries, failoverPackages, postgresUser } from "./binaries.js";
-export { failoverClusterUnavailable, patroniTimings, startFailoverCluster, type ClusterNode, type FailoverCluster, type NodeRole, type RestoreTarget } from "./cluster.js";
+export { failoverClusterUnavailable, patroniTimings, startFailoverCluster, type ClusterNode, type FailoverCluster, type Listener, type NodeRole, type RestoreTarget } from "./cluster.js";
 export type { BackupRepository } from "./backup-repository.js";
 export { freePorts } from "./ports.js";
 export { ProbeWriter, type ProbeAck } from "./probe.js";
@@ -14,7 +14,10 @@ export { commandLineOf, descendantsOf, killTree, logTail, signalAll, startLogged
 export { failure, pause, waitFor } from "./wait.js";
 
 // The services as shipped, under load, and the checks afterwards.
-export { inDatabase, startFailoverSystem, type FailoverSystem } from "./services.js";
+export { startFailoverSystem, type FailoverSystem } from "./services.js";
+export { inDatabase } from "./database-url.js";
+export { makeDeploymentCertificates, runMakeCertificates, verifiedTls, type DeploymentCertificates, type TlsIdentity } from "./certificates.js";
+export { tlsRequest } from "./tls-request.js";
 export { openServiceWorkspace, type ServiceWorkspace } from "./service-workspace.js";
 export { applicationId, COURSE_KEY, createLoadAccounts, importLoadCourse, LEARNERS, PASSWORD, PROBLEMS, type LoadAccounts, type SignonCommand } from "./first-time-set-up.js";
 export { completionEnv, editorialEnv } from "./service-env.js";

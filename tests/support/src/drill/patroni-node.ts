@@ -3,9 +3,11 @@ import { chownSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeBackupSettings } from "./backup-repository.js";
 import { binaries } from "./binaries.js";
+import { verifiedTls, type DeploymentCertificates, type TlsIdentity } from "./certificates.js";
 import { clusterPasswords, restApiUser } from "./deployment-files.js";
 import { writePatroniConfig, type NodeSpec } from "./patroni-config.js";
 import { commandLineOf, descendantsOf, killTree, signalAll, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
+import { tlsRequest } from "./tls-request.js";
 import { pause } from "./wait.js";
 
 /**
@@ -45,6 +47,8 @@ export class PatroniNode {
   readonly directory: string;
   readonly logFile: string;
   private readonly configFolder: string;
+  /** What the tests present to the REST API, as patronictl does on a node: a certificate of the deployment's CA. */
+  private readonly operator: TlsIdentity;
   private init: LoggedProcess | null = null;
 
   constructor(
@@ -52,12 +56,14 @@ export class PatroniNode {
     etcdHosts: string[],
     private readonly runAs: RunAs | undefined,
     private readonly backup: NodeBackupSettings,
+    certificates: DeploymentCertificates,
   ) {
+    this.operator = certificates.identity("operator");
     this.name = spec.name;
     this.pgPort = spec.pgPort;
     this.restPort = spec.restPort;
-    this.url = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${spec.pgPort}/postgres`;
-    this.restUrl = `http://127.0.0.1:${spec.restPort}`;
+    this.url = `postgres://postgres:${clusterPasswords.superuser}@127.0.0.1:${spec.pgPort}/postgres${verifiedTls(certificates.ca)}`;
+    this.restUrl = `https://127.0.0.1:${spec.restPort}`;
     this.directory = spec.directory;
     this.logFile = join(spec.directory, "patroni.log");
     mkdirSync(spec.directory, { recursive: true, mode: 0o700 });
@@ -102,7 +108,7 @@ export class PatroniNode {
 
   /** The node's role from its own Patroni (`GET /patroni`). */
   async role(): Promise<NodeRole> {
-    const response = await fetch(`${this.restUrl}/patroni`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+    const response = await this.restGet("/patroni", 2000).catch(() => null);
     if (!response) return "down";
     const status = (await response.json()) as { state?: string; role?: string; sync_standby?: boolean };
     if (status.state !== "running") return "not running";
@@ -170,9 +176,14 @@ export class PatroniNode {
   }
 
   /** A request to this node's REST API with its user and password (every method but GET needs them). */
-  restRequest(path: string, init: RequestInit = {}): Promise<Response> {
+  restRequest(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
     const credentials = Buffer.from(`${restApiUser}:${clusterPasswords.restApi}`).toString("base64");
-    return fetch(`${this.restUrl}${path}`, { ...init, headers: { ...init.headers, authorization: `Basic ${credentials}` }, signal: AbortSignal.timeout(5000) });
+    return tlsRequest(`${this.restUrl}${path}`, this.operator, { ...init, headers: { ...init.headers, authorization: `Basic ${credentials}` } });
+  }
+
+  /** A GET of the REST API (no password: a certificate of the deployment's CA is enough to read). */
+  restGet(path: string, timeoutMs = 2000): Promise<Response> {
+    return tlsRequest(`${this.restUrl}${path}`, this.operator, { timeoutMs });
   }
 
   /** Kills the node's processes, as `lose` does, if it is running. */

@@ -2,6 +2,7 @@
 // a node acknowledges must still be on the primary afterwards. A primary that resumed after a freeze, or any other
 // second primary, that acknowledged a write while another primary did would lose one of them; and the nodes that
 // acknowledged probes, in the order they did, show whether two ever took turns.
+import { inDatabase } from "./database-url.js";
 import pg from "pg";
 import type { FailoverCluster } from "./cluster.js";
 import { pause } from "./wait.js";
@@ -27,7 +28,7 @@ export class ProbeWriter {
     private readonly cluster: FailoverCluster,
     private readonly database: string,
   ) {
-    this.#loops = cluster.nodes.map((node) => this.#loop(node.name, node.url.replace(/\/postgres$/, `/${database}`)));
+    this.#loops = cluster.nodes.map((node) => this.#loop(node.name, inDatabase(node.url, database)));
   }
 
   /** Creates the probe table in its own database and starts writing to every node. */
@@ -50,7 +51,7 @@ export class ProbeWriter {
 
   /** Acknowledged probes missing from the current primary (read through HAProxy's primary port). */
   async missing(): Promise<ProbeAck[]> {
-    const client = new pg.Client({ connectionString: this.cluster.primaryUrl.replace(/\/postgres$/, `/${this.database}`) });
+    const client = new pg.Client({ connectionString: inDatabase(this.cluster.primaryUrl, this.database) });
     await client.connect();
     try {
       const { rows } = await client.query<{ id: number }>("select id from probes");

@@ -4,6 +4,7 @@
 // set-up as tests/faults does it (first-time-set-up.ts): Sign-on's command line on the primary for the accounts,
 // applications and tokens, Completion's import for the course.
 import type pg from "pg";
+import { inDatabase } from "./database-url.js";
 import { freePort } from "@tessera/db/testing";
 import { signonCli, startShipped, type ServiceProcess } from "../shipped.js";
 import type { FailoverCluster } from "./cluster.js";
@@ -38,10 +39,6 @@ export interface FailoverSystem {
   close(): Promise<void>;
 }
 
-/** The same server's `name` database: `url` with its path replaced. */
-export function inDatabase(url: string, name: string): string {
-  return url.replace(/\/[^/]*$/, `/${name}`);
-}
 
 /** Waits for every start; keeps each service that started in `services` (so that closing stops it), then throws the first failure. */
 async function startTogether(services: ServiceProcess[], starts: Promise<ServiceProcess>[]): Promise<ServiceProcess[]> {

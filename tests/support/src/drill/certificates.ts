@@ -1,0 +1,59 @@
+// The deployment's certificates for the test cluster, made as docs/deployment.md makes them
+// (deploy/certificates/make-certificates.sh): one authority, and a certificate for each machine of the cluster
+// (the database nodes, the etcd members, HAProxy and the backup repository). Every machine here is 127.0.0.1, so
+// each certificate names `localhost` and `127.0.0.1` besides the machine's own name.
+import { execFileSync } from "node:child_process";
+import { chownSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { repositoryRoot } from "../shipped.js";
+import type { RunAs } from "./processes.js";
+
+const makeCertificates = join(repositoryRoot, "deploy/certificates/make-certificates.sh");
+
+/** What a client or server presents: the authority to trust, and its own certificate and key (PEM). */
+export interface TlsIdentity {
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}
+
+export interface DeploymentCertificates {
+  folder: string;
+  /** The authority's certificate file. */
+  ca: string;
+  certFile(name: string): string;
+  keyFile(name: string): string;
+  /** The certificate and key in one file (HAProxy's `crt`). */
+  pemFile(name: string): string;
+  /** `name`'s identity, read from the files. */
+  identity(name: string): TlsIdentity;
+}
+
+/** Runs make-certificates.sh for `names` into `folder` (the authority made once, kept for later runs). */
+export function runMakeCertificates(folder: string, names: string[], extraNames = "localhost IP:127.0.0.1"): void {
+  execFileSync("sh", [makeCertificates, folder, ...names], { env: { PATH: "/usr/bin:/bin", EXTRA_NAMES: extraNames }, stdio: "ignore" });
+}
+
+/** Makes the authority and each machine's certificate under `directory`/tls, readable by `runAs` (PostgreSQL's user). */
+export function makeDeploymentCertificates(directory: string, names: string[], runAs: RunAs | undefined): DeploymentCertificates {
+  const folder = join(directory, "tls");
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  runMakeCertificates(folder, names);
+  if (runAs) {
+    chownSync(folder, runAs.uid, runAs.gid);
+    for (const file of readdirSync(folder)) chownSync(join(folder, file), runAs.uid, runAs.gid);
+  }
+  return {
+    folder,
+    ca: join(folder, "ca.crt"),
+    certFile: (name) => join(folder, `${name}.crt`),
+    keyFile: (name) => join(folder, `${name}.key`),
+    pemFile: (name) => join(folder, `${name}.pem`),
+    identity: (name) => ({ ca: readFileSync(join(folder, "ca.crt")), cert: readFileSync(join(folder, `${name}.crt`)), key: readFileSync(join(folder, `${name}.key`)) }),
+  };
+}
+
+/** The query of a connection string that verifies the server against the deployment's CA, as the services' does. */
+export function verifiedTls(ca: string): string {
+  return `?sslmode=verify-full&sslrootcert=${encodeURIComponent(ca)}`;
+}
