@@ -1,13 +1,17 @@
 // The rolling upgrade from the previous release in releases.json to this tree, as docs/operations.md ("Upgrading
-// without downtime") tells an operator to do it, under load, on PostgreSQL at DATABASE_URL (a database of its own
-// per test): the previous release's two Sign-on and two Completion instances and the editorial app, Sign-on and
+// without downtime") tells an operator to do it, under load, on a PostgreSQL server that takes TLS connections
+// alone, as the deployment's database machines do (pg_hba hostssl, certificates from make-certificates.sh; every
+// process connects with sslmode=verify-full), a database of its own per test: the previous release's two Sign-on and two Completion instances and the editorial app, Sign-on and
 // Completion behind nginx; `npm run migrate`; each instance taken out of nginx, stopped with SIGTERM (it drains),
 // replaced by this tree's and put back once ready with the new version; `npm run migrate -- --post-deploy`. And,
 // separately, the rollback: the same up to `npm run migrate` and the new instances, then the previous release
 // started again in place of each. Run on its own (`npm run test:upgrade`, a step of .ci/run), not by `npm test`.
 import { randomBytes } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
-import { dropDatabase, recreateDatabase } from "@tessera/db/testing";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { dropDatabase, recreateDatabase, startHostsslServer, type HostsslServer } from "@tessera/db/testing";
 import { importSmallCourse, repositoryRoot } from "@tessera/test-support";
 import {
   allowedOutcomes,
@@ -17,6 +21,8 @@ import {
   newLoadRecord,
   PASSWORD,
   pushProblems,
+  runMakeCertificates,
+  verifiedTls,
   refreshProblems,
   RequestLog,
   signInSessions,
@@ -30,11 +36,26 @@ import { currentVersion, findPreviousRelease, prepareRelease } from "./support/p
 import { startUpgradeSystem, TWO_STEP_EMAILS, type RunnableRelease, type UpgradeSystem } from "./support/system.js";
 import { rememberedAcross, setUpTwoStep, type TwoStepPerson } from "./support/two-step.js";
 
-const serverUrl = process.env["DATABASE_URL"];
 const previous = await findPreviousRelease();
 const ci = process.env["CI"] === "true";
 /** Why the test cannot run here; under CI=true it fails with this rather than skipping. */
-const cannotRun = "missing" in previous ? previous.missing : serverUrl === undefined ? "DATABASE_URL is not set (a PostgreSQL server the test may create databases on)" : null;
+const cannotRun = "missing" in previous ? previous.missing : null;
+
+/** The test's PostgreSQL server, TLS only, and its URL with the deployment's CA (sslmode=verify-full). */
+let server: HostsslServer | null = null;
+let serverUrl = "";
+let certificates = "";
+beforeAll(async () => {
+  if (cannotRun !== null) return;
+  certificates = mkdtempSync(join(tmpdir(), "tessera-upgrade-tls-"));
+  runMakeCertificates(certificates, ["db.internal"]);
+  server = await startHostsslServer({ certFile: join(certificates, "db.internal.crt"), keyFile: join(certificates, "db.internal.key") });
+  serverUrl = `${server.url}${verifiedTls(join(certificates, "ca.crt"))}`;
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+  if (certificates !== "") rmSync(certificates, { recursive: true, force: true });
+});
 
 /** How long the load runs in each step between the operator's actions. */
 const settleMs = 4_000;
@@ -70,8 +91,8 @@ afterEach(async () => {
 /** A fresh database, the previous release's system on it and the load running; every problem found goes in `problems`. */
 async function startRun(old: RunnableRelease): Promise<Run> {
   const name = `upgrade_${randomBytes(6).toString("hex")}`;
-  const databaseUrl = await recreateDatabase(serverUrl!, name);
-  cleanup.push(() => dropDatabase(serverUrl!, name));
+  const databaseUrl = await recreateDatabase(serverUrl, name);
+  cleanup.push(() => dropDatabase(serverUrl, name));
   const system = await startUpgradeSystem(databaseUrl, old);
   cleanup.push(() => system.close());
   // The same learners again (the import numbers them from 1), and one more.

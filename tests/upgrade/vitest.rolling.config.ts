@@ -2,7 +2,7 @@ import { defineProject } from "vitest/config";
 
 // The rolling upgrade (rolling.test.ts) on its own: `npm run test:upgrade`, a step of .ci/run after the failover
 // drills. It checks the previous release out and builds it, then runs both releases' services, nginx and Chromium
-// against PostgreSQL at DATABASE_URL for a few minutes.
+// against a PostgreSQL server of its own that takes TLS connections alone, for a few minutes.
 export default defineProject({
   test: {
     name: "upgrade-rolling",
