@@ -19,7 +19,7 @@ import { COMPLETION_MIGRATIONS, completionSchema, DEFAULT_AGGREGATOR_TYPES, load
 import { fork, type ChildProcess } from "node:child_process";
 import pg from "pg";
 import { CourseStructures } from "../../packages/completion/src/domain/course-structures.js";
-import { failoverClusterUnavailable, startFailoverCluster, type FailoverCluster } from "@tessera/test-support/drill";
+import { failoverClusterUnavailable, inDatabase, startFailoverCluster, type FailoverCluster } from "@tessera/test-support/drill";
 import type { Serving } from "../completion/serve.js";
 import { COURSE, courseTree, generate } from "../scale/completion.js";
 import type { Prepared } from "../signon/serve.js";
@@ -90,7 +90,7 @@ async function prepareCompletion(cluster: FailoverCluster): Promise<string> {
     await pool.end();
   }
   for (const node of cluster.nodes) {
-    const replica = new pg.Client({ connectionString: node.url.replace(/\/[^/]*$/, "/tessera_bench_replicas") });
+    const replica = new pg.Client({ connectionString: inDatabase(node.url, "tessera_bench_replicas") });
     await replica.connect();
     try {
       for (let tries = 0; ; tries++) {
@@ -118,7 +118,7 @@ function share(cluster: FailoverCluster, routed: Record<string, number>): string
 
 async function benchReads(cluster: FailoverCluster, url: string): Promise<string[]> {
   const [, node2, node3] = cluster.nodes as [FailoverCluster["nodes"][number], FailoverCluster["nodes"][number], FailoverCluster["nodes"][number]];
-  const replicaUrl = (node: FailoverCluster["nodes"][number]) => node.url.replace(/\/[^/]*$/, "/tessera_bench_replicas");
+  const replicaUrl = (node: FailoverCluster["nodes"][number]) => inDatabase(node.url, "tessera_bench_replicas");
   const configurations: [string, string[]][] = [
     ["primary alone", []],
     ["one replica (node3)", [replicaUrl(node3)]],
