@@ -13,97 +13,23 @@
 // measurement, BENCH_ROUNDS (default 3) turns of /token on and off (the median of each is shown),
 // BENCH_REPLICA_LEARNERS (default 100,000) learners in the course. Two cores: every server shares them, so the point
 // is what share of reads moves and what a synchronous commit costs, not the absolute rates.
-import autocannon from "autocannon";
-import { createDrizzle, createPool, runMigrations } from "@tessera/db";
-import { COMPLETION_MIGRATIONS, completionSchema, DEFAULT_AGGREGATOR_TYPES, loadBulkData } from "@tessera/completion";
-import { fork, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import pg from "pg";
-import { CourseStructures } from "../../packages/completion/src/domain/course-structures.js";
 import { failoverClusterUnavailable, inDatabase, startFailoverCluster, type FailoverCluster } from "@tessera/test-support/drill";
-import type { Serving } from "../completion/serve.js";
-import { COURSE, courseTree, generate } from "../scale/completion.js";
+import { COURSE } from "../scale/completion.js";
 import type { Prepared } from "../signon/serve.js";
+import { load, prepareCompletion, startCompletion, stopCompletion, type Measured } from "../support/cluster-sides.js";
 import { forkSide, stopSide } from "../support/forked-side.js";
 
 const seconds = Number(process.env["BENCH_SECONDS"] || 8);
 const rounds = Number(process.env["BENCH_ROUNDS"] || 3);
 const learners = Number(process.env["BENCH_REPLICA_LEARNERS"] || 100_000);
 
-interface Measured {
-  rps: number;
-  p99: number;
-  failed: number;
-}
-
-async function load(url: string, connections: number, duration: number, options: { method?: "GET" | "POST"; headers?: Record<string, string>; nextBody?: () => string } = {}): Promise<Measured> {
-  const { nextBody } = options;
-  const result = await autocannon({
-    url,
-    connections,
-    duration,
-    method: options.method ?? "GET",
-    headers: options.headers ?? { authorization: "Bearer bench" },
-    ...(nextBody ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, body: nextBody() }) }] } : {}),
-  });
-  return { rps: result.requests.average, p99: result.latency.p99, failed: result.non2xx + result.errors };
-}
-
 function ask<T>(child: ChildProcess, request: "routed"): Promise<T> {
   return new Promise((resolve) => {
     child.once("message", (answer) => resolve(answer as T));
     child.send(request);
   });
-}
-
-function startCompletion(url: string, readUrls: string[]): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(new URL("../completion/serve.ts", import.meta.url).pathname, [url, COURSE, String(learners)], {
-    execArgv: ["--import", "tsx"],
-    env: { ...process.env, BENCH_READ_URLS: readUrls.join(" ") },
-    // Its request log goes to standard output, as the server's does: to /dev/null here.
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  return new Promise((resolve, reject) => {
-    child.once("message", (message: Serving) => resolve({ child, port: message.port }));
-    child.once("exit", (code) => reject(new Error(`the Completion service exited (${String(code)})`)));
-  });
-}
-
-async function stopCompletion(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.send("stop");
-  await exited;
-}
-
-/** The course of the scale bench with `learners` learners, through the primary; returns once every replica has it. */
-async function prepareCompletion(cluster: FailoverCluster): Promise<string> {
-  const url = await cluster.createDatabase("tessera_bench_replicas");
-  const pool = createPool({ url, max: 2 });
-  const client = new pg.Client({ connectionString: url });
-  try {
-    await runMigrations(pool, [COMPLETION_MIGRATIONS]);
-    await loadBulkData(createDrizzle(pool, completionSchema), new CourseStructures(), new Set(DEFAULT_AGGREGATOR_TYPES), { courses: [{ course_key: COURSE, structure: courseTree() }] }, new Date());
-    await client.connect();
-    await client.query(`insert into completion.cohorts (id, course_key, name) values (1, $1, 'A'), (2, $1, 'B'), (3, $1, 'C')`, [COURSE]);
-    await generate(client, 0, learners, "block-v1:ScaleX+Big101+2026+type@course+block@course");
-  } finally {
-    await client.end();
-    await pool.end();
-  }
-  for (const node of cluster.nodes) {
-    const replica = new pg.Client({ connectionString: inDatabase(node.url, "tessera_bench_replicas") });
-    await replica.connect();
-    try {
-      for (let tries = 0; ; tries++) {
-        const { rows } = await replica.query<{ n: number }>("select count(*)::int as n from completion.learners").catch(() => ({ rows: [{ n: 0 }] }));
-        if ((rows[0]?.n ?? 0) >= learners) break;
-        if (tries > 600) throw new Error(`${node.name} did not replay the generated learners`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    } finally {
-      await replica.end();
-    }
-  }
-  return url;
 }
 
 /** Each server's share of the reads, by node name ("primary" is whichever node DATABASE_URL reached). */
@@ -130,7 +56,7 @@ async function benchReads(cluster: FailoverCluster, url: string): Promise<string
   ];
   const results = new Map<string, { measured: Measured; routed: string }>();
   for (const [name, readUrls] of configurations) {
-    const service = await startCompletion(url, readUrls);
+    const service = await startCompletion(url, readUrls, learners);
     try {
       for (const [read, path] of reads) {
         await load(`http://127.0.0.1:${service.port}${path}`, 10, 2);
@@ -241,7 +167,7 @@ if (unavailable !== null) {
 }
 const cluster = await startFailoverCluster();
 try {
-  const url = await prepareCompletion(cluster);
+  const url = await prepareCompletion(cluster, "tessera_bench_replicas", learners);
   console.log((await benchReads(cluster, url)).join("\n"));
   console.log((await benchToken(cluster)).join("\n"));
 } finally {

@@ -1,7 +1,8 @@
-// What TLS on the database link costs: Sign-on's POST /token (fresh codes, 10 connections) through HAProxy's primary
-// port with the deployment's TLS (sslmode=verify-full against its CA, as deploy/ and docs/deployment.md have it)
-// and in clear, in turns, on one Patroni cluster of the failover tests. Each side is a Sign-on of its own on a
-// database of its own, with its pool's connections reused as shipped.
+// What TLS on the database link costs: Sign-on's POST /token (fresh codes) and Completion's reads (the staff detail
+// page and stats of a course of BENCH_TLS_LEARNERS learners, default 100,000), 10 connections each, through
+// HAProxy's primary port with the deployment's TLS (sslmode=verify-full against its CA, as deploy/ and
+// docs/deployment.md have it) and in clear, in turns, on one Patroni cluster of the failover tests. Each side is a
+// service of its own, with its pool's connections reused as shipped.
 //
 //   npm run bench -- tls
 //
@@ -10,20 +11,19 @@
 // Needs Debian's patroni, etcd-server, haproxy, postgresql-15 and pgbackrest (as tests/failover). Goal (issue 50):
 // TLS costs under 10% at the same concurrency.
 import { appendFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import autocannon from "autocannon";
 import pg from "pg";
 import { failoverClusterUnavailable, startFailoverCluster, type FailoverCluster } from "@tessera/test-support/drill";
+import { COURSE } from "../scale/completion.js";
 import type { Prepared } from "../signon/serve.js";
+import { load, prepareCompletion, startCompletion, stopCompletion, type Measured } from "../support/cluster-sides.js";
 import { forkSide, stopSide, type ForkedSide } from "../support/forked-side.js";
 
 const seconds = Number(process.env["BENCH_SECONDS"] || 8);
 const rounds = Number(process.env["BENCH_ROUNDS"] || 3);
+const learners = Number(process.env["BENCH_TLS_LEARNERS"] || 100_000);
 
-interface Measured {
-  rps: number;
-  p99: number;
-  failed: number;
-}
 
 /** The same URL in clear. */
 function inClear(url: string): string {
@@ -83,6 +83,7 @@ if (unavailable !== null) {
 }
 const cluster = await startFailoverCluster();
 const sides: ForkedSide<Prepared>[] = [];
+const completions: ChildProcess[] = [];
 try {
   await allowClearText(cluster);
   const fresh = (rounds * (seconds + 1) + 3) * 2500;
@@ -101,6 +102,33 @@ try {
       mode.measured.push(await exchange(mode.side, mode.next, seconds));
     }
   }
+  for (const side of sides.splice(0)) await stopSide(side.child);
+
+  // Completion's reads, each side a Completion of its own on the same course.
+  const courseUrl = await prepareCompletion(cluster, "tessera_bench_tls_completion", learners);
+  const completionWithTls = await startCompletion(courseUrl, [], learners);
+  completions.push(completionWithTls.child);
+  const completionInClear = await startCompletion(inClear(courseUrl), [], learners);
+  completions.push(completionInClear.child);
+  const reads: [string, string][] = [
+    ["detail, page 1 (page_size=100)", `/api/completion/v1/course/${COURSE}/?page_size=100`],
+    ["stats", `/api/completion/v1/stats/${COURSE}/`],
+  ];
+  const readModes = [
+    { name: "TLS (verify-full)", port: completionWithTls.port },
+    { name: "in clear", port: completionInClear.port },
+  ];
+  const readMeasured = new Map<string, Measured[]>();
+  for (const [, path] of reads) for (const mode of readModes) await load(`http://127.0.0.1:${mode.port}${path}`, 10, 2);
+  for (let round = 0; round < rounds; round++) {
+    for (const [read, path] of reads) {
+      for (const mode of readModes) {
+        const key = `${read}|${mode.name}`;
+        readMeasured.set(key, [...(readMeasured.get(key) ?? []), await load(`http://127.0.0.1:${mode.port}${path}`, 10, seconds)]);
+      }
+    }
+  }
+
   const median = (values: Measured[]) => [...values].sort((a, b) => a.rps - b.rps)[Math.floor(values.length / 2)]!;
   const [tls, clear] = modes.map((mode) => ({ name: mode.name, ...median(mode.measured) })) as [Measured & { name: string }, Measured & { name: string }];
   const failed = modes.flatMap((mode) => mode.measured).reduce((sum, measured) => sum + measured.failed, 0);
@@ -112,9 +140,18 @@ try {
       ...[tls, clear].map((row) => `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p99.toFixed(1)} |`),
       "",
       `TLS against clear: ${(tls.rps / clear.rps).toFixed(2)}× the rate (goal: at least 0.90×), p99 ${(tls.p99 / Math.max(0.1, clear.p99)).toFixed(2)}×.${failed > 0 ? ` NOT VALID: ${failed} requests failed.` : ""}`,
+      `\nCompletion's reads, ${learners.toLocaleString("en")} learners, from the primary through HAProxy, 10 connections, ${seconds} s, median of ${rounds} rounds each, in turns\n`,
+      "| read | TLS req/s | TLS p99 ms | clear req/s | clear p99 ms | TLS against clear |",
+      "|---|---|---|---|---|---|",
+      ...reads.map(([read]) => {
+        const [on, off] = readModes.map((mode) => median(readMeasured.get(`${read}|${mode.name}`) ?? [])) as [Measured, Measured];
+        const invalid = on.failed + off.failed > 0 ? ` (NOT VALID: ${on.failed + off.failed} failed)` : "";
+        return `| ${read} | ${on.rps.toFixed(0)} | ${on.p99.toFixed(1)} | ${off.rps.toFixed(0)} | ${off.p99.toFixed(1)} | ${(on.rps / off.rps).toFixed(2)}×${invalid} |`;
+      }),
     ].join("\n"),
   );
 } finally {
   for (const side of sides) await stopSide(side.child).catch(() => undefined);
+  for (const child of completions) await stopCompletion(child).catch(() => undefined);
   await cluster.stop();
 }
