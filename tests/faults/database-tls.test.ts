@@ -3,24 +3,15 @@
 // deployment's CA every connection they open is encrypted; without TLS, with another CA, or with a host name the
 // certificate does not hold, each ends at once with one sentence saying what to set; and in production each refuses a
 // DATABASE_URL that reaches another machine without verified TLS before it connects at all.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { startHostsslServer, type HostsslServer } from "@tessera/db/testing";
+import { certificateToolsMissing, makeCertificates, startHostsslServer, type HostsslServer } from "@tessera/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, repositoryRoot, runShipped, spawnShipped, waitUntilReady, type ServiceProcess, type ShippedService } from "@tessera/test-support";
+import { freePort, runShipped, spawnShipped, waitUntilReady, type ServiceProcess, type ShippedService } from "@tessera/test-support";
 
-function missingTools(): string | null {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return null;
-  } catch {
-    return "openssl is not installed (make-certificates.sh needs it)";
-  }
-}
-const missing = missingTools();
+const missing = certificateToolsMissing();
 if (missing !== null) {
   const line = `tests/faults/database-tls skipped: ${missing}`;
   if (process.env["CI"] === "true") throw new Error(`${line}; CI must run this test`);
@@ -61,10 +52,8 @@ describe.skipIf(missing !== null)("services and a PostgreSQL server that accepts
   const running: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    const make = (folder: string) =>
-      execFileSync("sh", [join(repositoryRoot, "deploy/certificates/make-certificates.sh"), folder, "db1.internal"], { env: { ...process.env, EXTRA_NAMES: "localhost" }, stdio: "ignore" });
-    make(deployment);
-    make(elsewhere);
+    makeCertificates(deployment, ["db1.internal"]);
+    makeCertificates(elsewhere, ["db1.internal"]);
     server = await startHostsslServer({ certFile: join(deployment, "db1.internal.crt"), keyFile: join(deployment, "db1.internal.key") });
   });
   afterAll(async () => {

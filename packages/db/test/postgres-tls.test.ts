@@ -1,36 +1,19 @@
 // The services' side of TLS to PostgreSQL, against a server of this file's own that accepts only hostssl
 // connections, with certificates made by deploy/certificates/make-certificates.sh as an operator makes them.
-import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, DatabaseStartError, describeDatabaseError, isDatabaseUnavailable, startDatabase } from "../src/index.js";
-import { removeDataFolder, startHostsslServer, type HostsslServer } from "../src/testing/index.js";
+import { certificateToolsMissing, makeCertificates, removeDataFolder, startHostsslServer, type HostsslServer } from "../src/testing/index.js";
 import { fixtureMigrations } from "./fixtures/fixture-migrations.js";
 
-const makeCertificates = fileURLToPath(new URL("../../../deploy/certificates/make-certificates.sh", import.meta.url));
-
-/** What this file needs beyond the embedded server, or `null` when it has it. */
-function missingTools(): string | null {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    execFileSync("sh", ["-c", "true"], { stdio: "ignore" });
-    return null;
-  } catch {
-    return "openssl or sh is not installed (make-certificates.sh needs both)";
-  }
-}
-
-const missing = missingTools();
+const missing = certificateToolsMissing();
 if (missing !== null && process.env["CI"] === "true") throw new Error(`${missing}; CI must run the TLS tests`);
 
 /** Runs make-certificates.sh as an operator does: FOLDER NAME..., with EXTRA_NAMES. */
-function certificates(folder: string, names: string[], extraNames = ""): void {
-  execFileSync("sh", [makeCertificates, folder, ...names], { env: { ...process.env, EXTRA_NAMES: extraNames }, stdio: "ignore" });
-}
+const certificates = (folder: string, names: string[], extraNames = "") => makeCertificates(folder, names, extraNames);
 
 let root: string;
 let server: HostsslServer;

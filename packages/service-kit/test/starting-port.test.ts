@@ -1,11 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { freePort } from "@tessera/db/testing";
+import { freePort, makeCertificates } from "@tessera/db/testing";
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { answerWhileStarting } from "../src/starting-port.js";
@@ -56,10 +54,7 @@ describe("answerWhileStarting", () => {
     const folder = mkdtempSync(join(tmpdir(), "tessera-starting-port-"));
     try {
       try {
-        execFileSync("sh", [fileURLToPath(new URL("../../../deploy/certificates/make-certificates.sh", import.meta.url)), folder, "signon.internal"], {
-          env: { ...process.env, EXTRA_NAMES: "localhost" },
-          stdio: "ignore",
-        });
+        makeCertificates(folder, ["signon.internal"]);
       } catch (error) {
         // Without openssl there is no certificate to serve; CI has it.
         if (process.env["CI"] === "true") throw error;

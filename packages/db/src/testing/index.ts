@@ -14,3 +14,4 @@ export { FaultProxy } from "./fault-proxy.js";
 export { removeDataFolder } from "./remove-data-folder.js";
 export { startHostsslServer } from "./hostssl-server.js";
 export type { HostsslServer, HostsslServerOptions } from "./hostssl-server.js";
+export { certificateToolsMissing, makeCertificates } from "./make-certificates.js";

@@ -1,31 +1,20 @@
 // Sign-on serving HTTPS itself (SIGNON_TLS_CERT, SIGNON_TLS_KEY), started as server.ts starts it, with a certificate
 // made by deploy/certificates/make-certificates.sh, and probed with Node's own TLS client: TLS 1.2 or later only,
 // forward-secret AEAD ciphers only, and HSTS on its answers.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { connect, createServer, type ConnectionOptions } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config.js";
 import { signonHttpsOptions } from "../../src/https-options.js";
 import { startSignon, type RunningSignon } from "../../src/server.js";
 import { openTestDatabase } from "../support/signon.js";
+import { certificateToolsMissing, makeCertificates } from "@tessera/db/testing";
 
-const makeCertificates = fileURLToPath(new URL("../../../../deploy/certificates/make-certificates.sh", import.meta.url));
-
-function missingTools(): string | null {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return null;
-  } catch {
-    return "openssl is not installed (make-certificates.sh needs it)";
-  }
-}
-const missing = missingTools();
+const missing = certificateToolsMissing();
 if (missing !== null && process.env["CI"] === "true") throw new Error(`${missing}; CI must run the HTTPS tests`);
 
 const database = await openTestDatabase();
@@ -38,7 +27,7 @@ let port: number;
 
 beforeAll(async () => {
   if (missing !== null) return;
-  execFileSync("sh", [makeCertificates, folder, "signon.internal"], { env: { ...process.env, EXTRA_NAMES: "localhost" }, stdio: "ignore" });
+  makeCertificates(folder, ["signon.internal"]);
   ca = readFileSync(join(folder, "ca.crt"));
   running = await startSignon(
     {

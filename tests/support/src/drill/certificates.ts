@@ -2,13 +2,11 @@
 // (deploy/certificates/make-certificates.sh): one authority, and a certificate for each machine of the cluster
 // (the database nodes, the etcd members, HAProxy and the backup repository). Every machine here is 127.0.0.1, so
 // each certificate names `localhost` and `127.0.0.1` besides the machine's own name.
-import { execFileSync } from "node:child_process";
+import { makeCertificates } from "@tessera/db/testing";
 import { chownSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { repositoryRoot } from "../shipped.js";
 import type { RunAs } from "./processes.js";
 
-const makeCertificates = join(repositoryRoot, "deploy/certificates/make-certificates.sh");
 
 /** What a client or server presents: the authority to trust, and its own certificate and key (PEM). */
 export interface TlsIdentity {
@@ -31,7 +29,7 @@ export interface DeploymentCertificates {
 
 /** Runs make-certificates.sh for `names` into `folder` (the authority made once, kept for later runs). */
 export function runMakeCertificates(folder: string, names: string[], extraNames = "localhost IP:127.0.0.1"): void {
-  execFileSync("sh", [makeCertificates, folder, ...names], { env: { PATH: "/usr/bin:/bin", EXTRA_NAMES: extraNames }, stdio: "ignore" });
+  makeCertificates(folder, names, extraNames);
 }
 
 /** Makes the authority and each machine's certificate under `directory`/tls, readable by `runAs` (PostgreSQL's user). */
