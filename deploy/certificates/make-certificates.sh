@@ -43,12 +43,17 @@ for name in "$@"; do
   done
   extensions=$(mktemp)
   printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=%s\n' "$names" > "$extensions"
+  # Made beside the files in use and renamed over them at the end, so that a program reading them (etcd does at
+  # each connection) never finds a new key with the old certificate for long.
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -sha256 -subj "/CN=$name" \
-    -keyout "$folder/$name.key" -out "$folder/$name.csr" 2>/dev/null
+    -keyout "$folder/$name.key.new" -out "$folder/$name.csr" 2>/dev/null
   openssl x509 -req -sha256 -days "$days" -in "$folder/$name.csr" -CA "$folder/ca.crt" -CAkey "$folder/ca.key" \
-    -CAcreateserial -extfile "$extensions" -out "$folder/$name.crt" 2>/dev/null
+    -CAcreateserial -extfile "$extensions" -out "$folder/$name.crt.new" 2>/dev/null
   rm -f "$folder/$name.csr" "$extensions"
   # HAProxy takes the certificate and its key in one file.
-  cat "$folder/$name.crt" "$folder/$name.key" > "$folder/$name.pem"
+  cat "$folder/$name.crt.new" "$folder/$name.key.new" > "$folder/$name.pem.new"
+  mv "$folder/$name.key.new" "$folder/$name.key"
+  mv "$folder/$name.crt.new" "$folder/$name.crt"
+  mv "$folder/$name.pem.new" "$folder/$name.pem"
   echo "made $folder/$name.crt ($names, $days days)"
 done

@@ -5,86 +5,28 @@
 // Needs Debian's patroni, etcd-server, haproxy, postgresql-15 and pgbackrest; skipped without them, except under CI=true.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import { connect as connectTcp } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect as connectTls, type ConnectionOptions } from "node:tls";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failoverClusterUnavailable, failoverPackages, runMakeCertificates, startFailoverCluster, type FailoverCluster, type Listener, type TlsIdentity } from "@tessera/test-support/drill";
+import {
+  clearClient,
+  failoverClusterUnavailable,
+  failoverPackages,
+  postgresClient,
+  runMakeCertificates,
+  startFailoverCluster,
+  tlsClient,
+  type ListenerAnswer,
+  type FailoverCluster,
+  type Listener,
+  type TlsIdentity,
+} from "@tessera/test-support/drill";
 
 const missing = failoverClusterUnavailable();
 if (missing !== null) {
   const line = `tests/failover skipped: ${missing} (install with: apt-get install ${failoverPackages})`;
   if (process.env["CI"] === "true") throw new Error(`${line}; CI must run this test`);
   console.warn(line);
-}
-
-/** What an address answered one kind of client: `accepted`, or `refused` with how. */
-type Answer = "accepted" | `refused: ${string}`;
-
-/**
- * A TLS client at `port`: after the handshake it sends `probe` (an HTTP request, or nothing) and waits. An answer
- * in HTTP (or pgBackRest's greeting) is "accepted"; an error or a close before any answer is "refused" (a server
- * that verifies the client's certificate after TLS 1.3's handshake refuses with an alert then), and so is silence.
- */
-function tlsClient(port: number, options: ConnectionOptions, probe: string | null): Promise<Answer> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (answer: Answer) => {
-      if (settled) return;
-      settled = true;
-      socket.destroy();
-      resolve(answer);
-    };
-    const socket = connectTls({ host: "127.0.0.1", port, servername: "localhost", ...options });
-    socket.setTimeout(5000, () => settle("refused: no answer in 5 s"));
-    socket.on("secureConnect", () => {
-      if (probe !== null) socket.write(probe);
-    });
-    // An HTTP answer, or pgBackRest's greeting (it speaks first), is a client let in.
-    socket.on("data", (data: Buffer) => {
-      const text = data.toString("latin1");
-      settle(text.startsWith("HTTP/") || text.startsWith('{"name":"pgBackRest"') ? "accepted" : `refused: answered ${JSON.stringify(text.slice(0, 40))}`);
-    });
-    socket.on("error", (error: NodeJS.ErrnoException) => settle(`refused: ${error.code ?? error.message}`));
-    socket.on("close", () => settle("refused: closed"));
-  });
-}
-
-/** A client in clear at `port`: an HTTP request (or, for pgBackRest, a line) that must not be answered in HTTP. */
-function clearClient(port: number): Promise<Answer> {
-  return new Promise((resolve) => {
-    let received = "";
-    const socket = connectTcp({ host: "127.0.0.1", port });
-    const settle = () => {
-      socket.destroy();
-      resolve(received.startsWith("HTTP/1.1 2") || received.startsWith("HTTP/1.0 2") ? "accepted" : `refused: ${received.length === 0 ? "closed" : `answered ${JSON.stringify(received.slice(0, 40))}`}`);
-    };
-    socket.setTimeout(3000, settle);
-    socket.on("connect", () => socket.write("GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"));
-    socket.on("data", (data: Buffer) => (received += data.toString("latin1")));
-    socket.on("error", settle);
-    socket.on("close", settle);
-  });
-}
-
-/** A PostgreSQL client at `port` with `ssl` settings (or none): whether it could run a query, or the server's refusal. */
-async function postgresClient(url: string, port: number, ssl: pg.ClientConfig["ssl"]): Promise<Answer> {
-  const parsed = new URL(url);
-  const client = new pg.Client({ host: "127.0.0.1", port, user: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password), database: "postgres", ssl, connectionTimeoutMillis: 5000 });
-  try {
-    await client.connect();
-  } catch (error) {
-    const { code, message } = error as { code?: string; message: string };
-    return `refused: ${code ?? ""} ${message.split("\n")[0]!.slice(0, 120)}`.replace(/\s+/g, " ").trim() as Answer;
-  }
-  try {
-    await client.query("select 1");
-    return "accepted";
-  } finally {
-    await client.end();
-  }
 }
 
 describe.skipIf(missing !== null)("TLS on every link of the Patroni cluster", () => {
@@ -105,7 +47,7 @@ describe.skipIf(missing !== null)("TLS on every link of the Patroni cluster", ()
   });
 
   /** What each kind of client got at `listener`. */
-  async function answersAt(listener: Listener): Promise<Record<string, Answer>> {
+  async function answersAt(listener: Listener): Promise<Record<string, ListenerAnswer>> {
     if (listener.protocol === "postgres") {
       return {
         clear: await postgresClient(cluster.primaryUrl, listener.port, false),
@@ -128,7 +70,7 @@ describe.skipIf(missing !== null)("TLS on every link of the Patroni cluster", ()
 
   it("refuses a client in clear, one with another authority's certificate and one without a certificate at every address", async ({ onTestFailed }) => {
     onTestFailed(() => console.error(cluster.logTails()));
-    const table: Record<string, Record<string, Answer>> = {};
+    const table: Record<string, Record<string, ListenerAnswer>> = {};
     for (const listener of cluster.listeners()) {
       const where = `${listener.name} (${listener.protocol}, port ${listener.port})`;
       table[where] = await answersAt(listener);

@@ -41,6 +41,8 @@ export interface BackupRepository {
   start(): void;
   /** SIGKILLs the repository machine's TLS server. */
   lose(): Promise<void>;
+  /** Restarts the repository machine's TLS server (it reads its certificates as it starts); resolves once it listens. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -93,8 +95,9 @@ export async function startBackupRepository(directory: string, nodes: BackupNode
       await Promise.race([current.exited, pause(50)]);
     }
   };
+  const listens = () => waitFor("the backup repository's TLS server to listen", async () => (listening(repositoryPort!) ? true : null), { timeoutMs: 10_000, logs: [logFile] });
   start();
-  await waitFor("the backup repository's TLS server to listen", async () => (listening(repositoryPort!) ? true : null), { timeoutMs: 10_000, logs: [logFile] });
+  await listens();
   /** Runs a command on the repository machine to its end: its output, or an error with the output and how it ended. */
   const execute = (command: string, args: string[], options: { env: NodeJS.ProcessEnv; timeoutMs: number }) =>
     new Promise<string>((resolve, reject) => {
@@ -127,6 +130,16 @@ export async function startBackupRepository(directory: string, nodes: BackupNode
     tlsPorts: [{ name: "backup", port: repositoryPort! }, ...withPorts.map((node) => ({ name: node.name, port: node.tlsPort }))],
     start,
     lose,
+    restart: async () => {
+      const current = server;
+      if (current) {
+        process.kill(current.pid, "SIGTERM");
+        await Promise.race([current.exited, pause(10_000)]);
+      }
+      await lose();
+      start();
+      await listens();
+    },
     stop: lose,
   };
 }

@@ -3,8 +3,10 @@
 // (the database nodes, the etcd members, HAProxy and the backup repository). Every machine here is 127.0.0.1, so
 // each certificate names `localhost` and `127.0.0.1` besides the machine's own name.
 import { makeCertificates } from "@tessera/db/testing";
+import { execFileSync } from "node:child_process";
 import { chownSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { RunAs } from "./processes.js";
 
 
@@ -25,7 +27,13 @@ export interface DeploymentCertificates {
   pemFile(name: string): string;
   /** `name`'s identity, read from the files. */
   identity(name: string): TlsIdentity;
+  /** Makes `names`' certificates again (make-certificates.sh), signed by the authority as it is now. */
+  renew(names: string[]): void;
+  /** A step of deploy/certificates/rotate-authority.sh: `begin` makes a new authority, trusted beside the old; `finish` drops the old. */
+  rotateAuthority(step: "begin" | "finish"): void;
 }
+
+const rotateAuthorityScript = fileURLToPath(new URL("../../../../deploy/certificates/rotate-authority.sh", import.meta.url));
 
 /** Runs make-certificates.sh for `names` into `folder` (the authority made once, kept for later runs). */
 export function runMakeCertificates(folder: string, names: string[], extraNames = "localhost IP:127.0.0.1"): void {
@@ -36,11 +44,14 @@ export function runMakeCertificates(folder: string, names: string[], extraNames 
 export function makeDeploymentCertificates(directory: string, names: string[], runAs: RunAs | undefined): DeploymentCertificates {
   const folder = join(directory, "tls");
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  runMakeCertificates(folder, names);
-  if (runAs) {
+  // The machines' programs run as `runAs` and read the files from here.
+  const handOver = () => {
+    if (!runAs) return;
     chownSync(folder, runAs.uid, runAs.gid);
     for (const file of readdirSync(folder)) chownSync(join(folder, file), runAs.uid, runAs.gid);
-  }
+  };
+  runMakeCertificates(folder, names);
+  handOver();
   return {
     folder,
     ca: join(folder, "ca.crt"),
@@ -48,6 +59,14 @@ export function makeDeploymentCertificates(directory: string, names: string[], r
     keyFile: (name) => join(folder, `${name}.key`),
     pemFile: (name) => join(folder, `${name}.pem`),
     identity: (name) => ({ ca: readFileSync(join(folder, "ca.crt")), cert: readFileSync(join(folder, `${name}.crt`)), key: readFileSync(join(folder, `${name}.key`)) }),
+    renew: (renewed) => {
+      runMakeCertificates(folder, renewed);
+      handOver();
+    },
+    rotateAuthority: (step) => {
+      execFileSync("sh", [rotateAuthorityScript, folder, step], { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, stdio: "pipe" });
+      handOver();
+    },
   };
 }
 

@@ -96,6 +96,14 @@ export interface FailoverCluster {
   loseProxy(): Promise<void>;
   /** Starts HAProxy again on its ports. */
   bringBackProxy(): void;
+  /**
+   * Has every machine read its certificate files again, as docs/operations.md says after each step of renewing
+   * certificates or replacing their authority: each database node's PostgreSQL and Patroni reloaded and its
+   * pgBackRest server restarted, the repository's server restarted, with `restartEtcd` each etcd member restarted
+   * in turn (etcd reads its authorities only as it starts; its own certificate at each connection), and HAProxy
+   * reloaded last.
+   */
+  reloadCertificates(options: { restartEtcd: boolean }): Promise<void>;
   /** Creates a database on the primary; returns its URL through HAProxy's primary port. */
   createDatabase(name: string): Promise<string>;
   /**
@@ -317,6 +325,13 @@ class Cluster implements FailoverCluster {
 
   loseProxy(): Promise<void> {
     return this.haproxy.lose();
+  }
+
+  async reloadCertificates(options: { restartEtcd: boolean }): Promise<void> {
+    for (const node of this.nodes) await node.reloadCertificates();
+    await this.backups.restart();
+    if (options.restartEtcd) await this.etcd.restartEachMember();
+    await this.haproxy.reload();
   }
 
   bringBackProxy(): void {

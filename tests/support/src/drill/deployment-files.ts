@@ -85,9 +85,16 @@ export function patroniSocketFile(directory: string): string {
 }
 
 /** deploy/haproxy/haproxy.cfg with the test's ports: its own two, and each node's PostgreSQL and REST API. */
-export function haproxyConfigFile(ports: { primary: number; replica: number }, nodes: { name: string; pgPort: number; restPort: number }[], certificates: string): string {
+export function haproxyConfigFile(
+  ports: { primary: number; replica: number },
+  nodes: { name: string; pgPort: number; restPort: number }[],
+  certificates: string,
+  runtime: { socket: string; serverState: string },
+): string {
   const file = "haproxy/haproxy.cfg";
   let text = deploymentFile(file);
+  text = replaceAll(text, "/run/haproxy/admin.sock", runtime.socket, file);
+  text = replaceAll(text, "/run/haproxy/server-state", runtime.serverState, file);
   text = replaceAll(text, "bind *:5000", `bind 127.0.0.1:${ports.primary}`, file);
   text = replaceAll(text, "bind *:5001", `bind 127.0.0.1:${ports.replica}`, file);
   text = replaceAll(text, "/etc/tessera/tls/ca.crt", `${certificates}/ca.crt`, file);

@@ -1,11 +1,16 @@
 // HAProxy in front of the cluster, run from deploy/haproxy/haproxy.cfg with the test's ports: one port that always
-// reaches the current primary, one that reaches any replica, each following Patroni's REST health checks.
-import { writeFileSync } from "node:fs";
+// reaches the current primary, one that reaches any replica, each following Patroni's REST health checks. It runs
+// as Debian's unit runs it, a master process and its worker (`-W`), so that a reload (SIGUSR2, what
+// `systemctl reload haproxy` sends) starts a worker on the files as they are now while the old one finishes the
+// connections it holds. Before a reload it saves each server's state through the runtime API, as
+// deploy/haproxy/reload-haproxy.sh does, so that the new worker starts from what the checks found.
+import { rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { binaries } from "./binaries.js";
 import { haproxyConfigFile } from "./deployment-files.js";
-import { killTree, startLogged, type LoggedProcess } from "./processes.js";
-import { pause } from "./wait.js";
+import { descendantsOf, killTree, startLogged, type LoggedProcess } from "./processes.js";
+import { pause, waitFor } from "./wait.js";
 
 export interface HaproxyBackend {
   name: string;
@@ -22,15 +27,18 @@ export interface Haproxy {
   lose(): Promise<void>;
   /** Starts it again on the same ports. */
   bringBack(): void;
+  /** Reloads it as `systemctl reload haproxy` does: resolves once a new worker runs on the files as they are now. */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Writes the configuration under `directory` and starts HAProxy in the foreground. */
 export function startHaproxy(directory: string, ports: { primary: number; replica: number }, nodes: HaproxyBackend[], certificates: string): Haproxy {
   const configFile = join(directory, "haproxy.cfg");
-  writeFileSync(configFile, haproxyConfigFile(ports, nodes, certificates));
+  const runtime = { socket: join(directory, "haproxy.sock"), serverState: join(directory, "haproxy-server-state") };
+  writeFileSync(configFile, haproxyConfigFile(ports, nodes, certificates, runtime));
   const start = () =>
-    startLogged("haproxy", binaries.haproxy, ["-f", configFile, "-db"], {
+    startLogged("haproxy", binaries.haproxy, ["-W", "-db", "-f", configFile], {
       logFile: join(directory, "haproxy.log"),
       cwd: directory,
       env: { PATH: "/usr/bin:/bin:/usr/sbin" },
@@ -51,6 +59,28 @@ export function startHaproxy(directory: string, ports: { primary: number; replic
       if (!running.hasExited()) throw new Error("HAProxy is running");
       running = start();
     },
+    reload: async () => {
+      writeFileSync(runtime.serverState, await runtimeCommand(runtime.socket, "show servers state"));
+      const before = new Set(descendantsOf(running.pid));
+      process.kill(running.pid, "SIGUSR2");
+      await waitFor("HAProxy to start a new worker", async () => (descendantsOf(running.pid).some((pid) => !before.has(pid)) ? true : null), {
+        timeoutMs: 10_000,
+        logs: [join(directory, "haproxy.log")],
+      });
+      rmSync(runtime.serverState, { force: true });
+    },
     stop: kill,
   };
+}
+
+/** Sends one command to HAProxy's runtime API at `socket`; resolves with its whole answer. */
+function runtimeCommand(socket: string, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = "";
+    const client = connect(socket, () => client.end(`${command}\n`));
+    client.setEncoding("utf8");
+    client.on("data", (chunk: string) => (answer += chunk));
+    client.on("end", () => resolve(answer));
+    client.on("error", reject);
+  });
 }

@@ -18,6 +18,7 @@ export { startFailoverSystem, type FailoverSystem } from "./services.js";
 export { inDatabase } from "./database-url.js";
 export { makeDeploymentCertificates, runMakeCertificates, verifiedTls, type DeploymentCertificates, type TlsIdentity } from "./certificates.js";
 export { tlsRequest } from "./tls-request.js";
+export { clearClient, postgresClient, tlsClient, type ListenerAnswer } from "./tls-clients.js";
 export { openServiceWorkspace, type ServiceWorkspace } from "./service-workspace.js";
 export { applicationId, COURSE_KEY, createLoadAccounts, importLoadCourse, LEARNERS, PASSWORD, PROBLEMS, type LoadAccounts, type SignonCommand } from "./first-time-set-up.js";
 export { completionEnv, editorialEnv } from "./service-env.js";

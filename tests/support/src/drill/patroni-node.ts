@@ -1,5 +1,7 @@
 // One machine of the cluster: Patroni and the PostgreSQL it runs, under an init of their own.
-import { chownSync, mkdirSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
+import { chownSync, mkdirSync, readFileSync } from "node:fs";
+import { connect } from "node:tls";
 import { join } from "node:path";
 import type { NodeBackupSettings } from "./backup-repository.js";
 import { binaries } from "./binaries.js";
@@ -8,30 +10,44 @@ import { clusterPasswords, restApiUser } from "./deployment-files.js";
 import { writePatroniConfig, type NodeSpec } from "./patroni-config.js";
 import { commandLineOf, descendantsOf, killTree, signalAll, startLogged, type LoggedProcess, type RunAs } from "./processes.js";
 import { tlsRequest } from "./tls-request.js";
-import { pause } from "./wait.js";
+import { pause, waitFor } from "./wait.js";
 
 /**
  * The machine's init, on Patroni's Python: it starts Patroni and reaps every process orphaned below it.
  * Patroni starts the postmaster the way pg_ctl does, through a helper that exits at once, so the postmaster
  * is an orphan from the start; without a subreaper it would belong to PID 1, which in a container often reaps
  * nothing, and a killed postmaster left as a zombie still looks alive to the Patroni started after it.
- * It exits once nothing is left below it.
+ * It starts the machine's other services beside Patroni (its pgBackRest TLS server), again when one ends, and
+ * exits once nothing is left below it.
  */
 const nodeInit = `
 import ctypes, json, os, signal, subprocess, sys
 PR_SET_CHILD_SUBREAPER = 36
 ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 patroni = subprocess.Popen(sys.argv[1:])
-companions = [subprocess.Popen(command) for command in json.loads(os.environ.pop("NODE_COMPANIONS", "[]"))]
+companions = {}
+def start(command):
+    process = subprocess.Popen(command)
+    companions[process.pid] = (process, command)
+for command in json.loads(os.environ.pop("NODE_COMPANIONS", "[]")):
+    start(command)
+stopping = False
 def stop(*_):
-    for process in [patroni, *companions]:
+    global stopping
+    stopping = True
+    for process in [patroni, *[process for process, _ in companions.values()]]:
         process.send_signal(signal.SIGTERM)
 signal.signal(signal.SIGTERM, stop)
 while True:
     try:
-        os.wait()
+        pid, _ = os.wait()
     except ChildProcessError:
         break
+    if pid in companions:
+        _, command = companions.pop(pid)
+        # A companion that ends while the machine runs is started again, as systemd's Restart=always does.
+        if not stopping and patroni.poll() is None:
+            start(command)
 `;
 
 /** A node's role as its Patroni reports it; "not running" when Patroni answers but PostgreSQL is not up, "down" when Patroni does not answer. */
@@ -47,8 +63,13 @@ export class PatroniNode {
   readonly directory: string;
   readonly logFile: string;
   private readonly configFolder: string;
-  /** What the tests present to the REST API, as patronictl does on a node: a certificate of the deployment's CA. */
-  private readonly operator: TlsIdentity;
+  /**
+   * What the tests present to the REST API, as patronictl does on a node: a certificate of the deployment's CA,
+   * read from the files at each request (they change when the certificates are renewed or their authority replaced).
+   */
+  private get operator(): TlsIdentity {
+    return this.certificates.identity("operator");
+  }
   private init: LoggedProcess | null = null;
 
   constructor(
@@ -56,9 +77,8 @@ export class PatroniNode {
     etcdHosts: string[],
     private readonly runAs: RunAs | undefined,
     private readonly backup: NodeBackupSettings,
-    certificates: DeploymentCertificates,
+    private readonly certificates: DeploymentCertificates,
   ) {
-    this.operator = certificates.identity("operator");
     this.name = spec.name;
     this.pgPort = spec.pgPort;
     this.restPort = spec.restPort;
@@ -170,6 +190,37 @@ export class PatroniNode {
     signalAll(pids, name);
   }
 
+  /**
+   * Has the machine read its certificates again, as an operator does after copying new ones: PostgreSQL reloads
+   * (SIGHUP to the postmaster, as `pg_ctl reload`), Patroni reloads (SIGHUP: its REST API takes a new certificate
+   * of its own, and with it the authorities of its cafile), and the pgBackRest TLS server is restarted.
+   */
+  async reloadCertificates(): Promise<void> {
+    const patroni = this.pid;
+    const postmaster = this.postmasterPid;
+    if (patroni === null || postmaster === null || !this.init) throw new Error(`${this.name} is not running`);
+    process.kill(postmaster, "SIGHUP");
+    process.kill(patroni, "SIGHUP");
+    // Patroni reloads in its own loop, a moment later: its REST API must serve the certificate of the files before
+    // HAProxy, reloaded after the nodes, presents a certificate that only the files' authorities trust.
+    const wanted = new X509Certificate(readFileSync(this.certificates.certFile(this.name))).fingerprint256;
+    await waitFor(`${this.name}'s REST API to serve its new certificate`, async () => ((await servedFingerprint(this.restPort, this.operator)) === wanted ? true : null), {
+      timeoutMs: 30_000,
+      logs: [this.logFile],
+    });
+    const server = (pids: number[]) => pids.find((pid) => commandLineOf(pid)?.includes(`--config=${this.backup.configFile} server`));
+    const before = server(descendantsOf(this.init.pid));
+    if (before === undefined) throw new Error(`${this.name}'s pgBackRest server is not running`);
+    process.kill(before, "SIGTERM");
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const now = server(descendantsOf(this.init.pid));
+      if (now !== undefined && now !== before) break;
+      if (Date.now() > deadline) throw new Error(`${this.name}'s pgBackRest server did not start again`);
+      await pause(50);
+    }
+  }
+
   /** The startup process of a standby (the one that replays WAL), or null. */
   startupPid(): number | null {
     return this.postgresPids().find((pid) => /postgres: .*startup/.test(commandLineOf(pid) ?? "")) ?? null;
@@ -200,4 +251,23 @@ export class PatroniNode {
       await Promise.race([init.exited, pause(50)]);
     }
   }
+}
+
+/**
+ * The fingerprint of the certificate served at 127.0.0.1:`port`, once the server has answered a GET of /health
+ * (a client that hangs up right after the handshake makes Patroni log a traceback), or null when it did not answer.
+ */
+function servedFingerprint(port: number, identity: TlsIdentity): Promise<string | null> {
+  return new Promise((resolve) => {
+    let fingerprint: string | null = null;
+    let answered = false;
+    const socket = connect({ host: "127.0.0.1", port, ...identity, rejectUnauthorized: false }, () => {
+      fingerprint = socket.getPeerCertificate().fingerprint256 ?? null;
+      socket.write("GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    });
+    socket.on("data", (data: Buffer) => (answered ||= data.toString("latin1").startsWith("HTTP/")));
+    socket.setTimeout(2000, () => socket.destroy());
+    socket.on("error", () => undefined);
+    socket.on("close", () => resolve(answered ? fingerprint : null));
+  });
 }
