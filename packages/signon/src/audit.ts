@@ -61,6 +61,8 @@ export type AuditAction =
   | "credentials_exported"
   | "organisation_updated"
   | "organisations_imported"
+  | "imported_from_signon"
+  | "signon_event"
   | "organisation_register_fetched"
   | "application_access_given_up"
   | "api_token_revoked"

@@ -194,6 +194,8 @@ function requireDatabaseTls(databaseUrl: string | null, readUrls: readonly strin
  * - `SIGNON_TRUST_PROXY` [false]: `true` when a reverse proxy terminates TLS.
  * - `SIGNON_SESSION_IDLE_MINUTES` [30], `SIGNON_SESSION_MAX_HOURS` [12]
  * - `SIGNON_ARGON2_MEMORY_KIB` [19456], `SIGNON_ARGON2_TIME_COST` [2]
+ * - `SIGNON_IMPORTED_PASSWORD_PEPPER`: GOV.UK Signon's `DEVISE_PEPPER`, for the password hashes imported from it
+ *   (replaced with Sign-on's own at each person's next sign-in); without it, those passwords do not match.
  * - `SIGNON_PREPARED_STATEMENTS` [true]:
  *   `false` behind a connection pooler that cannot keep prepared statements.
  * - `SIGNON_TOKEN_CACHE_SIZE` [10000; 0 when `SIGNON_PREPARED_STATEMENTS=false`]: most access-token answers kept in memory,
@@ -289,6 +291,7 @@ export function loadConfig(
       memoryCost: readInteger(env, "SIGNON_ARGON2_MEMORY_KIB", defaultPasswordHashingCost.memoryCost, { min: 8, max: 4_194_304 }),
       timeCost: readInteger(env, "SIGNON_ARGON2_TIME_COST", defaultPasswordHashingCost.timeCost, { min: 1, max: 100 }),
       parallelism: defaultPasswordHashingCost.parallelism,
+      importedPepper: env.SIGNON_IMPORTED_PASSWORD_PEPPER || null,
     },
     preparedStatements,
     firstAdministratorHint: readBoolean(env, "SIGNON_FIRST_ADMINISTRATOR_HINT", true),

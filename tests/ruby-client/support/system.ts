@@ -17,14 +17,32 @@ export interface RubySystem {
   close(): Promise<void>;
 }
 
+/** The Ruby application's credentials in Sign-on. */
+export interface RubyApplication {
+  clientId: string;
+  secret: string;
+}
+
+export interface RubySystemOptions {
+  /** The Ruby application's port, when the caller needs its address first. */
+  rubyPort?: number;
+  /** More settings of Sign-on. */
+  env?: Record<string, string>;
+  /**
+   * How the Ruby application comes to be known to Sign-on, given the shipped command line and the application's
+   * address; by default `signon apps create` with gds-sso's paths.
+   */
+  application?: (signon: (...args: string[]) => Promise<Record<string, unknown>>, env: Record<string, string>, rubyUrl: string) => Promise<RubyApplication>;
+}
+
 /**
- * Starts Sign-on as shipped (its built entry point in a process of its own, push worker included), registers the Ruby
- * application in it with gds-sso's paths, and starts `app/server.rb` with the
- * client id and secret it was given.
+ * Starts Sign-on as shipped (its built entry point in a process of its own, push worker included), makes the Ruby
+ * application known to it (registered with gds-sso's paths, unless `options.application` says otherwise), and starts
+ * `app/server.rb` with the client id and secret it has there.
  */
-export async function startRubySystem(): Promise<RubySystem> {
+export async function startRubySystem(options: RubySystemOptions = {}): Promise<RubySystem> {
   const database = await useTestDatabase({ migrations: [signonMigrations], label: "ruby" });
-  const [signonPort, rubyPort] = [await freePort(), await freePort()];
+  const [signonPort, rubyPort] = [await freePort(), options.rubyPort ?? (await freePort())];
   const env: Record<string, string> = {
     NODE_ENV: "development",
     DATABASE_URL: database.url,
@@ -34,19 +52,17 @@ export async function startRubySystem(): Promise<RubySystem> {
     SIGNON_SECRET_KEY: "5e".repeat(32),
     SIGNON_MAIL_PRINT: "false",
     SIGNON_PUSH_RETRY_BASE_MS: "100",
+    ...options.env,
   };
   const signon = await startShipped("signon", { port: signonPort, env });
   const signonCommand = (...args: string[]) => signonCli(env, ...args);
 
   const rubyUrl = `http://127.0.0.1:${rubyPort}`;
-  const registered = await signonCommand(
-    "apps", "create", "--name", appName, "--redirect-uri", `${rubyUrl}/auth/gds/callback`,
-    "--push-base", `${rubyUrl}/auth/gds/api`, "--permissions", "editor,admin",
-  );
+  const application = await (options.application ?? registerRubyApplication)(signonCommand, env, rubyUrl);
   const ruby = await startRuby({
     SIGNON_URL: signon.url,
-    OAUTH_ID: String(registered["client_id"]),
-    OAUTH_SECRET: String(registered["client_secret"]),
+    OAUTH_ID: application.clientId,
+    OAUTH_SECRET: application.secret,
     PORT: String(rubyPort),
   });
 
@@ -60,6 +76,15 @@ export async function startRubySystem(): Promise<RubySystem> {
       await database.close();
     },
   };
+}
+
+/** Registers the Ruby application as an operator would, with gds-sso's callback and push paths. */
+async function registerRubyApplication(signon: (...args: string[]) => Promise<Record<string, unknown>>, _env: Record<string, string>, rubyUrl: string): Promise<RubyApplication> {
+  const registered = await signon(
+    "apps", "create", "--name", appName, "--redirect-uri", `${rubyUrl}/auth/gds/callback`,
+    "--push-base", `${rubyUrl}/auth/gds/api`, "--permissions", "editor,admin",
+  );
+  return { clientId: String(registered["client_id"]), secret: String(registered["client_secret"]) };
 }
 
 /** Starts the Ruby application and waits until WEBrick says it listens. */

@@ -62,6 +62,8 @@ const actionWords: Record<AuditAction, string> = {
   credentials_exported: "Credentials exported to Kubernetes",
   organisation_updated: "Organisation changed",
   organisations_imported: "Organisations imported",
+  imported_from_signon: "Imported from GOV.UK Signon",
+  signon_event: "In GOV.UK Signon",
   organisation_register_fetched: "Organisations fetched from the register",
   application_access_given_up: "Gave up their access to an application",
   api_token_revoked: "API token revoked",
@@ -116,6 +118,9 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
   const changed = stringList(details.changed);
   if (changed !== null) text += ` (${changed.replace("organisationId", "organisation")})`;
   if (typeof details.reason === "string") text += ` (reason: ${details.reason})`;
+  // An event of GOV.UK Signon's log, imported: its own description (for one Sign-on does not record) and message.
+  if (event.action === "signon_event" && typeof details.signon_event === "string") text += `: ${details.signon_event}`;
+  if (typeof details.signon_message === "string" && details.signon_message !== "") text += ` (${details.signon_message})`;
   if (event.action === "inactivity_reminder_sent" && typeof details.days === "number") text += ` (${details.days} ${details.days === 1 ? "day" : "days"} before)`;
   if (event.action === "unused_invitation_deleted" && typeof details.email === "string") text += ` (${details.email})`;
   if (event.action === "user_unsuspended" && details.new_password_required === true) text += " (a new password is required; a reset link was mailed)";

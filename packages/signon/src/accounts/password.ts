@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hash, verify, type Algorithm } from "@node-rs/argon2";
+import { isImportedPasswordHash, verifyImportedPassword } from "./imported-passwords.js";
 
 // The package exports `Algorithm` as an ambient const enum, which isolated modules cannot read.
 const argon2id: Algorithm.Argon2id = 2;
@@ -10,6 +11,8 @@ export interface PasswordHashingCost {
   memoryCost: number;
   timeCost: number;
   parallelism: number;
+  /** Signon's `DEVISE_PEPPER`, for the password hashes imported from it (`SIGNON_IMPORTED_PASSWORD_PEPPER`); null without one. */
+  importedPepper?: string | null;
 }
 
 /** OWASP's first recommended argon2id configuration (19 MiB, 2 passes, 1 lane). */
@@ -17,7 +20,13 @@ export const defaultPasswordHashingCost: PasswordHashingCost = { memoryCost: 19_
 
 /** Hashes a password with argon2id; the result is a self-describing PHC string. */
 export async function hashPassword(password: string, cost: PasswordHashingCost): Promise<string> {
-  return hash(password, { algorithm: argon2id, ...cost });
+  const { memoryCost, timeCost, parallelism } = cost;
+  return hash(password, { algorithm: argon2id, memoryCost, timeCost, parallelism });
+}
+
+/** Whether `stored` is not Sign-on's own kind of hash (one imported from Signon), to be replaced once the password is known. */
+export function needsRehash(stored: string): boolean {
+  return isImportedPasswordHash(stored);
 }
 
 const dummyHashes = new Map<string, Promise<string>>();
@@ -37,7 +46,9 @@ function dummyHash(cost: PasswordHashingCost): Promise<string> {
  * Checks a password against a stored hash. With no stored hash (unknown
  * user, or an account without a password) the password is checked against a
  * fixed dummy hash of the same cost, so the answer does the same work and
- * takes as long as for a real account (S15).
+ * takes as long as for a real account (S15). A hash imported from Signon is
+ * checked as Signon checked it, and the dummy hash too, so that an imported
+ * account answers in the time the others do.
  */
 export async function verifyPassword(
   storedHash: string | null,
@@ -51,6 +62,10 @@ export async function verifyPassword(
       // Same as a stored hash that cannot be read: not a match.
     }
     return false;
+  }
+  if (isImportedPasswordHash(storedHash)) {
+    const [matches] = await Promise.all([verifyImportedPassword(storedHash, password, cost.importedPepper ?? null), verify(await dummyHash(cost), password).catch(() => false)]);
+    return matches;
   }
   try {
     return await verify(storedHash, password);

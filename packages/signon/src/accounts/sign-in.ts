@@ -2,7 +2,8 @@ import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { findUserByEmail, type User } from "../repositories/users.js";
 import { recordFailure, secondsUntilAllowed, signInPerIpLimit } from "../security/failure-limit.js";
-import { verifyPassword } from "./password.js";
+import { replaceImportedPasswordHash } from "../repositories/password-history.js";
+import { hashPassword, needsRehash, verifyPassword } from "./password.js";
 import { clearSourceFailures, countSignInFailureFor, isLocked, normaliseEmail, secondsUntilSignInAllowed } from "./sign-in-limits.js";
 
 export { lockSeconds } from "./sign-in-limits.js";
@@ -70,5 +71,9 @@ export async function signInWithPassword(
     return { ok: false, reason: "new_password_required" };
   }
   await clearSourceFailures(ctx.db, candidate.email, origin, "password");
+  // A hash imported from Signon is replaced with Sign-on's own as soon as the password is known.
+  if (candidate.passwordHash !== null && needsRehash(candidate.passwordHash)) {
+    await replaceImportedPasswordHash(ctx.db, candidate.uid, candidate.passwordHash, await hashPassword(credentials.password, ctx.config.passwordHashing), now);
+  }
   return { ok: true, user: candidate };
 }

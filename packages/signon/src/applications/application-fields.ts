@@ -61,6 +61,8 @@ export function splitList(value: string): string[] {
 export function checkApplicationForm(
   input: ApplicationFormInput,
   config: Pick<SignonConfig, "mode">,
+  /** The permissions the application supports already: names brought from GOV.UK Signon ("GDS Editor") stay as they are. */
+  kept: readonly string[] = [],
 ): { ok: true; settings: ApplicationSettings } | { ok: false; errors: FieldErrors } {
   const errors: FieldErrors = {};
   const allowLoopbackHttp = config.mode === "development";
@@ -91,7 +93,7 @@ export function checkApplicationForm(
   const pushBaseUrl = optionalUri("push_base_url", "The push base URL");
 
   const supportedPermissions = [...new Set(["signin", ...splitList(input.permissions)])].sort();
-  const badPermission = supportedPermissions.find((permission) => !permissionPattern.test(permission));
+  const badPermission = supportedPermissions.find((permission) => !permissionPattern.test(permission) && !kept.includes(permission));
   if (badPermission !== undefined) {
     errors.permissions = `Permission names are lower-case letters, digits and underscores, starting with a letter: ${badPermission} is not`;
   } else if (supportedPermissions.length > maxPermissions) {

@@ -26,6 +26,7 @@ import type { Application } from "../repositories/applications.js";
 import { UsageError, type Command, type Options } from "./output.js";
 import { deploymentCommands } from "./deployment-commands.js";
 import { restoreCommands } from "./restore-commands.js";
+import { importCommands } from "./import-commands.js";
 import { organisationRegisterCommands } from "./organisation-register-command.js";
 
 
@@ -225,6 +226,7 @@ export const commands: Record<string, Command> = {
           push_enabled: (pushEnabled ?? application.pushEnabled) ? "yes" : "no",
         },
         ctx.config,
+        application.supportedPermissions,
       );
       if (!checked.ok) throw new AccountError(Object.values(checked.errors).join("; "));
       let update;
@@ -635,4 +637,5 @@ export const commands: Record<string, Command> = {
 
   ...deploymentCommands,
   ...restoreCommands,
+  ...importCommands,
 };

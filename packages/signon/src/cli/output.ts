@@ -28,5 +28,6 @@ export interface Command {
   options: Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
   /** Names of the positional arguments it takes, in order (none when absent). */
   positionals?: readonly string[];
-  run(ctx: SignonContext, options: Options): Promise<CommandResult>;
+  /** `env` is the CLI's environment, for settings a command reads that the server does not. */
+  run(ctx: SignonContext, options: Options, env: Record<string, string | undefined>): Promise<CommandResult>;
 }

@@ -56,7 +56,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const config = loadConfig(io.env, "cli");
     database = await openSignonDatabase(config);
     const statements = statementRunner(database.pool, config.preparedStatements);
-    const result = await command.run({ db: database.db, statements, config, now: () => new Date() }, values);
+    const result = await command.run({ db: database.db, statements, config, now: () => new Date() }, values, io.env);
     io.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text.join("\n")}\n`);
     return result.exitCode ?? 0;
   } catch (error) {

@@ -693,3 +693,17 @@ export const signingKeys = signon.table(
     uniqueIndex("signing_keys_live_alg_key").on(table.alg).where(sql`${table.retiredAt} is null`),
   ],
 );
+
+/**
+ * What `signon import-from-signon` brought over, one row per Signon row, by
+ * Signon's key (`user:12`, `permission:12:34`, `token:56`…): a fingerprint
+ * of what the row brought and what it became here (a uid, an id, a token's
+ * digest). A later run applies only the rows whose fingerprint changed, and
+ * takes back what Signon no longer has.
+ */
+export const signonImportLedger = signon.table("signon_import_ledger", {
+  key: text("key").primaryKey(),
+  fingerprint: text("fingerprint").notNull(),
+  target: text("target").notNull(),
+  importedAt: timestamp("imported_at", { withTimezone: true }).notNull(),
+});

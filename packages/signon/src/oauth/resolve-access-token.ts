@@ -9,8 +9,15 @@ import { sha256Hex } from "../security/random.js";
  * used again is answered from the answers kept in memory while nothing has
  * changed (see `TokenAnswerCache`).
  */
+/**
+ * What an access token looks like: Sign-on's own (64 hex digits), or one
+ * imported from GOV.UK Signon, which Doorkeeper made (43 characters of
+ * URL-safe base64). Anything else is not looked up.
+ */
+const accessTokenShape = /^(?:[0-9a-f]{64}|[A-Za-z0-9_-]{43})$/;
+
 export async function resolveAccessToken(ctx: SignonContext, token: string): Promise<LiveAccessToken | null> {
-  if (!/^[0-9a-f]{64}$/.test(token)) return null;
+  if (!accessTokenShape.test(token)) return null;
   const tokenHash = sha256Hex(token);
   const now = ctx.now();
   const found = ctx.tokenAnswers?.find(tokenHash, now) ?? (await readAnswer(ctx, tokenHash, now));

@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { passwordHistory, users } from "../db/schema.js";
 
@@ -26,4 +26,21 @@ export async function storePasswordHash(db: SignonDatabase, userUid: string, pas
   }
   await db.update(users).set({ passwordHash, passwordChangedAt: now, newPasswordRequired: false, updatedAt: now }).where(eq(users.uid, userUid));
   await db.insert(passwordHistory).values({ userUid, passwordHash, createdAt: now });
+}
+
+/**
+ * Replaces a hash imported from Signon with Sign-on's own hash of the same
+ * password, on the user and in their history, unless the password changed in
+ * the meantime. The password is the same, so its change time stays.
+ */
+export async function replaceImportedPasswordHash(db: SignonDatabase, userUid: string, importedHash: string, passwordHash: string, now: Date): Promise<void> {
+  await db.transaction(async (tx) => {
+    const replaced = await tx
+      .update(users)
+      .set({ passwordHash, updatedAt: now })
+      .where(and(eq(users.uid, userUid), eq(users.passwordHash, importedHash)))
+      .returning({ uid: users.uid });
+    if (replaced.length === 0) return;
+    await tx.update(passwordHistory).set({ passwordHash }).where(and(eq(passwordHistory.userUid, userUid), eq(passwordHistory.passwordHash, importedHash)));
+  });
 }

@@ -42,6 +42,7 @@ describe("signon migrations", () => {
       "settings",
       "sign_in_failures",
       "signing_keys",
+      "signon_import_ledger",
       "user_application_syncs",
       "user_permissions",
       "users",

@@ -23,7 +23,7 @@ describe("loadConfig", () => {
       sessionIdleSeconds: 1800,
       sessionMaxSeconds: 43_200,
       signingKeyRotationDays: 90,
-      passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
+      passwordHashing: { memoryCost: 19_456, timeCost: 2, parallelism: 1, importedPepper: null },
       preparedStatements: true,
       firstAdministratorHint: true,
       tokenAnswerCacheSize: 10_000,
@@ -225,6 +225,11 @@ describe("loadConfig", () => {
       memoryCost: 64,
       timeCost: 1,
       parallelism: 1,
+      importedPepper: null,
     });
+  });
+
+  it("reads the pepper of the password hashes imported from GOV.UK Signon", () => {
+    expect(loadConfig({ SIGNON_IMPORTED_PASSWORD_PEPPER: "the pepper" }).passwordHashing.importedPepper).toBe("the pepper");
   });
 });

@@ -94,7 +94,7 @@ const applicationEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!application) return sendNotFound(request, reply, "application");
       const values = postedValues(application, request.body);
       const showErrors = (errors: Record<string, string | undefined>) => showSettingsErrors(request, reply, application, values, errors);
-      const checked = checkApplicationForm(values, app.signon.config);
+      const checked = checkApplicationForm(values, app.signon.config, application.supportedPermissions);
       if (!checked.ok) return showErrors(checked.errors);
       let update;
       try {

@@ -29,7 +29,8 @@ const UsersQuery = Type.Object(
     status: Type.Optional(
       Type.Union([Type.Literal(""), Type.Literal("active"), Type.Literal("suspended"), Type.Literal("locked"), Type.Literal("invited")]),
     ),
-    permission: Type.Optional(Type.String({ pattern: `^(|${uuid}:[a-z][a-z0-9_]{0,63})$` })),
+    // A permission name: Sign-on's own, or one brought from GOV.UK Signon ("GDS Editor").
+    permission: Type.Optional(Type.String({ pattern: `^(|${uuid}:[^\\u0000-\\u001f,]{1,255})$` })),
     two_step: Type.Optional(Type.Union([Type.Literal(""), ...twoStepFilters.map((filter) => Type.Literal(filter))])),
     // `after` or `before` a person's key, or `last=yes`.
     ...KeysetQuery.properties,

@@ -1,0 +1,148 @@
+import { audit } from "../audit.js";
+import type { SignonContext } from "../context.js";
+import { resolveSecretKey } from "../security/secret-box.js";
+import { appendEvents, applyConverted, lastImportedEvent, type ImportCounts } from "./apply.js";
+import { derivedKeys, type ActiveRecordKeys } from "./active-record-encryption.js";
+import { convertSignonData, type Refusal } from "./convert.js";
+import { actionOfSignonEvent, addressOfSignonIp, signonEventDescriptions } from "./signon-events.js";
+import { readSignonDatabase, readSignonEvents } from "./signon-source.js";
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface SignonImportOptions {
+  /** `mysql://user:password@host:3306/database` of the Signon database. */
+  sourceUrl: string;
+  /** Roll everything back once it is known what the run would do. */
+  dryRun: boolean;
+  /** Devise's stretches in Signon (1,000 in its production). */
+  stretches: number;
+  /** Signon's Active Record encryption keys, to bring 2-step secrets over; without them, those people set 2-step up again. */
+  activeRecordKeys: ActiveRecordKeys | null;
+}
+
+export interface SignonImportReport {
+  dryRun: boolean;
+  /** How many rows of each kind Signon holds. */
+  read: { organisations: number; applications: number; users: number; permissions: number; tokens: number };
+  counts: ImportCounts;
+  refusals: Refusal[];
+  twoStepToSetUpAgain: number;
+  seconds: number;
+}
+
+class DryRunDone extends Error {
+  constructor(readonly report: { counts: ImportCounts; refusals: Refusal[] }) {
+    super("dry run");
+  }
+}
+
+/**
+ * Brings a GOV.UK Signon database over (docs/operations.md, "Moving from
+ * GOV.UK Signon"): reads it in one consistent snapshot, turns its rows into
+ * Sign-on's (same uids, client ids and secrets, tokens and password hashes),
+ * and writes what is new or changed since the last run in one transaction,
+ * with one `imported_from_signon` event. A dry run does all of it and rolls
+ * it back, so that its report is exactly what a real run would do.
+ */
+export async function importFromSignon(ctx: SignonContext, options: SignonImportOptions): Promise<SignonImportReport> {
+  const started = Date.now();
+  const now = ctx.now();
+  const data = await readSignonDatabase(options.sourceUrl, now);
+  const converted = convertSignonData(data, {
+    now,
+    emailPolicy: ctx.config.emailPolicy,
+    stretches: options.stretches,
+    activeRecordKeys: options.activeRecordKeys ? derivedKeys(options.activeRecordKeys) : [],
+    secretKey: await resolveSecretKey(ctx.config.secretKey, ctx.config.dataDir),
+  });
+  let outcome: { counts: ImportCounts; refusals: Refusal[] };
+  try {
+    outcome = await ctx.db.transaction(async (tx) => {
+      // A transaction tried again starts from the refusals of the conversion alone.
+      const refusals = [...converted.refusals];
+      const applied = await applyConverted(tx, converted, refusals, now);
+      // Signon's event log, from where the last run stopped (it only grows).
+      const uidOf = new Map(data.users.map((user) => [user.id, user.uid.toLowerCase()]));
+      let events = 0;
+      for await (const batch of readSignonEvents(options.sourceUrl, await lastImportedEvent(tx))) {
+        await appendEvents(
+          tx,
+          batch.map((event) => {
+            const action = actionOfSignonEvent(event.eventId);
+            const subject = event.uid?.toLowerCase() ?? null;
+            return {
+              id: event.id,
+              action,
+              occurredAt: event.createdAt,
+              actorUid: event.initiatorId === null ? null : (uidOf.get(event.initiatorId) ?? null),
+              subjectUid: subject !== null && uuidShape.test(subject) ? subject : null,
+              applicationId: event.applicationId === null ? null : (applied.applicationIds.get(`application:${event.applicationId}`) ?? null),
+              ip: addressOfSignonIp(event.ipAddress),
+              userAgent: event.userAgent?.slice(0, 512) ?? null,
+              details: {
+                signon_event_id: event.eventId,
+                ...(action === "signon_event" ? { signon_event: signonEventDescriptions[event.eventId] ?? `event ${event.eventId}` } : {}),
+                ...(event.message ? { signon_message: event.message.slice(0, 1000) } : {}),
+              },
+            };
+          }),
+          now,
+        );
+        events += batch.length;
+      }
+      const counts: ImportCounts = { ...applied.counts, events: { created: events, updated: 0, unchanged: 0, removed: 0 } };
+      await audit(tx, {
+        action: "imported_from_signon",
+        at: now,
+        details: { counts, refused: refusals.length, two_step_to_set_up_again: converted.twoStepToSetUpAgain },
+      });
+      if (options.dryRun) throw new DryRunDone({ counts, refusals });
+      return { counts, refusals };
+    });
+  } catch (error) {
+    if (!(error instanceof DryRunDone)) throw error;
+    outcome = error.report;
+  }
+  return {
+    dryRun: options.dryRun,
+    read: {
+      organisations: data.organisations.length,
+      applications: data.applications.length,
+      users: data.users.length,
+      permissions: data.userPermissions.length,
+      tokens: data.tokens.length,
+    },
+    counts: outcome.counts,
+    refusals: outcome.refusals,
+    twoStepToSetUpAgain: converted.twoStepToSetUpAgain,
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
+const kindNames: Record<keyof ImportCounts, string> = {
+  organisations: "organisations",
+  applications: "applications",
+  users: "people and API users",
+  passwords: "passwords",
+  twoStepSecrets: "2-step secrets",
+  permissions: "permissions",
+  tokens: "tokens",
+  events: "events of the event log",
+};
+
+/** The report as lines for a terminal: a line per kind, every refusal, and what people will notice. */
+export function importReportLines(report: SignonImportReport): string[] {
+  const lines = [
+    report.dryRun ? "Dry run, nothing was saved. A real run would:" : `Imported from Signon in ${report.seconds.toFixed(1)} s:`,
+    ...Object.entries(report.counts).map(
+      ([kind, counts]) =>
+        `  ${kindNames[kind as keyof ImportCounts]}: ${counts.created} new, ${counts.updated} changed, ${counts.unchanged} unchanged${counts.removed > 0 ? `, ${counts.removed} gone from Signon${kind === "permissions" ? " (removed)" : kind === "tokens" ? " (revoked)" : kind === "twoStepSecrets" ? " (reset)" : " (left here)"}` : ""}`,
+    ),
+  ];
+  if (report.twoStepToSetUpAgain > 0) {
+    lines.push(`${report.twoStepToSetUpAgain} people with 2-step in Signon will set it up again (their secrets could not be opened: give ACTIVE_RECORD_ENCRYPTION_PRIMARY_KEY and ACTIVE_RECORD_ENCRYPTION_KEY_DERIVATION_SALT)`);
+  }
+  lines.push(report.refusals.length === 0 ? "Nothing refused." : `${report.refusals.length} refused:`);
+  for (const refusal of report.refusals) lines.push(`  ${refusal.kind}\t${refusal.what}\t${refusal.reason}`);
+  return lines;
+}
