@@ -37,6 +37,7 @@ export const importCommands: Record<string, Command> = {
           two_step_to_set_up_again: report.twoStepToSetUpAgain,
           refusals: report.refusals,
           seconds: report.seconds,
+          phases: report.phases,
         },
         text: importReportLines(report),
       };

@@ -123,8 +123,14 @@ export async function applyConverted(
   }
   counts.applications.removed = applications.gone.length;
 
-  // People: by uid; an address that another account here has is a refusal.
+  // People: by uid; an address that another account here has is a refusal. A new person's row takes their password
+  // and 2-step secret at once (a second write of a million rows would rewrite every index of users).
   const users = plan("users", "user:", data.users);
+  const passwords = plan("passwords", "password:", data.passwords);
+  const secrets = plan("twoStepSecrets", "two-step:", data.twoStepSecrets);
+  const passwordOf = new Map([...passwords.fresh, ...passwords.changed].map((row) => [row.uid, row]));
+  const secretOf = new Map([...secrets.fresh, ...secrets.changed].map((row) => [row.uid, row]));
+  const inserted = new Set<string>();
   const refusedUids = new Set<string>();
   for (const batch of batches([...users.fresh, ...users.changed])) {
     const { rows: clashes } = (await db.execute(sql`
@@ -142,38 +148,52 @@ export async function applyConverted(
       return false;
     });
     const column = <V>(pick: (row: (typeof writable)[number]) => V) => array(writable.map(pick));
-    await db.execute(sql`
+    const result = (await db.execute(sql`
       insert into signon.users (uid, name, email, role, organisation_id, is_api_user, suspended_at, suspension_reason, unsuspended_at, locked_at,
-        two_step_required, two_step_exemption_reason, two_step_exempt_until, last_signed_in_at, invitation_sent_at, created_at, updated_at)
+        two_step_required, two_step_exemption_reason, two_step_exempt_until, last_signed_in_at, invitation_sent_at, created_at, updated_at,
+        password_hash, password_changed_at, otp_secret_encrypted, otp_enabled_at)
       select * from unnest(${column((row) => row.uid)}::uuid[], ${column((row) => row.name)}::text[], ${column((row) => row.email)}::text[],
         ${column((row) => row.role)}::text[], ${column((row) => (row.organisationKey === null ? null : (organisationIds.get(row.organisationKey) ?? null)))}::uuid[],
         ${column((row) => row.isApiUser)}::boolean[], ${column((row) => row.suspendedAt)}::timestamptz[], ${column((row) => row.suspensionReason)}::text[],
         ${column((row) => row.unsuspendedAt)}::timestamptz[], ${column((row) => row.lockedAt)}::timestamptz[], ${column((row) => row.twoStepRequired)}::boolean[],
         ${column((row) => row.twoStepExemptionReason)}::text[], ${column((row) => row.twoStepExemptUntil)}::timestamptz[],
         ${column((row) => row.lastSignedInAt)}::timestamptz[], ${column((row) => row.invitationSentAt)}::timestamptz[],
-        ${column((row) => row.createdAt)}::timestamptz[], ${column((row) => row.updatedAt)}::timestamptz[])
+        ${column((row) => row.createdAt)}::timestamptz[], ${column((row) => row.updatedAt)}::timestamptz[],
+        ${column((row) => passwordOf.get(row.uid)?.passwordHash ?? null)}::text[], ${column((row) => passwordOf.get(row.uid)?.passwordChangedAt ?? null)}::timestamptz[],
+        ${column((row) => secretOf.get(row.uid)?.sealed ?? null)}::text[], ${column((row) => secretOf.get(row.uid)?.enabledAt ?? null)}::timestamptz[])
       on conflict (uid) do update set name = excluded.name, email = excluded.email, role = excluded.role, organisation_id = excluded.organisation_id,
         is_api_user = excluded.is_api_user, suspended_at = excluded.suspended_at, suspension_reason = excluded.suspension_reason,
         unsuspended_at = excluded.unsuspended_at, locked_at = excluded.locked_at, two_step_required = excluded.two_step_required,
         two_step_exemption_reason = excluded.two_step_exemption_reason, two_step_exempt_until = excluded.two_step_exempt_until,
         last_signed_in_at = greatest(signon.users.last_signed_in_at, excluded.last_signed_in_at), invitation_sent_at = excluded.invitation_sent_at,
-        updated_at = ${now}`);
+        updated_at = ${now}
+      returning uid, xmax = 0 as inserted`)) as unknown as Rows<{ uid: string; inserted: boolean }>;
+    for (const row of result.rows) if (row.inserted) inserted.add(row.uid);
     for (const row of writable) written.push({ key: row.key, fingerprint: row.fingerprint, target: row.uid });
   }
   counts.users.removed = users.gone.length;
+  // A person refused above brings no password or 2-step secret either.
+  for (const uid of refusedUids) {
+    const password = passwordOf.get(uid);
+    if (password) counts.passwords[passwords.fresh.includes(password) ? "created" : "updated"] -= 1;
+    const secret = secretOf.get(uid);
+    if (secret) counts.twoStepSecrets[secrets.fresh.includes(secret) ? "created" : "updated"] -= 1;
+  }
   const importedUids = new Set([...ledger.entries()].filter(([key]) => key.startsWith("user:")).map(([, entry]) => entry.target));
   for (const row of data.users) if (!refusedUids.has(row.uid)) importedUids.add(row.uid);
   const imported = (uid: string) => importedUids.has(uid) && !refusedUids.has(uid);
 
   // Passwords, apart, so that a password already replaced here at a sign-in stays until Signon's changes.
-  const passwords = plan("passwords", "password:", data.passwords.filter((row) => imported(row.uid)));
-  for (const batch of batches([...passwords.fresh, ...passwords.changed])) {
+  for (const batch of batches([...passwords.fresh, ...passwords.changed].filter((row) => imported(row.uid)))) {
     const uids = array(batch.map((row) => row.uid));
-    await db.execute(sql`
-      update signon.users u set password_hash = p.password_hash, password_changed_at = p.changed_at, new_password_required = false
-      from unnest(${uids}::uuid[], ${array(batch.map((row) => row.passwordHash))}::text[], ${array(batch.map((row) => row.passwordChangedAt))}::timestamptz[])
-        as p(uid, password_hash, changed_at)
-      where u.uid = p.uid`);
+    const existing = batch.filter((row) => !inserted.has(row.uid));
+    if (existing.length > 0) {
+      await db.execute(sql`
+        update signon.users u set password_hash = p.password_hash, password_changed_at = p.changed_at, new_password_required = false
+        from unnest(${array(existing.map((row) => row.uid))}::uuid[], ${array(existing.map((row) => row.passwordHash))}::text[],
+          ${array(existing.map((row) => row.passwordChangedAt))}::timestamptz[]) as p(uid, password_hash, changed_at)
+        where u.uid = p.uid`);
+    }
     await db.execute(sql`delete from signon.password_history where user_uid = any(${uids}::uuid[])`);
     const history = batch.flatMap((row) => [
       ...row.history.map((old) => ({ uid: row.uid, hash: old.passwordHash, at: old.createdAt })),
@@ -187,14 +207,16 @@ export async function applyConverted(
     for (const row of batch) written.push({ key: row.key, fingerprint: row.fingerprint, target: row.uid });
   }
 
-  // 2-step secrets, sealed as Sign-on's own.
-  const secrets = plan("twoStepSecrets", "two-step:", data.twoStepSecrets.filter((row) => imported(row.uid)));
-  for (const batch of batches([...secrets.fresh, ...secrets.changed])) {
-    await db.execute(sql`
-      update signon.users u set otp_secret_encrypted = s.sealed, otp_enabled_at = s.enabled_at, last_otp_step = null
-      from unnest(${array(batch.map((row) => row.uid))}::uuid[], ${array(batch.map((row) => row.sealed))}::text[], ${array(batch.map((row) => row.enabledAt))}::timestamptz[])
-        as s(uid, sealed, enabled_at)
-      where u.uid = s.uid`);
+  // 2-step secrets, sealed as Sign-on's own (a new person's went in with their row).
+  for (const batch of batches([...secrets.fresh, ...secrets.changed].filter((row) => imported(row.uid)))) {
+    const existing = batch.filter((row) => !inserted.has(row.uid));
+    if (existing.length > 0) {
+      await db.execute(sql`
+        update signon.users u set otp_secret_encrypted = s.sealed, otp_enabled_at = s.enabled_at, last_otp_step = null
+        from unnest(${array(existing.map((row) => row.uid))}::uuid[], ${array(existing.map((row) => row.sealed))}::text[],
+          ${array(existing.map((row) => row.enabledAt))}::timestamptz[]) as s(uid, sealed, enabled_at)
+        where u.uid = s.uid`);
+    }
     for (const row of batch) written.push({ key: row.key, fingerprint: row.fingerprint, target: row.uid });
   }
   // A secret Signon no longer has (2-step reset there): reset here too.

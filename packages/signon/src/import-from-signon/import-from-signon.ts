@@ -28,6 +28,8 @@ export interface SignonImportReport {
   refusals: Refusal[];
   twoStepToSetUpAgain: number;
   seconds: number;
+  /** Seconds spent reading Signon, turning its rows into Sign-on's, writing them, and bringing the event log over. */
+  phases: { read: number; convert: number; write: number; events: number };
 }
 
 class DryRunDone extends Error {
@@ -47,7 +49,14 @@ class DryRunDone extends Error {
 export async function importFromSignon(ctx: SignonContext, options: SignonImportOptions): Promise<SignonImportReport> {
   const started = Date.now();
   const now = ctx.now();
+  const phases = { read: 0, convert: 0, write: 0, events: 0 };
+  let phaseStart = Date.now();
+  const phaseEnds = (phase: keyof typeof phases) => {
+    phases[phase] += (Date.now() - phaseStart) / 1000;
+    phaseStart = Date.now();
+  };
   const data = await readSignonDatabase(options.sourceUrl, now);
+  phaseEnds("read");
   const converted = convertSignonData(data, {
     now,
     emailPolicy: ctx.config.emailPolicy,
@@ -55,12 +64,15 @@ export async function importFromSignon(ctx: SignonContext, options: SignonImport
     activeRecordKeys: options.activeRecordKeys ? derivedKeys(options.activeRecordKeys) : [],
     secretKey: await resolveSecretKey(ctx.config.secretKey, ctx.config.dataDir),
   });
+  phaseEnds("convert");
   let outcome: { counts: ImportCounts; refusals: Refusal[] };
   try {
     outcome = await ctx.db.transaction(async (tx) => {
       // A transaction tried again starts from the refusals of the conversion alone.
       const refusals = [...converted.refusals];
+      phaseStart = Date.now();
       const applied = await applyConverted(tx, converted, refusals, now);
+      phaseEnds("write");
       // Signon's event log, from where the last run stopped (it only grows).
       const uidOf = new Map(data.users.map((user) => [user.id, user.uid.toLowerCase()]));
       let events = 0;
@@ -90,6 +102,7 @@ export async function importFromSignon(ctx: SignonContext, options: SignonImport
         );
         events += batch.length;
       }
+      phaseEnds("events");
       const counts: ImportCounts = { ...applied.counts, events: { created: events, updated: 0, unchanged: 0, removed: 0 } };
       await audit(tx, {
         action: "imported_from_signon",
@@ -116,6 +129,7 @@ export async function importFromSignon(ctx: SignonContext, options: SignonImport
     refusals: outcome.refusals,
     twoStepToSetUpAgain: converted.twoStepToSetUpAgain,
     seconds: (Date.now() - started) / 1000,
+    phases,
   };
 }
 
