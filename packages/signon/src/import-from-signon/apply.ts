@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
-import type { ConvertedData, OrganisationRow, Refusal } from "./convert.js";
+import type { ConvertedData, OrganisationRow, PermissionRow, Refusal } from "./convert.js";
 
 /** What a run did to one kind of row. */
 export interface KindCounts {
@@ -28,6 +28,9 @@ const array = (values: unknown[]): SQL => sql`${sql.param(values)}`;
 
 const batchSize = 5000;
 
+/** The ledger's key for the last Signon event brought over (the event log only grows). */
+const eventWatermarkKey = "event-logs";
+
 function batches<T>(rows: T[]): T[][] {
   const result: T[][] = [];
   for (let start = 0; start < rows.length; start += batchSize) result.push(rows.slice(start, start + batchSize));
@@ -49,16 +52,19 @@ export async function applyConverted(
   data: ConvertedData,
   refusals: Refusal[],
   now: Date,
-): Promise<{ counts: Omit<ImportCounts, "events">; applicationIds: Map<string, string> }> {
+): Promise<{ counts: Omit<ImportCounts, "events" | "permissions">; applicationIds: Map<string, string>; importedUids: Set<string> }> {
   const ledger = new Map<string, LedgerEntry>();
-  const { rows: ledgerRows } = (await db.execute(sql`select key, fingerprint, target from signon.signon_import_ledger`)) as unknown as Rows<{ key: string; fingerprint: string; target: string }>;
+  // Permissions (a million of them) are kept per person: see applyPermissions.
+  const { rows: ledgerRows } = (await db.execute(
+    sql`select key, fingerprint, target from signon.signon_import_ledger where key not like 'permissions:%' and key <> ${eventWatermarkKey}`,
+  )) as unknown as Rows<{ key: string; fingerprint: string; target: string }>;
   for (const row of ledgerRows) ledger.set(row.key, { fingerprint: row.fingerprint, target: row.target });
   const written: { key: string; fingerprint: string; target: string }[] = [];
   const taken: string[] = [];
-  const counts = {} as Omit<ImportCounts, "events">;
+  const counts = {} as Omit<ImportCounts, "events" | "permissions">;
 
   /** Splits `rows` by what the ledger knows of them, and counts what is gone. */
-  const plan = <T extends { key: string; fingerprint: string }>(kind: Exclude<ImportedKind, "events">, prefix: string, rows: T[]) => {
+  const plan = <T extends { key: string; fingerprint: string }>(kind: Exclude<ImportedKind, "events" | "permissions">, prefix: string, rows: T[]) => {
     const fresh: T[] = [];
     const changed: T[] = [];
     const present = new Set<string>();
@@ -227,39 +233,8 @@ export async function applyConverted(
   counts.twoStepSecrets.removed = secretsGone.length;
   taken.push(...secrets.gone);
 
-  // Permissions: added, and those Signon took away since the last run removed.
+  // Permissions: written by applyPermissions, batch by batch, once the rest is in.
   const applicationOf = (key: string) => (refusedApplications.has(key) ? undefined : applicationIds.get(key));
-  const permissionRows = data.permissions.filter((row) => imported(row.uid) && applicationOf(row.applicationKey) !== undefined);
-  const permissions = plan("permissions", "permission:", permissionRows);
-  const permissionTarget = (row: (typeof permissionRows)[number]) => `${row.uid}|${applicationOf(row.applicationKey)}|${row.permission}`;
-  const permissionsGone = [...permissions.gone, ...permissions.changed.map((row) => row.key)].map((key) => ledger.get(key)!.target.split("|"));
-  for (const batch of batches(permissionsGone)) {
-    await db.execute(sql`
-      delete from signon.user_permissions p using unnest(${array(batch.map(([uid]) => uid))}::uuid[], ${array(batch.map(([, application]) => application))}::uuid[],
-        ${array(batch.map(([, , permission]) => permission))}::text[]) as gone(uid, application_id, permission)
-      where p.user_uid = gone.uid and p.application_id = gone.application_id and p.permission = gone.permission`);
-  }
-  counts.permissions.removed = permissions.gone.length;
-  taken.push(...permissions.gone);
-  for (const batch of batches([...permissions.fresh, ...permissions.changed])) {
-    const applicationIdsOf = array(batch.map((row) => applicationOf(row.applicationKey)));
-    await db.execute(sql`
-      insert into signon.user_permissions (user_uid, application_id, permission, created_at)
-      select uid, application_id, permission, ${now}::timestamptz
-      from unnest(${array(batch.map((row) => row.uid))}::uuid[], ${applicationIdsOf}::uuid[], ${array(batch.map((row) => row.permission))}::text[]) as p(uid, application_id, permission)
-      on conflict do nothing`);
-    const synced = batch.filter((row) => row.lastSyncedAt !== null);
-    if (synced.length > 0) {
-      await db.execute(sql`
-        insert into signon.user_application_syncs (user_uid, application_id, last_synced_at, last_synced_by)
-        select uid, application_id, max(at), 'push'
-        from unnest(${array(synced.map((row) => row.uid))}::uuid[], ${array(synced.map((row) => applicationOf(row.applicationKey)))}::uuid[],
-          ${array(synced.map((row) => row.lastSyncedAt))}::timestamptz[]) as s(uid, application_id, at)
-        group by uid, application_id
-        on conflict (user_uid, application_id) do update set last_synced_at = greatest(signon.user_application_syncs.last_synced_at, excluded.last_synced_at)`);
-    }
-    for (const row of batch) written.push({ key: row.key, fingerprint: row.fingerprint, target: permissionTarget(row) });
-  }
 
   // Tokens: each a grant of its own (an API user's `issued`, otherwise the sign-in flow's, its code long used).
   const tokens = plan("tokens", "token:", data.tokens.filter((row) => imported(row.uid) && applicationOf(row.applicationKey) !== undefined));
@@ -307,7 +282,135 @@ export async function applyConverted(
   }
   for (const batch of batches(taken)) await db.execute(sql`delete from signon.signon_import_ledger where key = any(${array(batch)}::text[])`);
   for (const key of refusedApplications) applicationIds.delete(key);
-  return { counts, applicationIds };
+  const kept = new Set([...importedUids].filter((uid) => !refusedUids.has(uid)));
+  return { counts, applicationIds, importedUids: kept };
+}
+
+/**
+ * Writes Signon's permissions, streamed in batches ordered by person: the
+ * ledger keeps one row per person (`permissions:<uid>`) with a fingerprint of
+ * their whole set and the set itself, so that a later run rewrites only the
+ * people whose set changed (granting what is new, removing what Signon took
+ * away), and a million permissions are never held in memory at once.
+ */
+export async function applyPermissions(
+  db: SignonDatabase,
+  batches: AsyncIterable<PermissionRow[]>,
+  applicationIds: Map<string, string>,
+  importedUids: Set<string>,
+  now: Date,
+): Promise<KindCounts> {
+  const counts: KindCounts = { created: 0, updated: 0, unchanged: 0, removed: 0 };
+  const known = new Map<string, string>();
+  const { rows } = (await db.execute(sql`select key, fingerprint from signon.signon_import_ledger where key like 'permissions:%'`)) as unknown as Rows<{ key: string; fingerprint: string }>;
+  for (const row of rows) known.set(row.key, row.fingerprint);
+  const seen = new Set<string>();
+  let changed: PersonPermissions[] = [];
+  const flush = async () => {
+    if (changed.length > 0) await writePermissionSets(db, changed, counts, now);
+    changed = [];
+  };
+  let current: { uid: string; rows: PermissionRow[] } | null = null;
+  const finish = async (person: { uid: string; rows: PermissionRow[] }) => {
+    const key = `permissions:${person.uid}`;
+    seen.add(key);
+    const items = new Map<string, Date | null>();
+    for (const row of person.rows) {
+      const item = `${applicationIds.get(row.applicationKey)!}|${row.permission}`;
+      const synced = items.get(item) ?? null;
+      items.set(item, synced === null || (row.lastSyncedAt !== null && row.lastSyncedAt > synced) ? row.lastSyncedAt : synced);
+    }
+    const set = [...items.keys()].sort();
+    const fingerprint = createHash("sha256").update(set.join("\n")).digest("base64url").slice(0, 22);
+    if (known.get(key) === fingerprint) {
+      counts.unchanged += set.length;
+      return;
+    }
+    changed.push({ uid: person.uid, key, fingerprint, items });
+    if (changed.length >= batchSize / 5) await flush();
+  };
+  for await (const batch of batches) {
+    for (const row of batch) {
+      if (!importedUids.has(row.uid) || !applicationIds.has(row.applicationKey)) continue;
+      if (current === null || current.uid !== row.uid) {
+        if (current !== null) await finish(current);
+        current = { uid: row.uid, rows: [] };
+      }
+      current.rows.push(row);
+    }
+  }
+  if (current !== null) await finish(current);
+  // People whose every permission Signon took away since the last run (or who are gone from it).
+  for (const key of known.keys()) if (!seen.has(key)) changed.push({ uid: key.slice("permissions:".length), key, fingerprint: "", items: new Map() });
+  await flush();
+  return counts;
+}
+
+interface PersonPermissions {
+  uid: string;
+  key: string;
+  /** Empty when the person has none left in Signon (their ledger row goes). */
+  fingerprint: string;
+  /** "application id|permission" → when the application last heard of it. */
+  items: Map<string, Date | null>;
+}
+
+/** Brings the permissions of people whose set changed in line with Signon's, and the ledger with them. */
+async function writePermissionSets(db: SignonDatabase, people: PersonPermissions[], counts: KindCounts, now: Date): Promise<void> {
+  const { rows } = (await db.execute(sql`select key, target from signon.signon_import_ledger where key = any(${array(people.map((person) => person.key))}::text[])`)) as unknown as Rows<{
+    key: string;
+    target: string;
+  }>;
+  const before = new Map(rows.map((row) => [row.key, new Set(row.target === "" ? [] : row.target.split("\n"))]));
+  const added: { uid: string; application: string; permission: string; synced: Date | null }[] = [];
+  const removed: { uid: string; application: string; permission: string }[] = [];
+  const split = (item: string) => ({ application: item.slice(0, 36), permission: item.slice(37) });
+  for (const person of people) {
+    const old = before.get(person.key) ?? new Set<string>();
+    for (const [item, synced] of person.items) {
+      if (old.has(item)) counts.unchanged += 1;
+      else added.push({ uid: person.uid, ...split(item), synced });
+    }
+    for (const item of old) if (!person.items.has(item)) removed.push({ uid: person.uid, ...split(item) });
+  }
+  counts.created += added.length;
+  counts.removed += removed.length;
+  for (const chunk of batches(removed)) {
+    await db.execute(sql`
+      delete from signon.user_permissions p
+      using unnest(${array(chunk.map((row) => row.uid))}::uuid[], ${array(chunk.map((row) => row.application))}::uuid[], ${array(chunk.map((row) => row.permission))}::text[])
+        as gone(uid, application_id, permission)
+      where p.user_uid = gone.uid and p.application_id = gone.application_id and p.permission = gone.permission`);
+  }
+  for (const chunk of batches(added)) {
+    await db.execute(sql`
+      insert into signon.user_permissions (user_uid, application_id, permission, created_at)
+      select uid, application_id, permission, ${now}::timestamptz
+      from unnest(${array(chunk.map((row) => row.uid))}::uuid[], ${array(chunk.map((row) => row.application))}::uuid[], ${array(chunk.map((row) => row.permission))}::text[])
+        as p(uid, application_id, permission)
+      on conflict do nothing`);
+    const synced = chunk.filter((row) => row.synced !== null);
+    if (synced.length > 0) {
+      await db.execute(sql`
+        insert into signon.user_application_syncs (user_uid, application_id, last_synced_at, last_synced_by)
+        select uid, application_id, max(at), 'push'
+        from unnest(${array(synced.map((row) => row.uid))}::uuid[], ${array(synced.map((row) => row.application))}::uuid[], ${array(synced.map((row) => row.synced))}::timestamptz[])
+          as s(uid, application_id, at)
+        group by uid, application_id
+        on conflict (user_uid, application_id) do update set last_synced_at = greatest(signon.user_application_syncs.last_synced_at, excluded.last_synced_at)`);
+    }
+  }
+  const kept = people.filter((person) => person.fingerprint !== "");
+  if (kept.length > 0) {
+    await db.execute(sql`
+      insert into signon.signon_import_ledger (key, fingerprint, target, imported_at)
+      select key, fingerprint, target, ${now}::timestamptz
+      from unnest(${array(kept.map((person) => person.key))}::text[], ${array(kept.map((person) => person.fingerprint))}::text[],
+        ${array(kept.map((person) => [...person.items.keys()].sort().join("\n")))}::text[]) as l(key, fingerprint, target)
+      on conflict (key) do update set fingerprint = excluded.fingerprint, target = excluded.target, imported_at = excluded.imported_at`);
+  }
+  const gone = people.filter((person) => person.fingerprint === "").map((person) => person.key);
+  if (gone.length > 0) await db.execute(sql`delete from signon.signon_import_ledger where key = any(${array(gone)}::text[])`);
 }
 
 /** An organisation here with the row's content id, or else its slug. */
@@ -318,8 +421,6 @@ async function existingOrganisation(db: SignonDatabase, row: OrganisationRow): P
   return rows[0]?.id ?? null;
 }
 
-/** The ledger's key for the last Signon event brought over (the event log only grows). */
-const eventWatermarkKey = "event-logs";
 
 /** The id of the last Signon event an earlier run brought over, or 0. */
 export async function lastImportedEvent(db: SignonDatabase): Promise<number> {

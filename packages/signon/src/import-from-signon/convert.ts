@@ -5,7 +5,7 @@ import { signonSha512Hash } from "../accounts/imported-passwords.js";
 import { sealSecret } from "../security/secret-box.js";
 import { sha256Hex } from "../security/random.js";
 import { decryptActiveRecordValue, UnreadableEncryptedValue } from "./active-record-encryption.js";
-import type { SignonApplication, SignonData, SignonOrganisation, SignonUser } from "./signon-source.js";
+import type { SignonApplication, SignonData, SignonOrganisation, SignonUser, SignonUserPermission } from "./signon-source.js";
 
 /**
  * Signon's rows turned into Sign-on's, each with the Signon key it came from
@@ -18,7 +18,8 @@ export interface ConvertedData {
   users: UserRow[];
   passwords: PasswordRow[];
   twoStepSecrets: TwoStepSecretRow[];
-  permissions: PermissionRow[];
+  /** Turns a batch of Signon's permissions into Sign-on's (they are read in batches). */
+  convertPermissions: PermissionConverter;
   tokens: TokenRow[];
   refusals: Refusal[];
   /** People with 2-step set up in Signon whose secret could not be opened (no keys, or other keys): asked to set it up again. */
@@ -104,11 +105,20 @@ export interface TwoStepSecretRow extends Keyed {
   enabledAt: Date;
 }
 
-export interface PermissionRow extends Keyed {
+/** One permission of one person; the ledger keeps each person's set (see applyPermissions). */
+export interface PermissionRow {
   uid: string;
   applicationKey: string;
   permission: string;
   lastSyncedAt: Date | null;
+}
+
+/** Converts Signon's permissions batch by batch, and says at the end which were left behind. */
+export interface PermissionConverter {
+  /** Permissions of retired applications left behind, by application. */
+  retired: Map<string, number>;
+  convert(batch: SignonUserPermission[]): PermissionRow[];
+  refusals(): Refusal[];
 }
 
 export interface TokenRow extends Keyed {
@@ -291,26 +301,29 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
   }
 
   const supportedById = new Map(data.supportedPermissions.map((permission) => [permission.id, permission]));
-  const permissions: PermissionRow[] = [];
-  for (const grant of data.userPermissions) {
-    const user = usersById.get(grant.userId);
-    const application = applicationsById.get(grant.applicationId);
-    const supported = supportedById.get(grant.supportedPermissionId);
-    if (!user || !supported) continue;
-    if (!application) continue;
-    if (application.retired) {
-      refusals.push({ kind: "permission", what: `${user.email} → ${application.name}: ${supported.name}`, reason: "The application is retired" });
-      continue;
-    }
-    permissions.push(
-      keyed(`permission:${grant.userId}:${grant.supportedPermissionId}`, {
-        uid: user.uid.toLowerCase(),
-        applicationKey: applicationKey(grant.applicationId),
-        permission: supported.name,
-        lastSyncedAt: grant.lastSyncedAt,
-      }),
-    );
-  }
+  const uidOf = new Map([...usersById].map(([id, user]) => [id, user.uid.toLowerCase()]));
+  const applicationKeyOf = new Map([...applicationsById.keys()].map((id) => [id, applicationKey(id)]));
+  const convertPermissions: PermissionConverter = {
+    retired: new Map(),
+    convert(batch) {
+      const rows: PermissionRow[] = [];
+      for (const grant of batch) {
+        const uid = uidOf.get(grant.userId);
+        const application = applicationsById.get(grant.applicationId);
+        const supported = supportedById.get(grant.supportedPermissionId);
+        if (uid === undefined || !supported || !application) continue;
+        if (application.retired) {
+          this.retired.set(application.name, (this.retired.get(application.name) ?? 0) + 1);
+          continue;
+        }
+        rows.push({ uid, applicationKey: applicationKeyOf.get(grant.applicationId)!, permission: supported.name, lastSyncedAt: grant.lastSyncedAt });
+      }
+      return rows;
+    },
+    refusals() {
+      return [...this.retired].map(([name, count]) => ({ kind: "permission" as const, what: `${name} (${count} ${count === 1 ? "permission" : "permissions"})`, reason: "The application is retired" }));
+    },
+  };
 
   const tokens: TokenRow[] = [];
   for (const token of data.tokens) {
@@ -329,7 +342,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
       }),
     );
   }
-  return { organisations, applications, users, passwords, twoStepSecrets, permissions, tokens, refusals, twoStepToSetUpAgain };
+  return { organisations, applications, users, passwords, twoStepSecrets, convertPermissions, tokens, refusals, twoStepToSetUpAgain };
 }
 
 function organisationProblem(organisation: SignonOrganisation, byId: Map<number, SignonOrganisation>): string | null {

@@ -1,11 +1,11 @@
 import { audit } from "../audit.js";
 import type { SignonContext } from "../context.js";
 import { resolveSecretKey } from "../security/secret-box.js";
-import { appendEvents, applyConverted, lastImportedEvent, type ImportCounts } from "./apply.js";
+import { appendEvents, applyConverted, applyPermissions, lastImportedEvent, type ImportCounts } from "./apply.js";
 import { derivedKeys, type ActiveRecordKeys } from "./active-record-encryption.js";
 import { convertSignonData, type Refusal } from "./convert.js";
 import { actionOfSignonEvent, addressOfSignonIp, signonEventDescriptions } from "./signon-events.js";
-import { readSignonDatabase, readSignonEvents } from "./signon-source.js";
+import { openSignonSnapshot, readSignonEvents, type SignonSnapshot } from "./signon-source.js";
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -55,7 +55,25 @@ export async function importFromSignon(ctx: SignonContext, options: SignonImport
     phases[phase] += (Date.now() - phaseStart) / 1000;
     phaseStart = Date.now();
   };
-  const data = await readSignonDatabase(options.sourceUrl, now);
+  const snapshot = await openSignonSnapshot(options.sourceUrl, now);
+  try {
+    return await importSnapshot(ctx, options, snapshot, { started, now, phases, phaseEnds, restart: () => (phaseStart = Date.now()) });
+  } finally {
+    await snapshot.close();
+  }
+}
+
+interface Timing {
+  started: number;
+  now: Date;
+  phases: SignonImportReport["phases"];
+  phaseEnds(phase: keyof SignonImportReport["phases"]): void;
+  restart(): void;
+}
+
+async function importSnapshot(ctx: SignonContext, options: SignonImportOptions, snapshot: SignonSnapshot, timing: Timing): Promise<SignonImportReport> {
+  const { started, now, phases, phaseEnds } = timing;
+  const { data } = snapshot;
   phaseEnds("read");
   const converted = convertSignonData(data, {
     now,
@@ -70,8 +88,15 @@ export async function importFromSignon(ctx: SignonContext, options: SignonImport
     outcome = await ctx.db.transaction(async (tx) => {
       // A transaction tried again starts from the refusals of the conversion alone.
       const refusals = [...converted.refusals];
-      phaseStart = Date.now();
+      timing.restart();
       const applied = await applyConverted(tx, converted, refusals, now);
+      // Signon's permissions, read and written in batches, from the same snapshot.
+      converted.convertPermissions.retired.clear();
+      const permissionBatches = async function* () {
+        for await (const batch of snapshot.permissions()) yield converted.convertPermissions.convert(batch);
+      };
+      const permissions = await applyPermissions(tx, permissionBatches(), applied.applicationIds, applied.importedUids, now);
+      refusals.push(...converted.convertPermissions.refusals());
       phaseEnds("write");
       // Signon's event log, from where the last run stopped (it only grows).
       const uidOf = new Map(data.users.map((user) => [user.id, user.uid.toLowerCase()]));
@@ -103,7 +128,7 @@ export async function importFromSignon(ctx: SignonContext, options: SignonImport
         events += batch.length;
       }
       phaseEnds("events");
-      const counts: ImportCounts = { ...applied.counts, events: { created: events, updated: 0, unchanged: 0, removed: 0 } };
+      const counts: ImportCounts = { ...applied.counts, permissions, events: { created: events, updated: 0, unchanged: 0, removed: 0 } };
       await audit(tx, {
         action: "imported_from_signon",
         at: now,
@@ -122,7 +147,7 @@ export async function importFromSignon(ctx: SignonContext, options: SignonImport
       organisations: data.organisations.length,
       applications: data.applications.length,
       users: data.users.length,
-      permissions: data.userPermissions.length,
+      permissions: data.permissionCount,
       tokens: data.tokens.length,
     },
     counts: outcome.counts,

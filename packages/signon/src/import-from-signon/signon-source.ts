@@ -6,7 +6,8 @@ export interface SignonData {
   applications: SignonApplication[];
   supportedPermissions: SignonSupportedPermission[];
   users: SignonUser[];
-  userPermissions: SignonUserPermission[];
+  /** How many permissions Signon holds (they are read in batches: see SignonSnapshot.permissions). */
+  permissionCount: number;
   /** Access tokens neither revoked nor expired at `readAt`. */
   tokens: SignonToken[];
   oldPasswords: SignonOldPassword[];
@@ -111,20 +112,29 @@ const date = (value: unknown): Date | null => (value instanceof Date && !Number.
 const id = (value: unknown): number => Number(value);
 const optionalId = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
+/** A consistent view of a Signon database: its rows, and its permissions to read in batches, until `close`. */
+export interface SignonSnapshot {
+  data: SignonData;
+  /** Signon's permissions, `batchSize` at a time, from the same snapshot (a million do not fit comfortably in memory at once). */
+  permissions(batchSize?: number): AsyncGenerator<SignonUserPermission[]>;
+  close(): Promise<void>;
+}
+
 /**
  * Reads everything the import needs from the Signon database at `url`
  * (`mysql://user:password@host:3306/signon_production`), in one read-only
  * transaction with a consistent snapshot, so that the tables agree with each
  * other even while Signon keeps running. Times are read as UTC, as Rails
- * writes them.
+ * writes them. Close the snapshot once its permissions are read.
  */
-export async function readSignonDatabase(url: string, now: Date): Promise<SignonData> {
+export async function openSignonSnapshot(url: string, now: Date): Promise<SignonSnapshot> {
   let connection: mysql.Connection;
   try {
     connection = await mysql.createConnection({ uri: url, timezone: "Z", dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, connectTimeout: 10_000 });
   } catch (error) {
     throw new SignonSourceError(`Cannot connect to the Signon database: ${(error as Error).message}`);
   }
+  const close = () => connection.end().catch(() => undefined);
   try {
     await connection.query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     await connection.query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
@@ -228,14 +238,7 @@ export async function readSignonDatabase(url: string, now: Date): Promise<Signon
       }),
     );
     const permissionColumns = columns.get("user_application_permissions")!;
-    const userPermissions = (await rows(`select user_id, application_id, supported_permission_id, ${optional(permissionColumns, "last_synced_at")} as last_synced_at from user_application_permissions`)).map(
-      (row): SignonUserPermission => ({
-        userId: id(row["user_id"]),
-        applicationId: id(row["application_id"]),
-        supportedPermissionId: id(row["supported_permission_id"]),
-        lastSyncedAt: date(row["last_synced_at"]),
-      }),
-    );
+    const permissionCount = Number((await rows("select count(*) as n from user_application_permissions"))[0]?.["n"]);
     const tokens = (
       await rows(
         `select id, resource_owner_id, application_id, token, refresh_token, created_at,
@@ -266,13 +269,42 @@ export async function readSignonDatabase(url: string, now: Date): Promise<Signon
           }),
         )
       : [];
-    await connection.query("COMMIT");
-    return { organisations, applications, supportedPermissions, users, userPermissions, tokens, oldPasswords, readAt: now };
+    const lastSynced = optional(permissionColumns, "last_synced_at");
+    return {
+      data: { organisations, applications, supportedPermissions, users, permissionCount, tokens, oldPasswords, readAt: now },
+      async *permissions(batchSize = 50_000) {
+        // By the unique key's order, from where the last batch ended.
+        let after: [number, number, number] = [0, 0, 0];
+        for (;;) {
+          const batch = (
+            await rows(
+              `select user_id, application_id, supported_permission_id, ${lastSynced} as last_synced_at from user_application_permissions
+               where (user_id, application_id, supported_permission_id) > (?, ?, ?) order by user_id, application_id, supported_permission_id limit ?`,
+              [...after, batchSize],
+            ).catch((error: Error) => {
+              throw new SignonSourceError(`Cannot read the Signon database's permissions: ${error.message}`);
+            })
+          ).map(
+            (row): SignonUserPermission => ({
+              userId: id(row["user_id"]),
+              applicationId: id(row["application_id"]),
+              supportedPermissionId: id(row["supported_permission_id"]),
+              lastSyncedAt: date(row["last_synced_at"]),
+            }),
+          );
+          if (batch.length === 0) return;
+          yield batch;
+          const last = batch.at(-1)!;
+          after = [last.userId, last.applicationId, last.supportedPermissionId];
+          if (batch.length < batchSize) return;
+        }
+      },
+      close,
+    };
   } catch (error) {
+    await close();
     if (error instanceof SignonSourceError) throw error;
     throw new SignonSourceError(`Cannot read the Signon database: ${(error as Error).message}`);
-  } finally {
-    await connection.end().catch(() => undefined);
   }
 }
 

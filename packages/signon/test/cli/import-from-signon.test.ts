@@ -5,13 +5,15 @@
 import { eq } from "drizzle-orm";
 import { TOTP } from "otpauth";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { checkNewPassword } from "../../src/accounts/password-policy.js";
 import { signInWithPassword } from "../../src/accounts/sign-in.js";
 import { applications, organisations, passwordHistory, userPermissions, users } from "../../src/db/schema.js";
 import { openSecret } from "../../src/security/secret-box.js";
 import { sha256Hex } from "../../src/security/random.js";
 import { runSignonCli } from "../support/cli.js";
-import { activeRecordKeys, mariadbUnavailable, pepper, startMariadb, writeSignonFixture, type MariadbServer, type SignonFixture } from "@tessera/test-support/signon-database";
+import { activeRecordKeys, aliceEarlierPasswords, mariadbUnavailable, pepper, startMariadb, writeSignonFixture, type MariadbServer, type SignonFixture } from "@tessera/test-support/signon-database";
 import { InjectBrowser } from "../support/browser.js";
+import { refresh } from "../support/flow.js";
 import { buildTestSignon, openTestDatabase, testConfig, type TestSignon } from "../support/signon.js";
 
 const missing = mariadbUnavailable();
@@ -73,7 +75,7 @@ describe.skipIf(missing !== null)("signon import from-signon", () => {
     expect(report.refusals).toEqual([
       { kind: "organisation", what: "department-of-odd-ids", reason: 'Its content id "not-a-uuid" is not a UUID' },
       { kind: "user", what: "dave@gmail.com", reason: "Sign-on's e-mail policy refuses it: Addresses at gmail.com, a personal e-mail service, cannot be used here: use a work e-mail address" },
-      { kind: "permission", what: "alice@digital.example.gov.uk → Old Tool: signin", reason: "The application is retired" },
+      { kind: "permission", what: "Old Tool (1 permission)", reason: "The application is retired" },
     ]);
     expect(report.two_step_to_set_up_again).toBe(0);
     expect(await database.db.select().from(users)).toEqual([]);
@@ -142,6 +144,20 @@ describe.skipIf(missing !== null)("signon import from-signon", () => {
     expect(await signIn(fixture.erin.email, "erin's password of 2026")).toMatchObject({ ok: true });
   });
 
+  it("refuses Signon's remembered passwords as new ones, in Signon's form and once replaced with Sign-on's", async () => {
+    await importFromSignon();
+    const alice = async () => (await database.db.select().from(users).where(eq(users.uid, fixture.alice.uid)))[0]!;
+    const recent = { password: "Choose a password you have not used before: it cannot be one of your last 2" };
+    // The current password and the one before it (Signon's hashes), not the one before that.
+    expect(await checkNewPassword(signon.ctx, await alice(), fixture.alice.password!)).toEqual(recent);
+    expect(await checkNewPassword(signon.ctx, await alice(), aliceEarlierPasswords[1])).toEqual(recent);
+    expect(await checkNewPassword(signon.ctx, await alice(), aliceEarlierPasswords[0])).toEqual({});
+    // After a sign-in, the current one is Sign-on's own hash, and still counts.
+    expect(await signInWithPassword(signon.ctx, { email: fixture.alice.email, password: fixture.alice.password! }, { ip: "192.0.2.11", userAgent: "test" })).toMatchObject({ ok: true });
+    expect(await checkNewPassword(signon.ctx, await alice(), fixture.alice.password!)).toEqual(recent);
+    expect(await checkNewPassword(signon.ctx, await alice(), aliceEarlierPasswords[1])).toEqual(recent);
+  });
+
   it("seals each 2-step secret as Sign-on seals its own, so that the authenticator app's codes keep working", async () => {
     await importFromSignon();
     const [alice] = await database.db.select().from(users).where(eq(users.uid, fixture.alice.uid));
@@ -179,6 +195,18 @@ describe.skipIf(missing !== null)("signon import from-signon", () => {
     expect((await userJson(fixture.expiredToken)).statusCode).toBe(401);
     expect((await userJson(fixture.revokedToken)).statusCode).toBe(401);
     expect((await userJson("not-a-token")).statusCode).toBe(401);
+  });
+
+  it("refreshes a signed-in person's token with the refresh token Signon gave, once, for the application's old client id and secret", async () => {
+    await importFromSignon();
+    const client = { clientId: fixture.publisher.clientId, clientSecret: fixture.publisher.secret, redirectUri: fixture.publisher.redirectUri };
+    const refreshed = await refresh(signon.app, client, fixture.aliceToken.refreshToken);
+    expect(refreshed.statusCode).toBe(200);
+    expect(refreshed.json()).toMatchObject({ token_type: "Bearer", expires_in: 7200, access_token: expect.stringMatching(/^[0-9a-f]{64}$/), refresh_token: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const user = await signon.app.inject({ method: "GET", url: "/user.json", headers: { authorization: `Bearer ${refreshed.json().access_token}` } });
+    expect(user.json()).toMatchObject({ user: { uid: fixture.alice.uid } });
+    // Rotated: Signon's refresh token is spent.
+    expect((await refresh(signon.app, client, fixture.aliceToken.refreshToken)).statusCode).toBe(400);
   });
 
   it("brings the event log over in Sign-on's words, keeping Signon's own name for an event Sign-on does not record", async () => {

@@ -41,6 +41,9 @@ function signonUid(): string {
   return `${hex(clock & 0xffffffffn, 8)}-${hex((clock >> 32n) & 0xffffn, 4)}-${hex(((clock >> 48n) & 0xffffn) | 0x0100n, 4)}-${hex(BigInt(sequence), 4)}-${mac}`;
 }
 
+/** Alice's two passwords before her current one, oldest first, as Signon's password archive keeps them. */
+export const aliceEarlierPasswords = ["velvet harbour quantum ladder 42", "granite orchid saffron tunnel 7"] as const;
+
 const when = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000);
 const dayAfter = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
@@ -140,7 +143,7 @@ export async function writeSignonFixture(mariadb: MariadbServer, database: strin
   const oldSalts = [friendlyToken(), friendlyToken()];
   await run(
     `insert into old_passwords (encrypted_password, password_salt, password_archivable_id, password_archivable_type, created_at) values (?, ?, 1, 'User', ?), (?, ?, 1, 'User', ?)`,
-    [deviseDigest("alice's first password", oldSalts[0]!), oldSalts[0], when(400), deviseDigest("alice's second password", oldSalts[1]!), oldSalts[1], when(100)],
+    [deviseDigest(aliceEarlierPasswords[0], oldSalts[0]!), oldSalts[0], when(400), deviseDigest(aliceEarlierPasswords[1], oldSalts[1]!), oldSalts[1], when(100)],
   );
   await run(
     `insert into user_application_permissions (user_id, application_id, supported_permission_id, last_synced_at, created_at, updated_at) values

@@ -2,4 +2,4 @@
 // (`@tessera/test-support/signon-database`): a MariaDB server of the test's own, Signon's tables, and a small
 // database of rows made as Signon makes them.
 export { mariadbUnavailable, startMariadb, type MariadbServer } from "./mariadb-server.js";
-export { activeRecordKeys, pepper, signonSchemaSql, writeSignonFixture, type SignonFixture, type SignonPerson } from "./fixture.js";
+export { activeRecordKeys, aliceEarlierPasswords, pepper, signonSchemaSql, writeSignonFixture, type SignonFixture, type SignonPerson } from "./fixture.js";
