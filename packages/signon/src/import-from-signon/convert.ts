@@ -145,6 +145,11 @@ export interface ConvertOptions {
 }
 
 const roles = new Set(["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"]);
+/** PostgreSQL's text holds no NUL character: a value with one is refused (a name, an address) or loses it (a reason). */
+const hasNul = (value: string | null) => value !== null && value.includes("\u0000");
+const withoutNul = (value: string | null) => (value === null ? null : value.replaceAll("\u0000", ""));
+/** Devise's salts: its friendly tokens (URL-safe base64). */
+const saltShape = /^[A-Za-z0-9_\-./+=]{1,64}$/;
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** How long a token Signon gave no expiry lasts here (Sign-on's tokens all have one): ten years, the longest it issues. */
 const neverExpiringTokenSeconds = 10 * 365 * 24 * 3600;
@@ -163,7 +168,7 @@ function keyed<T extends object>(key: string, row: T): T & Keyed {
 export function importedPasswordHash(encrypted: string | null, salt: string | null, stretches: number): string | null {
   if (encrypted === null || encrypted === "") return null;
   if (/^\$2[aby]\$/.test(encrypted)) return encrypted;
-  if (/^[0-9a-f]{128}$/i.test(encrypted) && salt) return signonSha512Hash(stretches, salt, encrypted);
+  if (/^[0-9a-f]{128}$/i.test(encrypted) && salt && saltShape.test(salt)) return signonSha512Hash(stretches, salt, encrypted);
   return null;
 }
 
@@ -215,7 +220,11 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
       continue;
     }
     applicationsById.set(application.id, application);
-    const supported = permissionsOf.get(application.id) ?? [];
+    const supported = (permissionsOf.get(application.id) ?? []).filter((permission) => {
+      if (!hasNul(permission.name) && permission.name.trim() !== "" && permission.name.length <= 255) return true;
+      refusals.push({ kind: "permission", what: `${application.name}: ${JSON.stringify(permission.name)}`, reason: "The permission's name is empty, longer than 255 characters or holds a NUL character" });
+      return false;
+    });
     const names = (filter: (permission: (typeof supported)[number]) => boolean) => supported.filter(filter).map((permission) => permission.name);
     applications.push(
       keyed(applicationKey(application.id), {
@@ -255,7 +264,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
     seenEmails.add(email);
     usersById.set(user.id, user);
     const uid = user.uid.toLowerCase();
-    let exemptionReason = user.reasonFor2svExemption && !user.require2sv ? user.reasonFor2svExemption : null;
+    let exemptionReason = user.reasonFor2svExemption && !user.require2sv ? withoutNul(user.reasonFor2svExemption)!.trim() || null : null;
     let exemptUntil = exemptionReason ? user.expiryDateFor2svExemption : null;
     if (exemptionReason && exemptUntil === null) {
       exemptUntil = new Date(now.getTime() + openExemptionDays * 86_400_000);
@@ -271,7 +280,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
         organisationKey: user.organisationId === null ? null : organisationKey(user.organisationId),
         isApiUser: user.apiUser,
         suspendedAt: user.suspendedAt,
-        suspensionReason: user.suspendedAt ? user.reasonForSuspension?.trim() || "Suspended in Signon (no reason recorded)" : null,
+        suspensionReason: user.suspendedAt ? withoutNul(user.reasonForSuspension)?.trim() || "Suspended in Signon (no reason recorded)" : null,
         unsuspendedAt: user.unsuspendedAt,
         lockedAt: user.lockedAt,
         twoStepRequired: user.require2sv,
@@ -311,6 +320,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
         const uid = uidOf.get(grant.userId);
         const application = applicationsById.get(grant.applicationId);
         const supported = supportedById.get(grant.supportedPermissionId);
+        if (supported && (hasNul(supported.name) || supported.name.trim() === "" || supported.name.length > 255)) continue;
         if (uid === undefined || !supported || !application) continue;
         if (application.retired) {
           this.retired.set(application.name, (this.retired.get(application.name) ?? 0) + 1);
@@ -348,6 +358,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
 function organisationProblem(organisation: SignonOrganisation, byId: Map<number, SignonOrganisation>): string | null {
   if (!uuidShape.test(organisation.contentId.toLowerCase())) return `Its content id ${JSON.stringify(organisation.contentId)} is not a UUID`;
   if (organisation.name.length === 0 || organisation.name.length > 200) return "Its name is empty or longer than 200 characters";
+  if (hasNul(organisation.name)) return "Its name holds a NUL character";
   if (!/^[a-z0-9][a-z0-9-]*$/.test(organisation.slug)) return "Its slug has characters other than lower-case letters, digits and hyphens";
   if (organisation.ancestry.some((ancestor) => !byId.has(ancestor) || ancestor === organisation.id)) return "Its ancestry names an organisation that does not exist (or itself)";
   return null;
@@ -356,6 +367,7 @@ function organisationProblem(organisation: SignonOrganisation, byId: Map<number,
 function applicationProblem(application: SignonApplication): string | null {
   if (application.name.length === 0 || application.name.length > 200) return "Its name is empty or longer than 200 characters";
   if (application.uid === "" || application.secret === "") return "It has no client id or no secret";
+  if ([application.name, application.uid, application.secret, application.redirectUri, application.homeUri].some(hasNul)) return "A field of it holds a NUL character";
   if (redirectUrisOf(application.redirectUri).length === 0) return `Its redirect URI ${JSON.stringify(application.redirectUri)} is not an absolute URL`;
   return null;
 }
@@ -366,6 +378,7 @@ function userProblem(user: SignonUser, email: string, policy: EmailPolicy, organ
   const policyProblem = user.apiUser ? null : emailPolicyProblem(policy, email);
   if (policyProblem) return `Sign-on's e-mail policy refuses it: ${policyProblem}`;
   if (user.name.trim() === "" || user.name.length > 200) return "Its name is empty or longer than 200 characters";
+  if (hasNul(user.name) || hasNul(email)) return "Its name or address holds a NUL character";
   if (!roles.has(user.role)) return `Its role ${JSON.stringify(user.role)} is not one of Sign-on's`;
   if (user.organisationId !== null && (!organisations.has(user.organisationId) || !kept.has(user.organisationId))) return "Its organisation was not imported";
   if ((user.role === "organisation_admin" || user.role === "super_organisation_admin") && user.organisationId === null) return "An organisation admin with no organisation";

@@ -115,11 +115,11 @@ async function importSnapshot(ctx: SignonContext, options: SignonImportOptions, 
               subjectUid: subject !== null && uuidShape.test(subject) ? subject : null,
               applicationId: event.applicationId === null ? null : (applied.applicationIds.get(`application:${event.applicationId}`) ?? null),
               ip: addressOfSignonIp(event.ipAddress),
-              userAgent: event.userAgent?.slice(0, 512) ?? null,
+              userAgent: event.userAgent?.replaceAll("\u0000", "").slice(0, 512) ?? null,
               details: {
                 signon_event_id: event.eventId,
                 ...(action === "signon_event" ? { signon_event: signonEventDescriptions[event.eventId] ?? `event ${event.eventId}` } : {}),
-                ...(event.message ? { signon_message: event.message.slice(0, 1000) } : {}),
+                ...(event.message ? { signon_message: event.message.replaceAll("\u0000", "").slice(0, 1000) } : {}),
               },
             };
           }),

@@ -128,12 +128,7 @@ export interface SignonSnapshot {
  * writes them. Close the snapshot once its permissions are read.
  */
 export async function openSignonSnapshot(url: string, now: Date): Promise<SignonSnapshot> {
-  let connection: mysql.Connection;
-  try {
-    connection = await mysql.createConnection({ uri: url, timezone: "Z", dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, connectTimeout: 10_000 });
-  } catch (error) {
-    throw new SignonSourceError(`Cannot connect to the Signon database: ${(error as Error).message}`);
-  }
+  const connection = await connectToSignon(url);
   const close = () => connection.end().catch(() => undefined);
   try {
     await connection.query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
@@ -308,6 +303,15 @@ export async function openSignonSnapshot(url: string, now: Date): Promise<Signon
   }
 }
 
+/** A connection to the Signon database, reading times as UTC (as Rails writes them) and big numbers as text. */
+async function connectToSignon(url: string): Promise<mysql.Connection> {
+  try {
+    return await mysql.createConnection({ uri: url, timezone: "Z", supportBigNumbers: true, bigNumberStrings: true, connectTimeout: 10_000 });
+  } catch (error) {
+    throw new SignonSourceError(`Cannot connect to the Signon database: ${(error as Error).message}`);
+  }
+}
+
 /** Each table of the current database with its columns. */
 async function tableColumns(connection: mysql.Connection): Promise<Map<string, Set<string>>> {
   const [rows] = await connection.query("select table_name as t, column_name as c from information_schema.columns where table_schema = database()");
@@ -339,12 +343,7 @@ export interface SignonEvent {
  * (a million of them do not fit comfortably in memory at once).
  */
 export async function* readSignonEvents(url: string, afterId: number, batchSize = 20_000): AsyncGenerator<SignonEvent[]> {
-  let connection: mysql.Connection;
-  try {
-    connection = await mysql.createConnection({ uri: url, timezone: "Z", supportBigNumbers: true, bigNumberStrings: true, connectTimeout: 10_000 });
-  } catch (error) {
-    throw new SignonSourceError(`Cannot connect to the Signon database: ${(error as Error).message}`);
-  }
+  const connection = await connectToSignon(url);
   try {
     const [tables] = await connection.query("select count(*) as n from information_schema.tables where table_schema = database() and table_name = 'event_logs'");
     if (Number((tables as Row[])[0]?.["n"]) === 0) return;

@@ -2,9 +2,9 @@
 // that read a GOV.UK Signon database: started as the failover tests start PostgreSQL, thrown away at the end.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@tessera/db/testing";
 import mysql from "mysql2/promise";
 
 const server = "/usr/sbin/mariadbd";
@@ -22,17 +22,6 @@ export interface MariadbServer {
   run(database: string, statements: string, values?: unknown[]): Promise<void>;
   createDatabase(name: string): Promise<string>;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 const password = "signon-import-test";
