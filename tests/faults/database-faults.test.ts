@@ -103,7 +103,8 @@ async function probe(system: FaultSystem, tally: Tally, signInForm: { client: Ht
     (async () =>
       new Map<string, Answer>(
         await Promise.all([
-          (async () => ["Sign-on GET /user.json", await client.send("probe GET /user.json", system.signon, "/user.json", { headers: { authorization: `Bearer ${system.accessToken}` } })] as const)(),
+          (async () =>
+            ["Sign-on GET /user.json", await client.send("probe GET /user.json", system.signon, "/user.json", { headers: { authorization: `Bearer ${system.probeAccessToken}` } })] as const)(),
           (async () => ["Sign-on GET /userinfo", await client.send("probe GET /userinfo", system.signon, "/userinfo", { headers: { authorization: `Bearer ${openIdToken}` } })] as const)(),
           (async () =>
             [

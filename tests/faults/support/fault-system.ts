@@ -39,6 +39,11 @@ export interface FaultSystem {
   userEmail: string;
   /** An access token of `userEmail` for the OAuth client, for `/user.json`. */
   accessToken: string;
+  /**
+   * Another, that only the outage probes present: never answered before an outage, so never among the answers
+   * Sign-on keeps in memory (the load's token can be, while Sign-on still follows the database's changes).
+   */
+  probeAccessToken: string;
   /** A staff and admin token on Completion. */
   completionToken: string;
   close(): Promise<void>;
@@ -126,6 +131,7 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
     await signonCli(cliEnv, "api-users", "create", "--email", "reader@example.org", "--name", "Reader");
     await signonCli(cliEnv, "permissions", "grant", "--email", "reader@example.org", "--app", "Fault client", "--permissions", "signin");
     const accessToken = String((await signonCli(cliEnv, "tokens", "issue", "--email", "reader@example.org", "--app", "Fault client"))["access_token"]);
+    const probeAccessToken = String((await signonCli(cliEnv, "tokens", "issue", "--email", "reader@example.org", "--app", "Fault client"))["access_token"]);
     const { rows } = await pool.query<{ id: string }>("select id from signon.applications where name = 'Editorial'");
 
     const [completion, editorial] = await Promise.all([
@@ -173,6 +179,7 @@ export async function startFaultSystem(serverUrl: string): Promise<FaultSystem> 
       adminEmail,
       userEmail,
       accessToken,
+      probeAccessToken,
       completionToken,
       close,
     };
