@@ -36,6 +36,7 @@ export function decryptActiveRecordValue(stored: string, keys: Buffer[]): string
   } catch {
     throw new UnreadableEncryptedValue("not an Active Record encrypted value (not JSON)");
   }
+  if (typeof message !== "object" || message === null) throw new UnreadableEncryptedValue("not an Active Record encrypted value (not a JSON object)");
   const { p, h } = message;
   if (typeof p !== "string" || typeof h?.iv !== "string" || typeof h.at !== "string") {
     throw new UnreadableEncryptedValue("not an Active Record encrypted value (no p, h.iv or h.at)");

@@ -225,13 +225,16 @@ export async function applyConverted(
     }
     for (const row of batch) written.push({ key: row.key, fingerprint: row.fingerprint, target: row.uid });
   }
-  // A secret Signon no longer has (2-step reset there): reset here too.
+  // A secret Signon no longer has (2-step reset there): reset here too. One Signon still has but this run could not
+  // open (no keys given, a key missing) is left as an earlier run brought it.
+  const unopened = new Set(data.unopenedTwoStepKeys);
+  secrets.gone = secrets.gone.filter((key) => !unopened.has(key));
   const secretsGone = secrets.gone.map((key) => ledger.get(key)!.target);
   if (secretsGone.length > 0) {
     await db.execute(sql`update signon.users set otp_secret_encrypted = null, otp_enabled_at = null, last_otp_step = null where uid = any(${array(secretsGone)}::uuid[])`);
   }
   counts.twoStepSecrets.removed = secretsGone.length;
-  taken.push(...secrets.gone);
+  for (const key of secrets.gone) taken.push(key);
 
   // Permissions: written by applyPermissions, batch by batch, once the rest is in.
   const applicationOf = (key: string) => (refusedApplications.has(key) ? undefined : applicationIds.get(key));
@@ -264,13 +267,17 @@ export async function applyConverted(
   }
   // A token revoked (or expired) in Signon since the last run is revoked here.
   const tokensGone = tokens.gone.map((key) => ledger.get(key)!.target);
-  if (tokensGone.length > 0) {
-    await db.execute(sql`update signon.access_tokens set revoked_at = ${now} where token_hash = any(${array(tokensGone)}::text[]) and revoked_at is null`);
+  for (const chunk of batches(tokensGone)) {
+    // Each imported token has a grant of its own: revoking it refuses its refresh token too.
+    await db.execute(sql`
+      update signon.grants set revoked_at = ${now}
+      where id in (select grant_id from signon.access_tokens where token_hash = any(${array(chunk)}::text[])) and revoked_at is null`);
+    await db.execute(sql`update signon.access_tokens set revoked_at = ${now} where token_hash = any(${array(chunk)}::text[]) and revoked_at is null`);
   }
   counts.tokens.removed = tokensGone.length;
   counts.tokens.unchanged += tokens.changed.length;
   counts.tokens.updated = 0;
-  taken.push(...tokens.gone);
+  for (const key of tokens.gone) taken.push(key);
 
   for (const batch of batches(written)) {
     await db.execute(sql`

@@ -24,6 +24,8 @@ export interface ConvertedData {
   refusals: Refusal[];
   /** People with 2-step set up in Signon whose secret could not be opened (no keys, or other keys): asked to set it up again. */
   twoStepToSetUpAgain: number;
+  /** Their ledger keys (`two-step:<id>`): a secret an earlier run brought stays as it is. */
+  unopenedTwoStepKeys: string[];
 }
 
 /** Something of Signon's the import leaves behind, and why. */
@@ -148,6 +150,8 @@ const roles = new Set(["superadmin", "admin", "super_organisation_admin", "organ
 /** PostgreSQL's text holds no NUL character: a value with one is refused (a name, an address) or loses it (a reason). */
 const hasNul = (value: string | null) => value !== null && value.includes("\u0000");
 const withoutNul = (value: string | null) => (value === null ? null : value.replaceAll("\u0000", ""));
+/** A permission name Sign-on can keep: not empty, at most 255 characters, no NUL or line break (a person's set is kept one per line). */
+const permissionNameUsable = (name: string) => name.trim() !== "" && name.length <= 255 && !/[\u0000\r\n]/.test(name);
 /** Devise's salts: its friendly tokens (URL-safe base64). */
 const saltShape = /^[A-Za-z0-9_\-./+=]{1,64}$/;
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -160,8 +164,12 @@ function fingerprint(value: unknown): string {
   return createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 22);
 }
 
-function keyed<T extends object>(key: string, row: T): T & Keyed {
-  return { ...row, key, fingerprint: fingerprint(row) };
+/**
+ * The row with its key and the fingerprint of `source`: what Signon holds (the row itself by default). A row
+ * whose values fall back to the time of the run takes the fingerprint of Signon's own values, which do not move.
+ */
+function keyed<T extends object>(key: string, row: T, source: unknown = row): T & Keyed {
+  return { ...row, key, fingerprint: fingerprint(source) };
 }
 
 /** Signon's `encrypted_password` (and salt) in the form Sign-on stores it, or null when there is none. */
@@ -221,8 +229,8 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
     }
     applicationsById.set(application.id, application);
     const supported = (permissionsOf.get(application.id) ?? []).filter((permission) => {
-      if (!hasNul(permission.name) && permission.name.trim() !== "" && permission.name.length <= 255) return true;
-      refusals.push({ kind: "permission", what: `${application.name}: ${JSON.stringify(permission.name)}`, reason: "The permission's name is empty, longer than 255 characters or holds a NUL character" });
+      if (permissionNameUsable(permission.name)) return true;
+      refusals.push({ kind: "permission", what: `${application.name}: ${JSON.stringify(permission.name)}`, reason: "The permission's name is empty, longer than 255 characters, or holds a NUL character or a line break" });
       return false;
     });
     const names = (filter: (permission: (typeof supported)[number]) => boolean) => supported.filter(filter).map((permission) => permission.name);
@@ -250,6 +258,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
   const passwords: PasswordRow[] = [];
   const twoStepSecrets: TwoStepSecretRow[] = [];
   let twoStepToSetUpAgain = 0;
+  const unopenedTwoStepKeys: string[] = [];
   const usersById = new Map<number, SignonUser>();
   const seenEmails = new Set<string>();
   const oldPasswordsOf = new Map<number, typeof data.oldPasswords>();
@@ -290,7 +299,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
         invitationSentAt: user.invitationSentAt,
         createdAt: user.createdAt ?? now,
         updatedAt: user.updatedAt ?? user.createdAt ?? now,
-      }),
+      }, { ...user, updatedAt: null, otpSecretKey: null, encryptedPassword: null, passwordSalt: null }),
     );
     const history = (oldPasswordsOf.get(user.id) ?? [])
       .map((old) => ({ passwordHash: importedPasswordHash(old.encryptedPassword, old.passwordSalt, options.stretches), createdAt: old.createdAt ?? now }))
@@ -298,10 +307,14 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
     const current = user.apiUser ? null : importedPasswordHash(user.encryptedPassword, user.passwordSalt, options.stretches);
     // Someone invited who never accepted has no password of their own yet.
     const invited = user.invitationSentAt !== null && user.invitationAcceptedAt === null;
-    passwords.push(keyed(`password:${user.id}`, { uid, passwordHash: invited ? null : current, passwordChangedAt: user.passwordChangedAt, history }));
+    const signonPasswords = { current: user.encryptedPassword, salt: user.passwordSalt, invited, changed: user.passwordChangedAt, old: oldPasswordsOf.get(user.id) ?? [] };
+    passwords.push(keyed(`password:${user.id}`, { uid, passwordHash: invited ? null : current, passwordChangedAt: user.passwordChangedAt, history }, signonPasswords));
     if (user.otpSecretKey) {
       const secret = openTwoStepSecret(user.otpSecretKey, options.activeRecordKeys);
-      if (secret === null) twoStepToSetUpAgain += 1;
+      if (secret === null) {
+        twoStepToSetUpAgain += 1;
+        unopenedTwoStepKeys.push(`two-step:${user.id}`);
+      }
       else {
         // The fingerprint is of Signon's value: sealing again would change it at every run.
         twoStepSecrets.push({ key: `two-step:${user.id}`, fingerprint: fingerprint(user.otpSecretKey), uid, sealed: sealSecret(options.secretKey, secret), enabledAt: user.updatedAt ?? now });
@@ -320,7 +333,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
         const uid = uidOf.get(grant.userId);
         const application = applicationsById.get(grant.applicationId);
         const supported = supportedById.get(grant.supportedPermissionId);
-        if (supported && (hasNul(supported.name) || supported.name.trim() === "" || supported.name.length > 255)) continue;
+        if (supported && !permissionNameUsable(supported.name)) continue;
         if (uid === undefined || !supported || !application) continue;
         if (application.retired) {
           this.retired.set(application.name, (this.retired.get(application.name) ?? 0) + 1);
@@ -352,7 +365,7 @@ export function convertSignonData(data: SignonData, options: ConvertOptions): Co
       }),
     );
   }
-  return { organisations, applications, users, passwords, twoStepSecrets, convertPermissions, tokens, refusals, twoStepToSetUpAgain };
+  return { organisations, applications, users, passwords, twoStepSecrets, convertPermissions, tokens, refusals, twoStepToSetUpAgain, unopenedTwoStepKeys };
 }
 
 function organisationProblem(organisation: SignonOrganisation, byId: Map<number, SignonOrganisation>): string | null {

@@ -99,7 +99,7 @@ async function importSnapshot(ctx: SignonContext, options: SignonImportOptions, 
       refusals.push(...converted.convertPermissions.refusals());
       phaseEnds("write");
       // Signon's event log, from where the last run stopped (it only grows).
-      const uidOf = new Map(data.users.map((user) => [user.id, user.uid.toLowerCase()]));
+      const uidOf = new Map(data.users.map((user) => [user.id, user.uid.toLowerCase()]).filter(([, uid]) => uuidShape.test(uid as string)) as [number, string][]);
       let events = 0;
       for await (const batch of readSignonEvents(options.sourceUrl, await lastImportedEvent(tx))) {
         await appendEvents(

@@ -274,8 +274,9 @@ export async function openSignonSnapshot(url: string, now: Date): Promise<Signon
           const batch = (
             await rows(
               `select user_id, application_id, supported_permission_id, ${lastSynced} as last_synced_at from user_application_permissions
-               where (user_id, application_id, supported_permission_id) > (?, ?, ?) order by user_id, application_id, supported_permission_id limit ?`,
-              [...after, batchSize],
+               where user_id > ? or (user_id = ? and (application_id > ? or (application_id = ? and supported_permission_id > ?)))
+               order by user_id, application_id, supported_permission_id limit ?`,
+              [after[0], after[0], after[1], after[1], after[2], batchSize],
             ).catch((error: Error) => {
               throw new SignonSourceError(`Cannot read the Signon database's permissions: ${error.message}`);
             })

@@ -243,14 +243,14 @@ describe.skipIf(missing !== null)("signon import from-signon", () => {
          values (8, 'Frank Example', 'frank@digital.example.gov.uk', '', null, 'a1b2c3d4-0000-1111-2222-333344445555', 'normal', 1, ?, ?);
        update users set suspended_at = ?, reason_for_suspension = 'On leave' where id = 7;
        delete from user_application_permissions where user_id = 1 and supported_permission_id = 3;
-       update oauth_access_tokens set revoked_at = ? where token = ?`,
-      [now, now, now, now, fixture.publishingApi.token],
+       update oauth_access_tokens set revoked_at = ? where token in (?, ?)`,
+      [now, now, now, now, fixture.publishingApi.token, fixture.aliceToken.token],
     );
     const report = await importFromSignon();
     expect(report.counts).toMatchObject({
       users: { created: 1, updated: 1, removed: 0 },
       permissions: { created: 0, updated: 0, removed: 1 },
-      tokens: { created: 0, removed: 1 },
+      tokens: { created: 0, removed: 2 },
       organisations: { created: 0, updated: 0 },
       applications: { created: 0, updated: 0 },
       events: { created: 1 },
@@ -260,6 +260,17 @@ describe.skipIf(missing !== null)("signon import from-signon", () => {
     const alicePermissions = await database.db.select({ permission: userPermissions.permission }).from(userPermissions).where(eq(userPermissions.userUid, fixture.alice.uid));
     expect(alicePermissions.map((row) => row.permission).sort()).toEqual(["Managing Editor", "signin"]);
     expect((await signon.app.inject({ method: "GET", url: "/user.json", headers: { authorization: `Bearer ${fixture.publishingApi.token}` } })).statusCode).toBe(401);
+    // A token Signon revoked takes its refresh token with it.
+    const client = { clientId: fixture.publisher.clientId, clientSecret: fixture.publisher.secret, redirectUri: fixture.publisher.redirectUri };
+    expect((await refresh(signon.app, client, fixture.aliceToken.refreshToken)).statusCode).toBe(400);
+  });
+
+  it("leaves the 2-step secrets an earlier run brought when a later run is not given the keys", async () => {
+    await importFromSignon();
+    const run = await runSignonCli(database.url, ["import", "from-signon", source, "--json"], { SIGNON_SECRET_KEY: secretKey });
+    expect(JSON.parse(run.stdout)).toMatchObject({ two_step_to_set_up_again: 1, counts: { twoStepSecrets: { removed: 0 } } });
+    const [alice] = await database.db.select().from(users).where(eq(users.uid, fixture.alice.uid));
+    expect(openSecret(Buffer.from(secretKey, "hex"), alice!.otpSecretEncrypted!)).toBe(fixture.alice.otpSecret);
   });
 
   it("says in one sentence when the Signon database cannot be reached", async () => {
