@@ -151,7 +151,7 @@ const roles = new Set(["superadmin", "admin", "super_organisation_admin", "organ
 const hasNul = (value: string | null) => value !== null && value.includes("\u0000");
 const withoutNul = (value: string | null) => (value === null ? null : value.replaceAll("\u0000", ""));
 /** A permission name Sign-on can keep: not empty, at most 255 characters, no NUL or line break (a person's set is kept one per line). */
-const permissionNameUsable = (name: string) => name.trim() !== "" && name.length <= 255 && !/[\u0000\r\n]/.test(name);
+const permissionNameUsable = (name: string) => name.trim() !== "" && name.length <= 255 && !hasNul(name) && !/[\r\n]/.test(name);
 /** Devise's salts: its friendly tokens (URL-safe base64). */
 const saltShape = /^[A-Za-z0-9_\-./+=]{1,64}$/;
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
