@@ -83,7 +83,8 @@ export async function applyConverted(
   const organisationIds = new Map<string, string>();
   for (const [key, entry] of ledger) if (key.startsWith("organisation:")) organisationIds.set(key, entry.target);
   const organisations = plan("organisations", "organisation:", data.organisations);
-  for (const row of [...organisations.fresh, ...organisations.changed].sort((a, b) => data.organisations.indexOf(a) - data.organisations.indexOf(b))) {
+  const organisationsToWrite = new Set([...organisations.fresh, ...organisations.changed]);
+  for (const row of data.organisations.filter((organisation) => organisationsToWrite.has(organisation))) {
     const id = organisationIds.get(row.key) ?? (await existingOrganisation(db, row)) ?? randomUUID();
     organisationIds.set(row.key, id);
     const parentId = row.parentKey === null ? null : (organisationIds.get(row.parentKey) ?? null);
@@ -145,9 +146,9 @@ export async function applyConverted(
       uid: string;
       email: string;
     }>;
-    const taken = new Set(clashes.map((clash) => clash.email));
+    const addressesHere = new Set(clashes.map((clash) => clash.email));
     const writable = batch.filter((row) => {
-      if (!taken.has(row.email)) return true;
+      if (!addressesHere.has(row.email)) return true;
       refusals.push({ kind: "user", what: row.email, reason: "Another account here has this address" });
       refusedUids.add(row.uid);
       counts.users[users.fresh.includes(row) ? "created" : "updated"] -= 1;

@@ -154,7 +154,8 @@ const withoutNul = (value: string | null) => (value === null ? null : value.repl
 const permissionNameUsable = (name: string) => name.trim() !== "" && name.length <= 255 && !hasNul(name) && !/[\r\n]/.test(name);
 /** Devise's salts: its friendly tokens (URL-safe base64). */
 const saltShape = /^[A-Za-z0-9_\-./+=]{1,64}$/;
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** What PostgreSQL's `uuid` takes, in lower case (Signon's uids are time-based, without RFC variant bits). */
+export const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** How long a token Signon gave no expiry lasts here (Sign-on's tokens all have one): ten years, the longest it issues. */
 const neverExpiringTokenSeconds = 10 * 365 * 24 * 3600;
 /** An exemption from 2-step Signon kept without an end date gets one: 90 days after the import. */

@@ -3,11 +3,10 @@ import type { SignonContext } from "../context.js";
 import { resolveSecretKey } from "../security/secret-box.js";
 import { appendEvents, applyConverted, applyPermissions, lastImportedEvent, type ImportCounts } from "./apply.js";
 import { derivedKeys, type ActiveRecordKeys } from "./active-record-encryption.js";
-import { convertSignonData, type Refusal } from "./convert.js";
-import { actionOfSignonEvent, addressOfSignonIp, signonEventDescriptions } from "./signon-events.js";
+import { convertSignonData, uuidShape, type Refusal } from "./convert.js";
+import { auditEventOf } from "./signon-events.js";
 import { openSignonSnapshot, readSignonEvents, type SignonSnapshot } from "./signon-source.js";
 
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface SignonImportOptions {
   /** `mysql://user:password@host:3306/database` of the Signon database. */
@@ -49,32 +48,40 @@ class DryRunDone extends Error {
 export async function importFromSignon(ctx: SignonContext, options: SignonImportOptions): Promise<SignonImportReport> {
   const started = Date.now();
   const now = ctx.now();
-  const phases = { read: 0, convert: 0, write: 0, events: 0 };
-  let phaseStart = Date.now();
-  const phaseEnds = (phase: keyof typeof phases) => {
-    phases[phase] += (Date.now() - phaseStart) / 1000;
-    phaseStart = Date.now();
-  };
+  const clock = new PhaseClock();
   const snapshot = await openSignonSnapshot(options.sourceUrl, now);
   try {
-    return await importSnapshot(ctx, options, snapshot, { started, now, phases, phaseEnds, restart: () => (phaseStart = Date.now()) });
+    return await importSnapshot(ctx, options, snapshot, started, now, clock);
   } finally {
     await snapshot.close();
   }
 }
 
-interface Timing {
-  started: number;
-  now: Date;
-  phases: SignonImportReport["phases"];
-  phaseEnds(phase: keyof SignonImportReport["phases"]): void;
-  restart(): void;
+/** Seconds spent in each phase of a run: each phase runs from the previous one's end (or `start`) to its own. */
+class PhaseClock {
+  readonly phases: SignonImportReport["phases"] = { read: 0, convert: 0, write: 0, events: 0 };
+  #since = Date.now();
+
+  start(): void {
+    this.#since = Date.now();
+  }
+
+  end(phase: keyof SignonImportReport["phases"]): void {
+    this.phases[phase] += (Date.now() - this.#since) / 1000;
+    this.#since = Date.now();
+  }
 }
 
-async function importSnapshot(ctx: SignonContext, options: SignonImportOptions, snapshot: SignonSnapshot, timing: Timing): Promise<SignonImportReport> {
-  const { started, now, phases, phaseEnds } = timing;
+async function importSnapshot(
+  ctx: SignonContext,
+  options: SignonImportOptions,
+  snapshot: SignonSnapshot,
+  started: number,
+  now: Date,
+  clock: PhaseClock,
+): Promise<SignonImportReport> {
   const { data } = snapshot;
-  phaseEnds("read");
+  clock.end("read");
   const converted = convertSignonData(data, {
     now,
     emailPolicy: ctx.config.emailPolicy,
@@ -82,13 +89,13 @@ async function importSnapshot(ctx: SignonContext, options: SignonImportOptions, 
     activeRecordKeys: options.activeRecordKeys ? derivedKeys(options.activeRecordKeys) : [],
     secretKey: await resolveSecretKey(ctx.config.secretKey, ctx.config.dataDir),
   });
-  phaseEnds("convert");
+  clock.end("convert");
   let outcome: { counts: ImportCounts; refusals: Refusal[] };
   try {
     outcome = await ctx.db.transaction(async (tx) => {
       // A transaction tried again starts from the refusals of the conversion alone.
       const refusals = [...converted.refusals];
-      timing.restart();
+      clock.start();
       const applied = await applyConverted(tx, converted, refusals, now);
       // Signon's permissions, read and written in batches, from the same snapshot.
       converted.convertPermissions.retired.clear();
@@ -97,37 +104,15 @@ async function importSnapshot(ctx: SignonContext, options: SignonImportOptions, 
       };
       const permissions = await applyPermissions(tx, permissionBatches(), applied.applicationIds, applied.importedUids, now);
       refusals.push(...converted.convertPermissions.refusals());
-      phaseEnds("write");
+      clock.end("write");
       // Signon's event log, from where the last run stopped (it only grows).
-      const uidOf = new Map(data.users.map((user) => [user.id, user.uid.toLowerCase()]).filter(([, uid]) => uuidShape.test(uid as string)) as [number, string][]);
+      const uidOf = new Map(data.users.flatMap((user) => (uuidShape.test(user.uid.toLowerCase()) ? [[user.id, user.uid.toLowerCase()] as const] : [])));
       let events = 0;
       for await (const batch of readSignonEvents(options.sourceUrl, await lastImportedEvent(tx))) {
-        await appendEvents(
-          tx,
-          batch.map((event) => {
-            const action = actionOfSignonEvent(event.eventId);
-            const subject = event.uid?.toLowerCase() ?? null;
-            return {
-              id: event.id,
-              action,
-              occurredAt: event.createdAt,
-              actorUid: event.initiatorId === null ? null : (uidOf.get(event.initiatorId) ?? null),
-              subjectUid: subject !== null && uuidShape.test(subject) ? subject : null,
-              applicationId: event.applicationId === null ? null : (applied.applicationIds.get(`application:${event.applicationId}`) ?? null),
-              ip: addressOfSignonIp(event.ipAddress),
-              userAgent: event.userAgent?.replaceAll("\u0000", "").slice(0, 512) ?? null,
-              details: {
-                signon_event_id: event.eventId,
-                ...(action === "signon_event" ? { signon_event: signonEventDescriptions[event.eventId] ?? `event ${event.eventId}` } : {}),
-                ...(event.message ? { signon_message: event.message.replaceAll("\u0000", "").slice(0, 1000) } : {}),
-              },
-            };
-          }),
-          now,
-        );
+        await appendEvents(tx, batch.map((event) => auditEventOf(event, uidOf, applied.applicationIds)), now);
         events += batch.length;
       }
-      phaseEnds("events");
+      clock.end("events");
       const counts: ImportCounts = { ...applied.counts, permissions, events: { created: events, updated: 0, unchanged: 0, removed: 0 } };
       await audit(tx, {
         action: "imported_from_signon",
@@ -154,7 +139,7 @@ async function importSnapshot(ctx: SignonContext, options: SignonImportOptions, 
     refusals: outcome.refusals,
     twoStepToSetUpAgain: converted.twoStepToSetUpAgain,
     seconds: (Date.now() - started) / 1000,
-    phases,
+    phases: clock.phases,
   };
 }
 

@@ -1,4 +1,7 @@
 import type { AuditAction } from "../audit.js";
+import type { ImportedEvent } from "./apply.js";
+import { uuidShape } from "./convert.js";
+import type { SignonEvent } from "./signon-source.js";
 
 /**
  * Signon's event log (`event_logs.event_id`, app/models/event_log.rb) in
@@ -106,4 +109,29 @@ export function addressOfSignonIp(value: string | null): string | null {
   const groups: string[] = [];
   for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(((number >> shift) & 0xffffn).toString(16));
   return groups.join(":");
+}
+
+/**
+ * Signon's event as a row of the audit log: its initiator by uid (`uidOf`: Signon's user ids, those in UUID form),
+ * its application by Sign-on's id, and Signon's description for an event Sign-on does not record. NUL, which
+ * PostgreSQL's text cannot hold, is dropped from the message and the browser.
+ */
+export function auditEventOf(event: SignonEvent, uidOf: Map<number, string>, applicationIds: Map<string, string>): ImportedEvent {
+  const action = actionOfSignonEvent(event.eventId);
+  const subject = event.uid?.toLowerCase() ?? null;
+  return {
+    id: event.id,
+    action,
+    occurredAt: event.createdAt,
+    actorUid: event.initiatorId === null ? null : (uidOf.get(event.initiatorId) ?? null),
+    subjectUid: subject !== null && uuidShape.test(subject) ? subject : null,
+    applicationId: event.applicationId === null ? null : (applicationIds.get(`application:${event.applicationId}`) ?? null),
+    ip: addressOfSignonIp(event.ipAddress),
+    userAgent: event.userAgent?.replaceAll("\u0000", "").slice(0, 512) ?? null,
+    details: {
+      signon_event_id: event.eventId,
+      ...(action === "signon_event" ? { signon_event: signonEventDescriptions[event.eventId] ?? `event ${event.eventId}` } : {}),
+      ...(event.message ? { signon_message: event.message.replaceAll("\u0000", "").slice(0, 1000) } : {}),
+    },
+  };
 }
