@@ -199,6 +199,7 @@ export default async function signonApp(app: FastifyInstance, options: SignonApp
   await app.register(assetRoutes);
   await app.register(signInRoutes);
   await app.register(passkeySignInRoutes);
+  await app.register(import("./routes/sign-in-upstream/index.js"));
   await app.register(twoStepRoutes);
   await app.register(signOutRoutes);
   await app.register(import("./routes/account/index.js"));

@@ -74,7 +74,13 @@ export type AuditAction =
   | "inactivity_reminder_sent"
   | "unused_invitation_deleted"
   | "sign_in_tokens_revoked"
-  | "client_authentication_flood";
+  | "client_authentication_flood"
+  | "identity_provider_connected"
+  | "identity_provider_changed"
+  | "identity_provider_disconnected"
+  | "upstream_identity_linked"
+  | "upstream_sign_in_refused"
+  | "upstream_logout";
 
 export interface AuditEntry {
   action: AuditAction;

@@ -78,6 +78,8 @@ export interface SignonConfig {
   secretKey: Buffer | null;
   /** People who have not signed in for this many days are suspended by the inactivity job. */
   inactivityDays: number;
+  /** How long Sign-on waits for an organisation's identity provider (discovery, token, keys) before it shows that the provider did not answer. */
+  upstreamTimeoutSeconds: number;
   /** Accounts invited this many days ago (latest invitation) that never chose a password nor signed in are deleted by the hourly job. */
   unusedInvitationDays: number;
   /** Audit events older than this many days are deleted by the hourly job. */
@@ -312,6 +314,7 @@ export function loadConfig(
     },
     secretKey,
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
+    upstreamTimeoutSeconds: readInteger(env, "SIGNON_UPSTREAM_TIMEOUT_SECONDS", 10, { min: 1, max: 60 }),
     unusedInvitationDays: readInteger(env, "SIGNON_UNUSED_INVITATION_DAYS", 90, { min: 1, max: 3650 }),
     eventRetentionDays: readInteger(env, "SIGNON_EVENT_RETENTION_DAYS", 730, { min: 30, max: 36_500 }),
     signingKeyRotationDays: readInteger(env, "SIGNON_SIGNING_KEY_ROTATION_DAYS", 90, { min: 1, max: 3650 }),

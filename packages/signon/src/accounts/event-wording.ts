@@ -76,6 +76,12 @@ const actionWords: Record<AuditAction, string> = {
   unused_invitation_deleted: "Account deleted: the invitation was never used",
   sign_in_tokens_revoked: "Signed out of every application",
   client_authentication_flood: "Over 100 failed application authentications from many addresses in 10 minutes",
+  identity_provider_connected: "Organisation connected to its identity provider",
+  identity_provider_changed: "Organisation's identity provider changed",
+  identity_provider_disconnected: "Organisation's identity provider disconnected",
+  upstream_identity_linked: "Linked to the organisation's identity provider",
+  upstream_sign_in_refused: "Sign-in through the organisation's identity provider refused",
+  upstream_logout: "Signed out by the organisation's identity provider",
 };
 
 /** Why every sign-in of a person ended (`sign_in_tokens_revoked`). */

@@ -9,13 +9,35 @@ import { withAdministrationScope, type ScopedActor } from "./administration-scop
 import { mustSetUpTwoStep } from "./two-step-mandate.js";
 
 /**
- * How a person proved who they are, as RFC 8176 `amr` values: `pwd` a
- * password, `otp` a code from an authenticator app, `hwk` a passkey (a key
- * held in hardware or by the platform, used with the person's presence).
+ * How a person proved who they are, as RFC 8176 `amr` values. Sign-on's own
+ * are `pwd` a password, `otp` a code from an authenticator app, `hwk` a
+ * passkey (a key held in hardware or by the platform, used with the person's
+ * presence); a sign-in through an organisation's provider records the
+ * registered values the provider reported (`mfa`, `swk`, `sms`, …).
  *
  * @see https://www.rfc-editor.org/rfc/rfc8176#section-2
  */
-export type AuthenticationMethod = "pwd" | "otp" | "hwk";
+export const authenticationMethods = [
+  "face", "fpt", "geo", "hwk", "iris", "kba", "mca", "mfa", "otp", "pin", "pop", "pwd", "rba", "retina", "sc", "sms", "swk", "tel", "user", "vbm", "wia",
+] as const;
+export type AuthenticationMethod = (typeof authenticationMethods)[number];
+
+/** Methods that are a second factor on their own, or say that more than one was used. */
+const secondFactorMethods: ReadonlySet<string> = new Set(["mfa", "otp", "hwk", "swk", "sms", "tel", "sc", "mca"]);
+
+/**
+ * Whether a sign-in's methods show a second factor: `mfa` or `mca`, two or
+ * more methods, or a method that is one (a one-time code, a key).
+ */
+export function showsSecondFactor(methods: readonly string[]): boolean {
+  return new Set(methods).size >= 2 || methods.some((method) => secondFactorMethods.has(method));
+}
+
+/** A sign-in through an organisation's provider: which provider, and its session id (`sid`, SAML `SessionIndex`) if it gave one. */
+export interface UpstreamSession {
+  providerId: string;
+  sessionId: string | null;
+}
 
 /**
  * Starts a session after sign-in with a fresh id (no fixation: any session
@@ -28,7 +50,7 @@ export async function startSession(
   user: User,
   previousSessionId: string | undefined,
   origin: RequestOrigin,
-  options: { awaitingSecondFactor?: boolean; methods?: readonly AuthenticationMethod[] } = {},
+  options: { awaitingSecondFactor?: boolean; methods?: readonly AuthenticationMethod[]; upstream?: UpstreamSession | null } = {},
 ): Promise<string> {
   const id = randomHex();
   const now = ctx.now();
@@ -46,6 +68,8 @@ export async function startSession(
       userAgent: origin.userAgent?.slice(0, 512) ?? null,
       awaitingSecondFactor,
       authenticationMethods: methods,
+      upstreamProviderId: options.upstream?.providerId ?? null,
+      upstreamSessionId: options.upstream?.sessionId ?? null,
     });
     if (!awaitingSecondFactor) await signInCompleted(tx, user, now, origin, methods);
   });
@@ -74,6 +98,8 @@ export interface WebSession {
   twoStepSetUpRequired: boolean;
   /** How the person signed in (RFC 8176 `amr` values), in the order used; empty for sessions older than this record. */
   authenticationMethods: AuthenticationMethod[];
+  /** Signed in through the organisation's provider. */
+  upstream: UpstreamSession | null;
   flash: Session["flash"];
   /** When the person signed in (OpenID Connect `auth_time`), and how (`amr`). */
   authTime: Date;
@@ -119,12 +145,14 @@ export async function resolveWebSession(ctx: SignonContext, sessionId: string | 
     user,
     idHash,
     awaitingSecondFactor: found.session.awaitingSecondFactor,
-    twoStepSetUpRequired: mustSetUpTwoStep(ctx.config, found.user, found.organisationRequiresTwoStep, now),
+    // A provider's sign-in that showed a second factor meets the requirement.
+    twoStepSetUpRequired: !showsSecondFactor(authenticationMethods) && mustSetUpTwoStep(ctx.config, found.user, found.organisationRequiresTwoStep, now),
     authenticationMethods,
+    upstream: found.session.upstreamProviderId === null ? null : { providerId: found.session.upstreamProviderId, sessionId: found.session.upstreamSessionId },
     flash: found.session.flash,
     authTime: found.session.createdAt,
-    // A session older than the record of its methods was a password sign-in.
-    amr: authenticationMethods.length > 0 ? authenticationMethods : ["pwd"],
+    // A session older than the record of its methods was a password sign-in; a provider may report none.
+    amr: authenticationMethods.length > 0 || found.session.upstreamProviderId !== null ? authenticationMethods : ["pwd"],
     ...(readOnly ? { readOnly: true } : {}),
   };
 }
@@ -167,6 +195,6 @@ export async function endSession(ctx: SignonContext, sessionId: string | undefin
   pushesCommitted(ctx);
 }
 
-function isAuthenticationMethod(value: string): value is AuthenticationMethod {
-  return value === "pwd" || value === "otp" || value === "hwk";
+export function isAuthenticationMethod(value: string): value is AuthenticationMethod {
+  return (authenticationMethods as readonly string[]).includes(value);
 }

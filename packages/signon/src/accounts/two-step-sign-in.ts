@@ -76,10 +76,13 @@ export async function finishSecondFactor(
   sessionId: string,
   input: { method: "otp" | "hwk"; rememberBrowser: boolean },
   origin: RequestOrigin,
+  firstStep: Pick<WebSession, "authenticationMethods" | "upstream"> = { authenticationMethods: [], upstream: null },
 ): Promise<SecondFactorResult & { ok: true }> {
   const now = ctx.now();
   await clearSourceFailures(ctx.db, user.email, origin, "two_step_code");
-  const newSessionId = await startSession(ctx, user, sessionId, origin, { methods: ["pwd", input.method] });
+  // The first step was a password, or the sign-in through the organisation's provider (with what it reported).
+  const methods = firstStep.authenticationMethods.length > 0 || firstStep.upstream !== null ? firstStep.authenticationMethods : (["pwd"] as const);
+  const newSessionId = await startSession(ctx, user, sessionId, origin, { methods: [...methods, input.method], upstream: firstStep.upstream });
   let rememberToken: string | null = null;
   if (input.rememberBrowser) {
     rememberToken = randomHex();
@@ -125,7 +128,7 @@ export async function completeSecondFactor(
   const accepted = await ctx.db.transaction(async (tx) => {
     if (step === null || !(await acceptOtpStep(tx, user.uid, step, now))) return null;
     await audit(tx, { action: "two_step_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin });
-    return finishSecondFactor({ ...ctx, db: tx }, user, opened.sessionId, { method: "otp", rememberBrowser: input.rememberBrowser }, origin);
+    return finishSecondFactor({ ...ctx, db: tx }, user, opened.sessionId, { method: "otp", rememberBrowser: input.rememberBrowser }, origin, session);
   });
   if (accepted) return accepted;
 

@@ -26,6 +26,7 @@ import type { Application } from "../repositories/applications.js";
 import { UsageError, type Command, type Options } from "./output.js";
 import { deploymentCommands } from "./deployment-commands.js";
 import { restoreCommands } from "./restore-commands.js";
+import { identityProviderCommands } from "./identity-provider-commands.js";
 import { importCommands } from "./import-commands.js";
 import { organisationRegisterCommands } from "./organisation-register-command.js";
 
@@ -638,4 +639,5 @@ export const commands: Record<string, Command> = {
   ...deploymentCommands,
   ...restoreCommands,
   ...importCommands,
+  ...identityProviderCommands,
 };

@@ -274,6 +274,9 @@ export const sessions = signon.table(
      * `pwd` (password), `otp` (authenticator app code), `hwk` (passkey).
      */
     authenticationMethods: text("authentication_methods").array().notNull().default(sql`'{}'::text[]`),
+    /** Signed in through an organisation's provider: which, and the provider's session id (`sid`, SAML `SessionIndex`), for its logout. */
+    upstreamProviderId: uuid("upstream_provider_id"),
+    upstreamSessionId: text("upstream_session_id"),
   },
   (table) => [index("sessions_user_idx").on(table.userUid)],
 );
@@ -707,3 +710,98 @@ export const signonImportLedger = signon.table("signon_import_ledger", {
   target: text("target").notNull(),
   importedAt: timestamp("imported_at", { withTimezone: true }).notNull(),
 });
+
+/**
+ * An organisation's own identity provider (OpenID Connect or SAML 2.0): people whose address is at one of `domains`
+ * sign in there instead of with a Sign-on password. One per organisation; a domain belongs to one provider.
+ */
+export const identityProviders = signon.table(
+  "identity_providers",
+  {
+    id: uuid("id").primaryKey(),
+    organisationId: uuid("organisation_id")
+      .notNull()
+      .unique()
+      .references(() => organisations.id, { onDelete: "cascade" }),
+    protocol: text("protocol").notNull(),
+    /** The e-mail domains it answers for (lower case); a domain belongs to one provider. */
+    domains: text("domains").array().notNull(),
+    /** OpenID Connect: the issuer (its discovery document is `<issuer>/.well-known/openid-configuration`), and Sign-on's client there. */
+    issuer: text("issuer"),
+    clientId: text("client_id"),
+    /** `client_secret_basic`, `client_secret_post` or `private_key_jwt`. */
+    clientAuthentication: text("client_authentication"),
+    /** The client secret, or the private key (PKCS #8 PEM) of `private_key_jwt`, sealed with the service's secret key. */
+    clientCredentialSealed: text("client_credential_sealed"),
+    /** `private_key_jwt`: the key's id (`kid`) and its certificate (PEM), whose thumbprints (`x5t`, `x5t#S256`) some providers match the key by. */
+    clientKeyId: text("client_key_id"),
+    clientCertificate: text("client_certificate"),
+    scopes: text("scopes").notNull().default("openid email profile"),
+    /** SAML: the IdP's entity id, where its single sign-on and single logout services are, and the certificates it signs with (PEM). */
+    samlEntityId: text("saml_entity_id"),
+    samlSignOnUrl: text("saml_sign_on_url"),
+    samlLogoutUrl: text("saml_logout_url"),
+    samlCertificates: text("saml_certificates").array(),
+    /** Addresses that may still sign in with a Sign-on password (break-glass accounts); nobody by default. */
+    passwordAddresses: text("password_addresses").array().notNull().default(sql`'{}'::text[]`),
+    /** Whether a person the provider vouches for and Sign-on does not know gets an account at first sign-in. */
+    createAccounts: boolean("create_accounts").notNull().default(false),
+    /** `acr` (or SAML `AuthnContextClassRef`) values that show a second factor, besides an `amr` that does. */
+    secondFactorContexts: text("second_factor_contexts").array().notNull().default(sql`'{}'::text[]`),
+    /** People not seen through the provider for this many days are suspended by the inactivity job; `null`: never. */
+    suspendUnseenDays: integer("suspend_unseen_days"),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [check("identity_providers_protocol_check", sql`${table.protocol} in ('oidc', 'saml')`)],
+);
+
+/** Who a person is at their organisation's provider: its stable subject (`sub`, a persistent SAML `NameID`), linked once. */
+export const upstreamIdentities = signon.table(
+  "upstream_identities",
+  {
+    providerId: uuid("provider_id")
+      .notNull()
+      .references(() => identityProviders.id, { onDelete: "cascade" }),
+    subject: text("subject").notNull(),
+    userUid: uuid("user_uid")
+      .notNull()
+      .references(() => users.uid, { onDelete: "cascade" }),
+    linkedAt: timestamp("linked_at", { withTimezone: true }).notNull(),
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.providerId, table.subject] }), uniqueIndex("upstream_identities_user_idx").on(table.userUid, table.providerId)],
+);
+
+/**
+ * A sign-in sent to a provider and not yet back: found by the digest of its `state` (which the browser's cookie also
+ * holds), deleted when it comes back, so that a replayed answer finds nothing. The nonce and PKCE verifier (or the
+ * SAML request's id) check the answer.
+ */
+export const upstreamSignIns = signon.table(
+  "upstream_sign_ins",
+  {
+    stateHash: text("state_hash").primaryKey(),
+    providerId: uuid("provider_id")
+      .notNull()
+      .references(() => identityProviders.id, { onDelete: "cascade" }),
+    nonce: text("nonce").notNull(),
+    codeVerifier: text("code_verifier"),
+    returnTo: text("return_to").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [index("upstream_sign_ins_expiry_idx").on(table.expiresAt)],
+);
+
+/** Logout tokens and SAML messages already acted on (their `jti` or id), kept until they would have expired: a replay finds its row. */
+export const upstreamMessagesSeen = signon.table(
+  "upstream_messages_seen",
+  {
+    providerId: uuid("provider_id")
+      .notNull()
+      .references(() => identityProviders.id, { onDelete: "cascade" }),
+    messageId: text("message_id").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.providerId, table.messageId] }), index("upstream_messages_seen_expiry_idx").on(table.expiresAt)],
+);

@@ -1,5 +1,12 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
 import { signInWithPassword } from "../accounts/sign-in.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import { recordUpstreamRefusal } from "../identity-providers/complete-sign-in.js";
+import { providerForAddress, startUpstreamSignIn } from "../identity-providers/home-realm.js";
+import { UpstreamUnavailableError } from "../identity-providers/openid-upstream.js";
+import { anyIdentityProvider, type IdentityProvider } from "../repositories/identity-providers.js";
+import { setUpstreamSignInCookie } from "../http/upstream-sign-in-cookie.js";
 import { resolveSession, startSession } from "../accounts/sessions.js";
 import { needsSecondFactor } from "../accounts/two-step-sign-in.js";
 import { mustSetUpTwoStepNow } from "../accounts/two-step-mandate.js";
@@ -85,6 +92,42 @@ const signInAnswer = overLongAnswer(SignInBody, { email: "an e-mail address", pa
 const failureStatus = { invalid: 401, refused: 429, suspended: 401, new_password_required: 401, rate_limited: 429 } as const;
 
 /**
+ * Sends the browser to the organisation's provider for an address at its domain, or shows why it cannot go: too many
+ * sign-ins from this network, or the provider not answering (a page, and an event for the administrators).
+ */
+async function sendToProvider(
+  ctx: SignonContext,
+  reply: FastifyReply,
+  provider: IdentityProvider,
+  request: { email: string; returnTo: string },
+  origin: RequestOrigin,
+): Promise<FastifyReply> {
+  try {
+    const started = await startUpstreamSignIn(ctx, provider, request, origin);
+    if (!started.ok) {
+      return reply
+        .code(429)
+        .header("retry-after", String(Math.ceil(started.retryAfterSeconds)))
+        .header("cache-control", "no-store")
+        .view("sign-in.eta", { title: "Sign in", message: failureMessages.rate_limited, email: request.email, returnTo: request.returnTo, csrfToken: reply.generateCsrf() });
+    }
+    setUpstreamSignInCookie(reply, ctx.config, started.state);
+    return reply.header("cache-control", "no-store").redirect(started.redirectTo, 303);
+  } catch (error) {
+    if (!(error instanceof UpstreamUnavailableError)) throw error;
+    await recordUpstreamRefusal(ctx, provider, { reason: "provider_unavailable", detail: error.message }, origin);
+    return reply
+      .code(502)
+      .header("cache-control", "no-store")
+      .view("sign-in-upstream/refused.eta", {
+        title: "You are not signed in",
+        message: "Your organisation's sign-in service did not answer in time.",
+        hint: "Try again in a few minutes. People of other organisations can still sign in.",
+      });
+  }
+}
+
+/**
  * `GET /sign-in` shows the form; `POST /sign-in` checks it and starts a
  * session with a new id. With 2-step verification on (and the browser not
  * remembered), the session waits for the code at `/sign-in/two-step`; when
@@ -97,7 +140,11 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.redirect(returnTo, 303);
     }
     const email = request.query.login_hint ?? "";
-    return reply.header("cache-control", "no-store").view("sign-in.eta", { title: "Sign in", message: "", email, returnTo, csrfToken: reply.generateCsrf() });
+    // An application that named the person: an address of a connected organisation goes straight to its provider.
+    const provider = email === "" ? null : await providerForAddress(app.signon, email);
+    if (provider !== null) return sendToProvider(app.signon, reply, provider, { email, returnTo }, requestOrigin(request));
+    const upstream = await anyIdentityProvider(app.signon.db);
+    return reply.header("cache-control", "no-store").view("sign-in.eta", { title: "Sign in", message: "", email, returnTo, upstream, csrfToken: reply.generateCsrf() });
   });
 
   app.post(
@@ -108,6 +155,15 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const origin = requestOrigin(request);
       // Logged without the address or the mail.
       const log = request.log;
+      // Identifier first: an address at a connected organisation's domain signs in at its provider, whatever was typed as a password.
+      const provider = await providerForAddress(app.signon, request.body.email);
+      if (provider !== null) return sendToProvider(app.signon, reply, provider, { email: request.body.email, returnTo }, origin);
+      if (request.body.password === "") {
+        return reply
+          .code(400)
+          .header("cache-control", "no-store")
+          .view("sign-in.eta", { title: "Sign in", message: "", errors: { password: "Enter your password." }, email: request.body.email, returnTo, csrfToken: reply.generateCsrf() });
+      }
       const result = await signInWithPassword(app.signon, { email: request.body.email, password: request.body.password }, origin, (error) =>
         log.error({ mailError: mailErrorForLog(error) }, "account locked mail could not be sent"),
       );

@@ -19,6 +19,8 @@ export const clientAuthenticationLimit: FailureLimit = { name: "client-auth", ma
 export const clientAuthenticationFlood: FailureLimit = { name: "client-auth-flood", maxFailures: 100, windowSeconds: 600 };
 /** S15: sign-in attempts per IP. */
 export const signInPerIpLimit: FailureLimit = { name: "sign-in-ip", maxFailures: 30, windowSeconds: 600 };
+/** Sign-ins sent to organisations' providers from one source address: each one waits in the database until it comes back or expires. */
+export const upstreamSignInPerIpLimit: FailureLimit = { name: "upstream-sign-in-ip", maxFailures: 60, windowSeconds: 600 };
 
 /** Seconds until the first of `keys` that is over the limit may try again, or `null` when none is. */
 export async function secondsUntilAllowed(

@@ -122,6 +122,8 @@ const PATH_REFS: Record<string, RefName> = {
   "api-users:uid": "apiUser",
   "api-users:grantId": "grant",
   "organisations:id": "organisation",
+  // No organisation of the fuzz scenario has its own provider: an id that names none.
+  "sign-in:providerId": "organisation",
 };
 
 function fieldsOf(schema: Schema | undefined): string[] {

@@ -55,6 +55,7 @@ export const REFUSAL_AUDIT_ACTIONS = new Set([
   "two_step_failed",
   "authorization_code_replayed",
   "refresh_token_reused",
+  "upstream_sign_in_refused",
 ]);
 
 /** What existed before the run: rows the scenario made without audit events. */

@@ -33,6 +33,7 @@ describe("loadConfig", () => {
       secretKey: null,
       inactivityDays: 45,
       unusedInvitationDays: 90,
+      upstreamTimeoutSeconds: 10,
       eventRetentionDays: 730,
       twoStepRequiredRoles: ["superadmin", "admin"],
       emailPolicy: { allowedDomains: [], blockedDomains: consumerMailDomains, allowNonAscii: false },

@@ -179,7 +179,7 @@ export async function completeSecondFactorWithPasskey(
     const used = passkey;
     return ctx.db.transaction(async (tx) => {
       await audit(tx, { action: "passkey_verified", at: now, actorUid: user.uid, subjectUid: user.uid, origin, details: { name: used.name, passkey_id: used.id } });
-      return finishSecondFactor({ ...ctx, db: tx }, user, opened.sessionId, { method: "hwk", rememberBrowser: input.rememberBrowser }, origin);
+      return finishSecondFactor({ ...ctx, db: tx }, user, opened.sessionId, { method: "hwk", rememberBrowser: input.rememberBrowser }, origin, opened.session);
     });
   }
   const counted = await countSignInFailureFor(ctx, { email: user.email, kind: "two_step_code", origin, now }, onMailFailure);

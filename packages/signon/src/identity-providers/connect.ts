@@ -1,0 +1,121 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { audit } from "../audit.js";
+import type { RequestOrigin, SignonContext } from "../context.js";
+import type { SignonDatabase } from "../db/database.js";
+import {
+  deleteIdentityProvider,
+  findIdentityProviderOfOrganisation,
+  insertIdentityProvider,
+  listIdentityProviders,
+  updateIdentityProvider,
+  type IdentityProvider,
+} from "../repositories/identity-providers.js";
+import type { Organisation } from "../repositories/organisations.js";
+import { sealSecret } from "../security/secret-box.js";
+import { forgetProviderConfiguration } from "./openid-upstream.js";
+import { checkOpenIdProvider, checkPolicy, ProviderSettingError, type OpenIdProviderInput, type ProviderPolicyInput } from "./settings.js";
+
+export interface ProviderActor {
+  uid: string | null;
+  origin: RequestOrigin | null;
+}
+
+function sealingKey(ctx: SignonContext): Buffer {
+  const key = ctx.secretKey ?? ctx.config.secretKey;
+  if (!key) throw new Error("no secret key to seal the provider's credential with");
+  return key;
+}
+
+/** Refuses a domain another organisation's provider already answers for; run with the table locked. */
+async function refuseDomainsTaken(tx: SignonDatabase, domains: readonly string[], organisationId: string): Promise<void> {
+  for (const provider of await listIdentityProviders(tx)) {
+    if (provider.organisationId === organisationId) continue;
+    const taken = provider.domains.find((domain) => domains.includes(domain));
+    if (taken !== undefined) throw new ProviderSettingError(`${taken} already belongs to another organisation's provider.`);
+  }
+}
+
+/**
+ * Connects an organisation to its OpenID Connect provider, or changes the connection it has (a secret left out is
+ * kept). Audited as `identity_provider_connected` or `identity_provider_changed` in the organisation's events, with
+ * what changed and never a secret.
+ */
+export async function connectOpenIdProvider(
+  ctx: SignonContext,
+  organisation: Organisation,
+  input: OpenIdProviderInput & ProviderPolicyInput,
+  actor: ProviderActor,
+): Promise<{ provider: IdentityProvider; created: boolean }> {
+  const existing = await findIdentityProviderOfOrganisation(ctx.db, organisation.id);
+  const changing = existing !== null && existing.protocol === "oidc";
+  const openId = checkOpenIdProvider(input, ctx.config.mode, changing);
+  const policy = checkPolicy(input);
+  if (changing && existing.clientAuthentication !== openId.clientAuthentication && openId.clientCredential === null) {
+    throw new ProviderSettingError(openId.clientAuthentication === "private_key_jwt" ? "private_key_jwt needs Sign-on's private key (PKCS #8 PEM)." : "Give the client secret the provider gave Sign-on.");
+  }
+  const now = ctx.now();
+  const settings = {
+    protocol: "oidc",
+    issuer: openId.issuer,
+    clientId: openId.clientId,
+    clientAuthentication: openId.clientAuthentication,
+    ...(openId.clientCredential === null ? {} : { clientCredentialSealed: sealSecret(sealingKey(ctx), openId.clientCredential) }),
+    clientKeyId: openId.clientKeyId,
+    clientCertificate: openId.clientCertificate ?? (changing ? existing.clientCertificate : null),
+    scopes: openId.scopes,
+    samlEntityId: null,
+    samlSignOnUrl: null,
+    samlLogoutUrl: null,
+    samlCertificates: null,
+    ...policy,
+    updatedAt: now,
+  };
+  const result = await ctx.db.transaction(async (tx) => {
+    await tx.execute(sql`lock table signon.identity_providers in share row exclusive mode`);
+    await refuseDomainsTaken(tx, policy.domains, organisation.id);
+    const details = {
+      organisation_id: organisation.id,
+      slug: organisation.slug,
+      protocol: "oidc",
+      issuer: openId.issuer,
+      client_id: openId.clientId,
+      client_authentication: openId.clientAuthentication,
+      domains: policy.domains,
+      password_addresses: policy.passwordAddresses,
+      create_accounts: policy.createAccounts,
+      suspend_unseen_days: policy.suspendUnseenDays,
+      ...(openId.clientCredential === null ? {} : { credential_replaced: true }),
+    };
+    if (existing) {
+      const updated = await updateIdentityProvider(tx, existing.id, settings);
+      if (!updated) throw new ProviderSettingError("The provider was disconnected meanwhile.");
+      await audit(tx, { action: "identity_provider_changed", at: now, actorUid: actor.uid, origin: actor.origin, details });
+      return { provider: updated, created: false };
+    }
+    const provider = await insertIdentityProvider(tx, { id: randomUUID(), organisationId: organisation.id, createdAt: now, ...settings });
+    await audit(tx, { action: "identity_provider_connected", at: now, actorUid: actor.uid, origin: actor.origin, details });
+    return { provider, created: true };
+  });
+  forgetProviderConfiguration(result.provider.id);
+  return result;
+}
+
+/** Disconnects an organisation's provider: its people sign in with Sign-on passwords again (set through "Forgotten your password?"). */
+export async function disconnectProvider(ctx: SignonContext, organisation: Organisation, actor: ProviderActor): Promise<boolean> {
+  const existing = await findIdentityProviderOfOrganisation(ctx.db, organisation.id);
+  if (!existing) return false;
+  const now = ctx.now();
+  await ctx.db.transaction(async (tx) => {
+    if (!(await deleteIdentityProvider(tx, existing.id))) return;
+    await audit(tx, {
+      action: "identity_provider_disconnected",
+      at: now,
+      actorUid: actor.uid,
+      origin: actor.origin,
+      details: { organisation_id: organisation.id, slug: organisation.slug, protocol: existing.protocol, issuer: existing.issuer ?? existing.samlEntityId, domains: existing.domains },
+    });
+  });
+  forgetProviderConfiguration(existing.id);
+  return true;
+}

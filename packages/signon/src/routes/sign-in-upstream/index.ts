@@ -1,0 +1,107 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
+import { acceptBackchannelLogout } from "../../identity-providers/backchannel-logout.js";
+import { completeUpstreamSignIn, recordUpstreamRefusal } from "../../identity-providers/complete-sign-in.js";
+import { finishOpenIdSignIn } from "../../identity-providers/openid-sign-in.js";
+import type { UpstreamRefusal } from "../../identity-providers/upstream-person.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { readRememberedBrowserCookie } from "../../http/remembered-browser-cookie.js";
+import { requestOrigin } from "../../http/request-origin.js";
+import { readSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
+import { clearUpstreamSignInCookie, readUpstreamSignInCookie } from "../../http/upstream-sign-in-cookie.js";
+import { twoStepSetUpPath } from "../../web/signed-in.js";
+
+/** What a person is told for each refusal, and what they can do about it. */
+const refusalWords: Record<UpstreamRefusal | "no_sign_in" | "provider_refused" | "invalid_answer" | "provider_unavailable", { status: number; message: string; hint?: string }> = {
+  no_sign_in: { status: 400, message: "This sign-in has already been used, has expired, or was started in another browser.", hint: "Start again from the sign-in page." },
+  provider_refused: { status: 403, message: "Your organisation's sign-in service did not sign you in.", hint: "If you think it should have, ask your organisation's IT service." },
+  invalid_answer: {
+    status: 400,
+    message: "Your organisation's sign-in service sent an answer that Sign-on could not check, so you are not signed in.",
+    hint: "Try again. If it happens again, tell an administrator: the sign-in service may be set up wrongly.",
+  },
+  provider_unavailable: {
+    status: 502,
+    message: "Your organisation's sign-in service did not answer in time.",
+    hint: "Try again in a few minutes. People of other organisations can still sign in.",
+  },
+  email_missing: { status: 403, message: "Your organisation's sign-in service did not give your e-mail address.", hint: "Ask an administrator to check how it is set up." },
+  email_unverified: { status: 403, message: "Your organisation's sign-in service did not confirm your e-mail address.", hint: "Ask your organisation's IT service to confirm it." },
+  domain_not_connected: { status: 403, message: "Your e-mail address is not at a domain your organisation's sign-in service answers for here." },
+  other_organisation: { status: 403, message: "Your Sign-on account belongs to another organisation.", hint: "Ask an administrator to move it." },
+  no_account: { status: 403, message: "You do not have a Sign-on account yet.", hint: "Ask an administrator of your organisation to invite you." },
+  linked_elsewhere: { status: 403, message: "Your Sign-on account is already linked to another person at your organisation's sign-in service.", hint: "Ask an administrator." },
+  api_user: { status: 403, message: "You do not have a Sign-on account yet.", hint: "Ask an administrator of your organisation to invite you." },
+  suspended: { status: 403, message: "This account is suspended.", hint: "Ask an administrator." },
+};
+
+function refusedPage(reply: FastifyReply, reason: keyof typeof refusalWords): FastifyReply {
+  const words = refusalWords[reason];
+  return reply
+    .code(words.status)
+    .header("cache-control", "no-store")
+    .view("sign-in-upstream/refused.eta", { title: "You are not signed in", message: words.message, hint: words.hint ?? "" });
+}
+
+const CallbackQuery = Type.Object(
+  {
+    state: Type.Optional(Type.String({ maxLength: 512 })),
+    code: Type.Optional(Type.String({ maxLength: 4096 })),
+    error: Type.Optional(Type.String({ maxLength: 256 })),
+    error_description: Type.Optional(Type.String({ maxLength: 1024 })),
+    iss: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: true },
+);
+const LogoutParams = Type.Object({ providerId: Type.String({ format: "uuid" }) });
+const LogoutBody = Type.Object({ logout_token: Type.String({ minLength: 1, maxLength: 16_384 }) }, { additionalProperties: true });
+const LogoutError = Type.Object({ error: Type.String(), error_description: Type.String() });
+
+/**
+ * Sign-in through an organisation's own OpenID Connect provider: `GET /sign-in/upstream/callback` takes the provider's
+ * answer (the sign-in form sent the person there), and `POST /sign-in/upstream/{provider}/backchannel-logout` takes its
+ * logout tokens.
+ */
+const upstreamSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get("/sign-in/upstream/callback", { config: { errorFormat: "html" }, schema: { querystring: CallbackQuery } }, async (request, reply) => {
+    const ctx = app.signon;
+    const origin = requestOrigin(request);
+    const browserState = readUpstreamSignInCookie(request, ctx.config);
+    clearUpstreamSignInCookie(reply, ctx.config);
+    const currentUrl = new URL(request.url, ctx.config.publicUrl);
+    const answer = await finishOpenIdSignIn(ctx, browserState, currentUrl);
+    if (!answer.ok) {
+      await recordUpstreamRefusal(ctx, answer.provider, { reason: answer.reason, detail: answer.detail }, origin);
+      return refusedPage(reply, answer.reason);
+    }
+    const signedIn = await completeUpstreamSignIn(
+      ctx,
+      answer.provider,
+      answer,
+      { previousSessionId: readSessionCookie(request, ctx.config), rememberToken: readRememberedBrowserCookie(request, ctx.config) },
+      origin,
+    );
+    if (!signedIn.ok) return refusedPage(reply, signedIn.reason);
+    setSessionCookie(reply, ctx.config, signedIn.sessionId);
+    reply.header("cache-control", "no-store");
+    if (signedIn.next === "second_factor") return reply.redirect(`/sign-in/two-step?return_to=${encodeURIComponent(signedIn.returnTo)}`, 303);
+    if (signedIn.next === "set_up_two_step") return reply.redirect(twoStepSetUpPath(signedIn.returnTo), 303);
+    return reply.redirect(signedIn.returnTo, 303);
+  });
+
+  app.post(
+    "/sign-in/upstream/:providerId/backchannel-logout",
+    {
+      schema: { params: LogoutParams, body: LogoutBody, response: { 200: Type.Object({}), 400: LogoutError } },
+      preValidation: requireFormBody,
+    },
+    async (request, reply) => {
+      const result = await acceptBackchannelLogout(app.signon, request.params.providerId, request.body.logout_token, requestOrigin(request));
+      reply.header("cache-control", "no-store");
+      if (!result.ok) return reply.code(400).send({ error: "invalid_request", error_description: "The logout token was not accepted." });
+      return {};
+    },
+  );
+};
+
+export default upstreamSignInRoutes;
