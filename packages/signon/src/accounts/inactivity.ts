@@ -9,6 +9,7 @@ import {
   findInactivePeople,
   findNeverUsedInvitations,
   findPeopleNearInactivity,
+  findPeopleUnseenUpstream,
 } from "../repositories/inactive-users.js";
 import { AccountError, suspendUser } from "./manage-users.js";
 
@@ -35,6 +36,25 @@ export async function suspendInactiveUsers(ctx: SignonContext): Promise<string[]
       suspended.push(user.email);
     } catch (error) {
       // Suspended or renamed by someone else since the query: nothing to do for this person.
+      if (!(error instanceof AccountError)) throw error;
+    }
+  }
+  return suspended;
+}
+
+/**
+ * Suspends the people an organisation's provider has not vouched for in the days the organisation set
+ * (`suspend_unseen_days`): a leaver disabled at the provider is never seen again, and is suspended here with the
+ * usual pushes, whether or not they had signed in to Sign-on lately. Returns the addresses suspended.
+ */
+export async function suspendPeopleUnseenUpstream(ctx: SignonContext): Promise<string[]> {
+  const suspended: string[] = [];
+  for (const person of await findPeopleUnseenUpstream(ctx.db, ctx.now())) {
+    try {
+      const user = await suspendUser(ctx, person.email, `Not seen through the organisation's identity provider for ${person.days} days`, null);
+      await audit(ctx.db, { action: "suspended_for_inactivity", at: ctx.now(), subjectUid: user.uid, details: { days: person.days, through: "identity_provider" } });
+      suspended.push(user.email);
+    } catch (error) {
       if (!(error instanceof AccountError)) throw error;
     }
   }
@@ -161,6 +181,8 @@ export function startInactivityJob(
       if (reminded.length > 0) options.log.info(`Sent ${reminded.length} inactivity reminder(s)`);
       const emails = await suspendInactiveUsers(ctx);
       if (emails.length > 0) options.log.info(`Suspended ${emails.length} account(s) not signed in for ${ctx.config.inactivityDays} days`);
+      const unseen = await suspendPeopleUnseenUpstream(ctx);
+      if (unseen.length > 0) options.log.info(`Suspended ${unseen.length} account(s) not seen through their organisation's identity provider`);
       const deleted = await deleteNeverUsedInvitations(ctx);
       if (deleted.length > 0) options.log.info(`Deleted ${deleted.length} invitation(s) not used in ${ctx.config.unusedInvitationDays} days`);
     },

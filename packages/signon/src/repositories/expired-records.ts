@@ -11,6 +11,8 @@ export interface ExpiredRecordCounts {
   accountLinks: number;
   emailChanges: number;
   passkeyChallenges: number;
+  upstreamSignIns: number;
+  upstreamMessages: number;
 }
 
 /** Account links and e-mail change links stay this long after they expire, so that a late click is told "expired", not "unknown". */
@@ -26,7 +28,8 @@ async function deleted(db: SignonDatabase, statement: ReturnType<typeof sql>): P
  * or idle time, remembered browsers and brute-force counters whose time is
  * up, access tokens of the sign-in flow that have expired (operator-issued
  * ones stay, as their list shows when they expired), authorization codes
- * that expired unused, passkey challenges never answered, and account links
+ * that expired unused, passkey challenges never answered, sign-ins sent to an organisation's provider that never came
+ * back, logout tokens past the time a replay of them could be accepted, and account links
  * and e-mail change links (confirmed or not) a month after they expired.
  * Each is one statement; nothing here is read again once expired, so a
  * clean-up that stops half way loses nothing.
@@ -63,5 +66,7 @@ export async function deleteExpiredRecords(db: SignonDatabase, now: Date, sessio
     accountLinks: await deleted(db, sql`delete from signon.account_links where expires_at <= ${linksBefore}::timestamptz`),
     emailChanges: await deleted(db, sql`delete from signon.email_changes where expires_at <= ${linksBefore}::timestamptz`),
     passkeyChallenges: await deleted(db, sql`delete from signon.passkey_challenges where expires_at <= ${at}::timestamptz`),
+    upstreamSignIns: await deleted(db, sql`delete from signon.upstream_sign_ins where expires_at <= ${at}::timestamptz`),
+    upstreamMessages: await deleted(db, sql`delete from signon.upstream_messages_seen where expires_at <= ${at}::timestamptz`),
   };
 }

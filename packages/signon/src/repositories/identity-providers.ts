@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
 import { identityProviders, sessions, upstreamIdentities, upstreamMessagesSeen, upstreamSignIns } from "../db/schema.js";
 
@@ -92,12 +92,6 @@ export async function insertUpstreamSignIn(db: SignonDatabase, row: UpstreamSign
 export async function takeUpstreamSignIn(db: SignonDatabase, stateHash: string, now: Date): Promise<UpstreamSignIn | null> {
   const [row] = await db.delete(upstreamSignIns).where(eq(upstreamSignIns.stateHash, stateHash)).returning();
   return row && row.expiresAt > now ? row : null;
-}
-
-export async function deleteExpiredUpstreamRecords(db: SignonDatabase, now: Date): Promise<number> {
-  const signIns = await db.delete(upstreamSignIns).where(lt(upstreamSignIns.expiresAt, now)).returning({ id: upstreamSignIns.stateHash });
-  const messages = await db.delete(upstreamMessagesSeen).where(lt(upstreamMessagesSeen.expiresAt, now)).returning({ id: upstreamMessagesSeen.messageId });
-  return signIns.length + messages.length;
 }
 
 /** Records a message (a logout token's `jti`) as acted on; `false` when it already was (a replay). */

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNotNull, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { SignonDatabase } from "../db/database.js";
-import { users } from "../db/schema.js";
+import { identityProviders, upstreamIdentities, users } from "../db/schema.js";
 
 /** How long, in days, the inactivity job waits after a suspension is lifted before it may suspend again. */
 export const unsuspensionGraceDays = 7;
@@ -112,4 +112,25 @@ function neverUsedInvitation(now: Date, days: number): SQL {
     isNull(users.lastSignedInAt),
     sql`coalesce(${users.invitationSentAt}, ${users.createdAt}) + make_interval(days => ${days}::int) <= ${now.toISOString()}::timestamptz`,
   ) as SQL;
+}
+
+/**
+ * People of organisations whose provider suspends those it has not vouched for in `suspend_unseen_days`: not
+ * suspended, not API users, not the provider's break-glass addresses, last seen through the provider (or, never seen,
+ * since the provider was connected or the account made, whichever is later) that many days ago, and not within the
+ * grace period after a suspension was lifted.
+ */
+export async function findPeopleUnseenUpstream(db: SignonDatabase, now: Date): Promise<{ uid: string; email: string; days: number }[]> {
+  const result = await db.execute<{ uid: string; email: string; days: number }>(sql`
+    select u.uid, u.email, p.suspend_unseen_days as days
+      from ${users} u
+      join ${identityProviders} p on p.organisation_id = u.organisation_id
+      left join ${upstreamIdentities} i on i.provider_id = p.id and i.user_uid = u.uid
+     where not u.is_api_user and u.suspended_at is null and p.suspend_unseen_days is not null
+       and not (lower(u.email) = any(p.password_addresses))
+       and greatest(
+             coalesce(i.last_seen_at, greatest(p.created_at, u.created_at)) + make_interval(days => p.suspend_unseen_days),
+             u.unsuspended_at + make_interval(days => ${unsuspensionGraceDays}::int)) <= ${now}
+     order by u.created_at`);
+  return result.rows;
 }

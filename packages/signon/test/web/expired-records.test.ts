@@ -1,6 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { accessTokens, accountLinks, emailChanges, failureCounters, grants, passkeyChallenges, refreshTokens, rememberedBrowsers, sessions } from "../../src/db/schema.js";
+import { createOrganisation } from "../../src/accounts/organisations.js";
+import {
+  accessTokens,
+  accountLinks,
+  emailChanges,
+  failureCounters,
+  grants,
+  identityProviders,
+  passkeyChallenges,
+  refreshTokens,
+  rememberedBrowsers,
+  sessions,
+  upstreamMessagesSeen,
+  upstreamSignIns,
+} from "../../src/db/schema.js";
 import { startExpiredRecordsJob } from "../../src/maintenance/expired-records-job.js";
 import { deleteExpiredRecords } from "../../src/repositories/expired-records.js";
 import { signedInBrowser } from "../support/browser.js";
@@ -78,6 +92,8 @@ describe("deleteExpiredRecords", () => {
       accountLinks: 1,
       emailChanges: 1,
       passkeyChallenges: 1,
+      upstreamSignIns: 0,
+      upstreamMessages: 0,
     });
 
     expect((await db.select().from(accessTokens)).map((row) => [row.grantId === signedIn ? "signed in" : row.grantId === issued ? "issued" : "?", row.expiresAt]).sort()).toEqual([
@@ -99,7 +115,26 @@ describe("deleteExpiredRecords", () => {
       accountLinks: 0,
       emailChanges: 0,
       passkeyChallenges: 0,
+      upstreamSignIns: 0,
+      upstreamMessages: 0,
     });
+  });
+
+  it("deletes sign-ins sent to an organisation's provider that never came back, and logout tokens past their replay time", async () => {
+    const organisation = await createOrganisation(signon.ctx, { slug: "upstream-expiry", name: "Upstream expiry" });
+    const providerId = randomUUID();
+    await db.insert(identityProviders).values({ id: providerId, organisationId: organisation.id, protocol: "oidc", domains: ["upstream-expiry.example"], createdAt: minutes(0), updatedAt: minutes(0) });
+    await db.insert(upstreamSignIns).values([
+      { stateHash: "expired", providerId, nonce: "n", codeVerifier: null, returnTo: "/", expiresAt: minutes(-1) },
+      { stateHash: "kept", providerId, nonce: "n", codeVerifier: null, returnTo: "/", expiresAt: minutes(5) },
+    ]);
+    await db.insert(upstreamMessagesSeen).values([
+      { providerId, messageId: "expired", expiresAt: minutes(-1) },
+      { providerId, messageId: "kept", expiresAt: minutes(5) },
+    ]);
+    expect(await deleteExpiredRecords(db, signon.clock.now(), signon.ctx.config.sessionIdleSeconds)).toMatchObject({ upstreamSignIns: 1, upstreamMessages: 1 });
+    expect((await db.select().from(upstreamSignIns)).map((row) => row.stateHash)).toEqual(["kept"]);
+    expect((await db.select().from(upstreamMessagesSeen)).map((row) => row.messageId)).toEqual(["kept"]);
   });
 
   it("deletes sessions idle too long or past their maximum age, and no other", async () => {
