@@ -152,6 +152,10 @@ export function describeEvent(event: UserEventRow, pageUserUid: string): string 
     const count = Array.isArray(details.changes) ? details.changes.length : 0;
     text += ` from ${details.from_host} to ${details.to_host} (${count} ${count === 1 ? "URI" : "URIs"})`;
   }
+  if (event.action === "upstream_sign_in_refused" && typeof details.detail === "string") text += `: ${details.detail}`;
+  if (event.action === "upstream_logout" && typeof details.sessions_ended === "number") text += ` (${details.sessions_ended} ${details.sessions_ended === 1 ? "session" : "sessions"} ended)`;
+  if (event.action === "upstream_logout" && typeof details.refused === "string") text += `: refused, ${details.refused}`;
+  if (event.action.startsWith("identity_provider_") && typeof details.issuer === "string") text += ` (${details.issuer})`;
   if (event.action === "credentials_exported" && typeof details.secret === "string") {
     text += ` as secret ${details.secret}${typeof details.namespace === "string" ? ` in namespace ${details.namespace}` : ""}`;
     text += details.kind === "client_secret" ? ", with a new client secret" : ", with a new API token";

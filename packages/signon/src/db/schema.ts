@@ -478,6 +478,13 @@ export const auditEvents = signon.table(
       .where(
         sql`${table.action} in ('application_created', 'application_updated', 'application_secret_rotated', 'application_retired', 'application_unretired', 'application_uris_rewritten', 'credentials_exported', 'client_authentication_flood')`,
       ),
+    // An organisation's identity provider page: its connection's changes, refused sign-ins and logouts. The list is
+    // `identityProviderEventActions` (repositories/identity-provider-events.ts); a query names the same actions.
+    index("audit_events_identity_provider_idx")
+      .on(sql`(${table.details}->>'organisation_id')`, table.occurredAt)
+      .where(
+        sql`${table.action} in ('identity_provider_connected', 'identity_provider_changed', 'identity_provider_disconnected', 'upstream_sign_in_refused', 'upstream_logout')`,
+      ),
   ],
 );
 

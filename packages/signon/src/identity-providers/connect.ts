@@ -32,7 +32,7 @@ async function refuseDomainsTaken(tx: SignonDatabase, domains: readonly string[]
   for (const provider of await listIdentityProviders(tx)) {
     if (provider.organisationId === organisationId) continue;
     const taken = provider.domains.find((domain) => domains.includes(domain));
-    if (taken !== undefined) throw new ProviderSettingError(`${taken} already belongs to another organisation's provider.`);
+    if (taken !== undefined) throw new ProviderSettingError(`${taken} already belongs to another organisation's provider.`, "domains");
   }
 }
 
@@ -52,7 +52,9 @@ export async function connectOpenIdProvider(
   const openId = checkOpenIdProvider(input, ctx.config.mode, changing);
   const policy = checkPolicy(input);
   if (changing && existing.clientAuthentication !== openId.clientAuthentication && openId.clientCredential === null) {
-    throw new ProviderSettingError(openId.clientAuthentication === "private_key_jwt" ? "private_key_jwt needs Sign-on's private key (PKCS #8 PEM)." : "Give the client secret the provider gave Sign-on.");
+    throw new ProviderSettingError(openId.clientAuthentication === "private_key_jwt" ? "private_key_jwt needs Sign-on's private key (PKCS #8 PEM)." : "Give the client secret the provider gave Sign-on.",
+      openId.clientAuthentication === "private_key_jwt" ? "private_key" : "client_secret",
+    );
   }
   const now = ctx.now();
   const settings = {
@@ -89,7 +91,7 @@ export async function connectOpenIdProvider(
     };
     if (existing) {
       const updated = await updateIdentityProvider(tx, existing.id, settings);
-      if (!updated) throw new ProviderSettingError("The provider was disconnected meanwhile.");
+      if (!updated) throw new ProviderSettingError("The provider was disconnected meanwhile.", "issuer");
       await audit(tx, { action: "identity_provider_changed", at: now, actorUid: actor.uid, origin: actor.origin, details });
       return { provider: updated, created: false };
     }

@@ -3,7 +3,29 @@ import { consumerMailDomains } from "../accounts/consumer-mail-domains.js";
 import type { SignonConfig } from "../config.js";
 
 /** A setting of an identity provider that cannot be kept as given, with the words to show. */
-export class ProviderSettingError extends Error {}
+export class ProviderSettingError extends Error {
+  /** The form field the setting comes from. */
+  constructor(
+    message: string,
+    readonly field: ProviderField,
+  ) {
+    super(message);
+  }
+}
+
+export type ProviderField =
+  | "issuer"
+  | "client_id"
+  | "client_authentication"
+  | "client_secret"
+  | "private_key"
+  | "certificate"
+  | "key_id"
+  | "scopes"
+  | "domains"
+  | "password_addresses"
+  | "second_factor_contexts"
+  | "suspend_unseen_days";
 
 export const clientAuthentications = ["client_secret_basic", "client_secret_post", "private_key_jwt"] as const;
 export type ClientAuthentication = (typeof clientAuthentications)[number];
@@ -59,9 +81,9 @@ function listOf(text: string | undefined): string[] {
   return [...new Set((text ?? "").split(listSeparator).map((item) => item.trim()).filter((item) => item !== ""))];
 }
 
-function refuseControlCharacters(name: string, value: string): void {
+function refuseControlCharacters(name: string, value: string, field: ProviderField): void {
   if ([...value].some((character) => character.charCodeAt(0) < 0x20 || character.charCodeAt(0) === 0x7f)) {
-    throw new ProviderSettingError(`${name} cannot hold control characters.`);
+    throw new ProviderSettingError(`${name} cannot hold control characters.`, field);
   }
 }
 
@@ -71,32 +93,32 @@ function refuseControlCharacters(name: string, value: string): void {
  */
 export function checkDomains(text: string): string[] {
   const domains = listOf(text.toLowerCase());
-  if (domains.length === 0) throw new ProviderSettingError("Give at least one e-mail domain, for example dept.example.gov.uk.");
-  if (domains.length > 50) throw new ProviderSettingError("A provider answers for at most 50 domains.");
+  if (domains.length === 0) throw new ProviderSettingError("Give at least one e-mail domain, for example dept.example.gov.uk.", "domains");
+  if (domains.length > 50) throw new ProviderSettingError("A provider answers for at most 50 domains.", "domains");
   for (const domain of domains) {
-    if (!domainPattern.test(domain)) throw new ProviderSettingError(`“${domain.slice(0, 80)}” is not an e-mail domain (for example dept.example.gov.uk).`);
-    if (consumerMailDomains.includes(domain)) throw new ProviderSettingError(`${domain} is a public mail service: its addresses belong to nobody's organisation.`);
+    if (!domainPattern.test(domain)) throw new ProviderSettingError(`“${domain.slice(0, 80)}” is not an e-mail domain (for example dept.example.gov.uk).`, "domains");
+    if (consumerMailDomains.includes(domain)) throw new ProviderSettingError(`${domain} is a public mail service: its addresses belong to nobody's organisation.`, "domains");
   }
   return domains;
 }
 
 /** An issuer URL: https (http on a loopback host in development), no query or fragment, as OpenID Connect Discovery requires. */
 export function checkIssuer(text: string, mode: SignonConfig["mode"]): string {
-  refuseControlCharacters("The issuer", text);
+  refuseControlCharacters("The issuer", text, "issuer");
   let url: URL;
   try {
     url = new URL(text.trim());
   } catch {
-    throw new ProviderSettingError("The issuer must be a URL, for example https://login.microsoftonline.com/<tenant>/v2.0.");
+    throw new ProviderSettingError("The issuer must be a URL, for example https://login.microsoftonline.com/<tenant>/v2.0.", "issuer");
   }
   const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback && mode === "development")) {
-    throw new ProviderSettingError("The issuer must be an https URL.");
+    throw new ProviderSettingError("The issuer must be an https URL.", "issuer");
   }
   if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
-    throw new ProviderSettingError("The issuer cannot have a query, a fragment or a user name.");
+    throw new ProviderSettingError("The issuer cannot have a query, a fragment or a user name.", "issuer");
   }
-  if (text.trim().length > 500) throw new ProviderSettingError("The issuer is at most 500 characters.");
+  if (text.trim().length > 500) throw new ProviderSettingError("The issuer is at most 500 characters.", "issuer");
   // Kept exactly as given (bar spaces around it): the ID tokens' `iss` must equal it.
   return text.trim();
 }
@@ -104,16 +126,16 @@ export function checkIssuer(text: string, mode: SignonConfig["mode"]): string {
 export function checkOpenIdProvider(input: OpenIdProviderInput, mode: SignonConfig["mode"], changing: boolean): CheckedOpenIdProvider {
   const issuer = checkIssuer(input.issuer, mode);
   const clientId = input.clientId.trim();
-  if (clientId === "" || clientId.length > 255) throw new ProviderSettingError("Give the client id the provider gave Sign-on (at most 255 characters).");
-  refuseControlCharacters("The client id", clientId);
+  if (clientId === "" || clientId.length > 255) throw new ProviderSettingError("Give the client id the provider gave Sign-on (at most 255 characters).", "client_id");
+  refuseControlCharacters("The client id", clientId, "client_id");
   const clientAuthentication = (input.clientAuthentication?.trim() || "client_secret_basic") as ClientAuthentication;
   if (!clientAuthentications.includes(clientAuthentication)) {
-    throw new ProviderSettingError(`The client authentication is one of ${clientAuthentications.join(", ")}.`);
+    throw new ProviderSettingError(`The client authentication is one of ${clientAuthentications.join(", ")}.`, "client_authentication");
   }
   const scopes = listOf(input.scopes ?? "openid email profile");
   if (!scopes.includes("openid")) scopes.unshift("openid");
   if (scopes.some((scope) => !/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/.test(scope)) || scopes.length > 20) {
-    throw new ProviderSettingError("Scopes are words of printable characters, separated by spaces (for example openid email profile).");
+    throw new ProviderSettingError("Scopes are words of printable characters, separated by spaces (for example openid email profile).", "scopes");
   }
   let clientCredential: string | null = null;
   let clientKeyId: string | null = null;
@@ -122,17 +144,17 @@ export function checkOpenIdProvider(input: OpenIdProviderInput, mode: SignonConf
     if (input.privateKey !== undefined && input.privateKey.trim() !== "") {
       clientCredential = checkPrivateKey(input.privateKey);
     } else if (!changing) {
-      throw new ProviderSettingError("private_key_jwt needs Sign-on's private key (PKCS #8 PEM).");
+      throw new ProviderSettingError("private_key_jwt needs Sign-on's private key (PKCS #8 PEM).", "private_key");
     }
     if (input.certificate !== undefined && input.certificate.trim() !== "") clientCertificate = checkCertificate(input.certificate);
     clientKeyId = input.keyId?.trim() || null;
-    if (clientKeyId !== null && (clientKeyId.length > 200 || !/^[\x21-\x7e]+$/.test(clientKeyId))) throw new ProviderSettingError("The key id is at most 200 printable characters.");
+    if (clientKeyId !== null && (clientKeyId.length > 200 || !/^[\x21-\x7e]+$/.test(clientKeyId))) throw new ProviderSettingError("The key id is at most 200 printable characters.", "key_id");
   } else if (input.clientSecret !== undefined && input.clientSecret !== "") {
-    if (input.clientSecret.length > 1000) throw new ProviderSettingError("The client secret is at most 1,000 characters.");
-    refuseControlCharacters("The client secret", input.clientSecret);
+    if (input.clientSecret.length > 1000) throw new ProviderSettingError("The client secret is at most 1,000 characters.", "client_secret");
+    refuseControlCharacters("The client secret", input.clientSecret, "client_secret");
     clientCredential = input.clientSecret;
   } else if (!changing) {
-    throw new ProviderSettingError("Give the client secret the provider gave Sign-on.");
+    throw new ProviderSettingError("Give the client secret the provider gave Sign-on.", "client_secret");
   }
   return { issuer, clientId, clientAuthentication, clientCredential, clientKeyId, clientCertificate, scopes: scopes.join(" ") };
 }
@@ -143,7 +165,7 @@ function checkPrivateKey(pem: string): string {
     if (key.asymmetricKeyType !== "rsa" && key.asymmetricKeyType !== "ec") throw new Error("type");
     return key.export({ type: "pkcs8", format: "pem" }).toString();
   } catch {
-    throw new ProviderSettingError("The private key must be an RSA or EC private key in PEM.");
+    throw new ProviderSettingError("The private key must be an RSA or EC private key in PEM.", "private_key");
   }
 }
 
@@ -151,7 +173,7 @@ function checkCertificate(pem: string): string {
   try {
     return new X509Certificate(pem).toString();
   } catch {
-    throw new ProviderSettingError("The certificate must be an X.509 certificate in PEM.");
+    throw new ProviderSettingError("The certificate must be an X.509 certificate in PEM.", "certificate");
   }
 }
 
@@ -169,17 +191,17 @@ export function checkPolicy(input: ProviderPolicyInput): CheckedPolicy {
   const passwordAddresses = listOf(input.passwordAddresses?.toLowerCase());
   for (const address of passwordAddresses) {
     const at = address.lastIndexOf("@");
-    if (at < 1 || address.length > 254) throw new ProviderSettingError(`“${address.slice(0, 80)}” is not an e-mail address.`);
-    if (!domains.includes(address.slice(at + 1))) throw new ProviderSettingError(`${address} is not at one of the provider's domains: it signs in with a password anyway.`);
+    if (at < 1 || address.length > 254) throw new ProviderSettingError(`“${address.slice(0, 80)}” is not an e-mail address.`, "password_addresses");
+    if (!domains.includes(address.slice(at + 1))) throw new ProviderSettingError(`${address} is not at one of the provider's domains: it signs in with a password anyway.`, "password_addresses");
   }
   const secondFactorContexts = listOf(input.secondFactorContexts);
   if (secondFactorContexts.some((context) => context.length > 300 || !/^[\x21-\x7e]+$/.test(context)) || secondFactorContexts.length > 20) {
-    throw new ProviderSettingError("Second-factor contexts are at most 20 values of printable characters, separated by spaces.");
+    throw new ProviderSettingError("Second-factor contexts are at most 20 values of printable characters, separated by spaces.", "second_factor_contexts");
   }
   const days = input.suspendUnseenDays?.trim() ?? "";
   let suspendUnseenDays: number | null = null;
   if (days !== "") {
-    if (!/^\d{1,4}$/.test(days) || Number(days) < 1 || Number(days) > 3650) throw new ProviderSettingError("Days unseen before suspension is a whole number from 1 to 3650, or empty.");
+    if (!/^\d{1,4}$/.test(days) || Number(days) < 1 || Number(days) > 3650) throw new ProviderSettingError("Days unseen before suspension is a whole number from 1 to 3650, or empty.", "suspend_unseen_days");
     suspendUnseenDays = Number(days);
   }
   return { domains, passwordAddresses, createAccounts: input.createAccounts ?? false, secondFactorContexts, suspendUnseenDays };

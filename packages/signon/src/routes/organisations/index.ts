@@ -23,6 +23,8 @@ import { registerForDisplay } from "../../accounts/organisation-register/fetch-o
 import { readRegisterState } from "../../repositories/organisation-register.js";
 import type { SignonConfig } from "../../config.js";
 import { formatTime } from "../../time-format.js";
+import { identityProviderRoutes } from "./identity-provider.js";
+import { findIdentityProviderOfOrganisation } from "../../repositories/identity-providers.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const fields = {
@@ -76,12 +78,13 @@ async function renderEditPage(
   const db = request.server.signon.db;
   const [userCount, choices] = await Promise.all([countMembers(db, organisation.id), parentChoices(db, organisation.id)]);
   const parent = organisation.parentId === null ? null : await findOrganisationById(db, organisation.parentId);
+  const identityProvider = await findIdentityProviderOfOrganisation(db, organisation.id);
   const failed = Object.keys(errors).length > 0;
   return renderPage(
     request,
     reply,
     "organisations/edit.eta",
-    { title: failed ? `${organisation.name}: there is a problem` : organisation.name, organisation, userCount, parentName: parent?.name ?? null, parentChoices: choices, values, errors },
+    { title: failed ? `${organisation.name}: there is a problem` : organisation.name, organisation, userCount, parentName: parent?.name ?? null, parentChoices: choices, identityProvider, values, errors },
     failed ? 400 : 200,
   );
 }
@@ -125,10 +128,11 @@ function parentField(parent: string | undefined): { ok: true; value: string | un
  * The organisations section (superadmins only, as `mayManageOrganisations`
  * says): `GET /organisations`, `GET|POST /organisations/new`,
  * `GET|POST /organisations/:id` (name, slug, parent, closed), `POST /organisations/:id/two-step`
- * (whether its people must use 2-step verification).
+ * (whether its people must use 2-step verification), and its identity provider (`identity-provider.ts`).
  */
 const organisationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   guardSection(app, mayManageOrganisations);
+  await app.register(identityProviderRoutes);
 
   app.get("/organisations", { config: { errorFormat: "html", listRead: true } }, async (request, reply) => {
     const organisations = await listOrganisationSummaries(readingContext(app.signon, ownRecentChange(request, app.signon.config)).db);

@@ -1,0 +1,4 @@
+-- An organisation's identity provider page lists the changes to its connection, the sign-ins through it that were
+-- refused and the logouts it sent, newest first: without this index PostgreSQL would walk every event by time. Built
+-- CONCURRENTLY: sign-ins and administrators' changes go on writing events while it is built.
+CREATE INDEX CONCURRENTLY "audit_events_identity_provider_idx" ON "signon"."audit_events" USING btree (("details"->>'organisation_id'),"occurred_at") WHERE "signon"."audit_events"."action" in ('identity_provider_connected', 'identity_provider_changed', 'identity_provider_disconnected', 'upstream_sign_in_refused', 'upstream_logout');

@@ -1,0 +1,157 @@
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { describeEvent } from "../../accounts/event-wording.js";
+import { connectOpenIdProvider, disconnectProvider } from "../../identity-providers/connect.js";
+import { openIdCallbackUrl } from "../../identity-providers/openid-sign-in.js";
+import { ProviderSettingError } from "../../identity-providers/settings.js";
+import { requireFormBody } from "../../http/form-content-type.js";
+import { listIdentityProviderEvents } from "../../repositories/identity-provider-events.js";
+import { findIdentityProviderOfOrganisation, type IdentityProvider } from "../../repositories/identity-providers.js";
+import { findOrganisationById } from "../../repositories/organisation-admin.js";
+import type { Organisation } from "../../repositories/organisations.js";
+import { actorOf, formatTime, isId, sendNotFound } from "../../web/admin-section.js";
+import { redirectWithFlash, renderPage } from "../../web/page.js";
+
+const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
+const ProviderBody = Type.Object(
+  {
+    _csrf: text(256),
+    issuer: text(500),
+    client_id: text(255),
+    client_authentication: text(40),
+    client_secret: text(1000),
+    private_key: text(20_000),
+    certificate: text(20_000),
+    key_id: text(200),
+    scopes: text(500),
+    domains: text(5000),
+    password_addresses: text(5000),
+    create_accounts: Type.Optional(Type.Literal("yes")),
+    second_factor_contexts: text(2000),
+    suspend_unseen_days: text(10),
+  },
+  { additionalProperties: false },
+);
+const DisconnectBody = Type.Object({ _csrf: text(256) }, { additionalProperties: false });
+
+type Values = Record<string, string>;
+
+function valuesOf(provider: IdentityProvider | null): Values {
+  return {
+    issuer: provider?.issuer ?? "",
+    client_id: provider?.clientId ?? "",
+    client_authentication: provider?.clientAuthentication ?? "client_secret_basic",
+    key_id: provider?.clientKeyId ?? "",
+    scopes: provider?.scopes ?? "openid email profile",
+    domains: provider?.domains.join(", ") ?? "",
+    password_addresses: provider?.passwordAddresses.join(", ") ?? "",
+    create_accounts: provider?.createAccounts ? "yes" : "",
+    second_factor_contexts: provider?.secondFactorContexts.join(" ") ?? "",
+    suspend_unseen_days: provider?.suspendUnseenDays === null || provider === null ? "" : String(provider.suspendUnseenDays),
+  };
+}
+
+async function renderProviderPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  organisation: Organisation,
+  provider: IdentityProvider | null,
+  values: Values,
+  errors: Record<string, string>,
+): Promise<FastifyReply> {
+  const ctx = request.server.signon;
+  const events = (await listIdentityProviderEvents(ctx.db, organisation.id, { limit: 20 })).map((event) => ({
+    time: formatTime(event.occurredAt),
+    iso: event.occurredAt.toISOString(),
+    text: describeEvent(event, ""),
+    by: event.actorUid === null ? (event.action.startsWith("upstream_") ? "The provider" : "Sign-on (a command or a job)") : (event.actorName ?? "A deleted user"),
+  }));
+  return renderPage(
+    request,
+    reply,
+    "organisations/identity-provider.eta",
+    {
+      title: Object.keys(errors).length > 0 ? `Identity provider of ${organisation.name}: there is a problem` : `Identity provider of ${organisation.name}`,
+      organisation,
+      provider,
+      values,
+      errors,
+      redirectUri: openIdCallbackUrl(ctx),
+      logoutUri: provider === null ? null : new URL(`/sign-in/upstream/${provider.id}/backchannel-logout`, ctx.config.publicUrl).href,
+      events,
+    },
+    Object.keys(errors).length > 0 ? 400 : 200,
+  );
+}
+
+/**
+ * `GET|POST /organisations/:id/identity-provider` connects an organisation to its own OpenID Connect provider or
+ * changes the connection (a secret left empty is kept), and lists its latest events (changes, refused sign-ins,
+ * logouts); `POST /organisations/:id/identity-provider/disconnect` disconnects it. Superadmins only, as the rest of the
+ * organisations section.
+ */
+export const identityProviderRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const organisationOf = async (id: string) => (isId(id) ? await findOrganisationById(app.signon.db, id) : null);
+
+  app.get("/organisations/:id/identity-provider", { config: { errorFormat: "html" }, schema: { params: Params } }, async (request, reply) => {
+    const organisation = await organisationOf(request.params.id);
+    if (!organisation) return sendNotFound(request, reply, "organisation");
+    const provider = await findIdentityProviderOfOrganisation(app.signon.db, organisation.id);
+    return renderProviderPage(request, reply, organisation, provider, valuesOf(provider), {});
+  });
+
+  app.post(
+    "/organisations/:id/identity-provider",
+    { config: { errorFormat: "html" }, schema: { params: Params, body: ProviderBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const organisation = await organisationOf(request.params.id);
+      if (!organisation) return sendNotFound(request, reply, "organisation");
+      const body = request.body;
+      try {
+        const { created } = await connectOpenIdProvider(
+          app.signon,
+          organisation,
+          {
+            issuer: body.issuer ?? "",
+            clientId: body.client_id ?? "",
+            clientAuthentication: body.client_authentication,
+            clientSecret: body.client_secret,
+            privateKey: body.private_key,
+            certificate: body.certificate,
+            keyId: body.key_id,
+            scopes: body.scopes,
+            domains: body.domains ?? "",
+            passwordAddresses: body.password_addresses,
+            createAccounts: body.create_accounts === "yes",
+            secondFactorContexts: body.second_factor_contexts,
+            suspendUnseenDays: body.suspend_unseen_days,
+          },
+          actorOf(request),
+        );
+        const text = created ? `${organisation.name} is connected to its identity provider.` : `${organisation.name}'s identity provider is saved.`;
+        return await redirectWithFlash(request, reply, `/organisations/${organisation.id}/identity-provider`, { kind: "success", text });
+      } catch (error) {
+        if (!(error instanceof ProviderSettingError)) throw error;
+        const provider = await findIdentityProviderOfOrganisation(app.signon.db, organisation.id);
+        const { _csrf: _ignored, client_secret: _secret, private_key: _key, certificate: _certificate, ...typed } = body;
+        const values = { ...valuesOf(null), ...Object.fromEntries(Object.entries(typed).map(([name, value]) => [name, value ?? ""])) };
+        return renderProviderPage(request, reply, organisation, provider, values, { [error.field]: error.message });
+      }
+    },
+  );
+
+  app.post(
+    "/organisations/:id/identity-provider/disconnect",
+    { config: { errorFormat: "html" }, schema: { params: Params, body: DisconnectBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const organisation = await organisationOf(request.params.id);
+      if (!organisation) return sendNotFound(request, reply, "organisation");
+      const disconnected = await disconnectProvider(app.signon, organisation, actorOf(request));
+      const text = disconnected
+        ? `${organisation.name} is disconnected from its identity provider: its people sign in with Sign-on passwords again (“Forgotten your password?” sets one).`
+        : `${organisation.name} had no identity provider.`;
+      return redirectWithFlash(request, reply, `/organisations/${organisation.id}/identity-provider`, { kind: "success", text });
+    },
+  );
+};
