@@ -126,20 +126,23 @@ export const identityProviderCommands: Record<string, Command> = {
     },
   },
   "identity-providers show": {
-    usage: "signon identity-providers show [ORGANISATION_SLUG]",
+    usage: "signon identity-providers show ORGANISATION_SLUG",
     positionals: ["organisation"],
     options: {},
     async run(ctx, options) {
-      if (typeof options["organisation"] === "string") {
-        const organisation = await organisationOf(ctx, options["organisation"]);
-        const provider = await findIdentityProviderOfOrganisation(ctx.db, organisation.id);
-        if (!provider) return { json: { organisation: organisation.slug, provider: null }, text: [`${organisation.name} signs in with Sign-on passwords (no provider).`] };
-        const details = described(ctx, provider, organisation.slug);
-        return { json: details, text: describedLines(details) };
-      }
-      const providers = await listIdentityProviders(ctx.db);
+      const organisation = await organisationOf(ctx, options["organisation"]);
+      const provider = await findIdentityProviderOfOrganisation(ctx.db, organisation.id);
+      if (!provider) return { json: { organisation: organisation.slug, provider: null }, text: [`${organisation.name} signs in with Sign-on passwords (no provider).`] };
+      const details = described(ctx, provider, organisation.slug);
+      return { json: details, text: describedLines(details) };
+    },
+  },
+  "identity-providers list": {
+    usage: "signon identity-providers list",
+    options: {},
+    async run(ctx) {
       const rows = [];
-      for (const provider of providers) {
+      for (const provider of await listIdentityProviders(ctx.db)) {
         const organisation = await findOrganisationById(ctx.db, provider.organisationId);
         rows.push(described(ctx, provider, organisation?.slug ?? provider.organisationId));
       }

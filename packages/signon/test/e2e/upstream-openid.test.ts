@@ -1,16 +1,19 @@
 // Sign-in through an organisation's own OpenID Connect provider, against Sign-on as shipped and a provider over real
 // HTTP whose answers each test scripts (test/support/scripted-openid-provider.ts).
 import { desc, eq } from "drizzle-orm";
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
 import { suspendUser } from "../../src/accounts/manage-users.js";
 import { auditEvents, sessions, upstreamIdentities, users } from "../../src/db/schema.js";
+import { grantPermissions } from "../../src/applications/permissions.js";
 import { connectOpenIdProvider } from "../../src/identity-providers/connect.js";
+import { openIdSettingsOf, setOpenIdSettings } from "../../src/oidc/client-settings.js";
 import type { Organisation } from "../../src/repositories/organisations.js";
 import { findUserByUid } from "../../src/repositories/users.js";
 import { sealSecret } from "../../src/security/secret-box.js";
 import { parseSignInForm } from "../support/browser.js";
-import { createUser, defaultPassword } from "../support/factories.js";
+import { createApp, createUser, defaultPassword } from "../support/factories.js";
 import { HttpBrowser } from "../support/http-browser.js";
 import { startShippedSignon, type ShippedSignon } from "../support/listening.js";
 import { startScriptedProvider, type ScriptedProvider } from "../support/scripted-openid-provider.js";
@@ -242,6 +245,29 @@ describe("2-step", () => {
     expect(response.headers.get("location")).toBe("/");
     const [session] = await signon.ctx.db.select().from(sessions).where(eq(sessions.userUid, user.uid));
     expect(session).toMatchObject({ authenticationMethods: ["pwd", "mfa"], upstreamProviderId: providerId, awaitingSecondFactor: false });
+  });
+
+  it("gives applications' ID tokens the methods the provider reported, and goes on to the application after the provider", async () => {
+    const user = await withTwoStep();
+    const wiki = await createApp(signon.ctx, { name: `Wiki ${people}`, redirectUris: ["http://127.0.0.1:9/callback"] });
+    await setOpenIdSettings(signon.ctx, wiki.application, { ...openIdSettingsOf(wiki.application), scopes: ["openid", "profile", "email"] }, nobody);
+    await grantPermissions(signon.ctx, { email: user.email, application: wiki.application.name, permissions: ["signin"] });
+    provider.person = { ...provider.person, amr: ["pwd", "mfa"] };
+    const browser = new HttpBrowser(signon.issuer);
+    const authorize = `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: wiki.clientId, redirect_uri: wiki.redirectUri, state: "s", scope: "openid", nonce: "n" })}`;
+    // The application sends the person to Sign-on; the sign-in goes through the provider and comes back to the authorization.
+    const { response } = await signInThroughProvider(browser, user.email, authorize);
+    expect(response.headers.get("location")).toBe(authorize);
+    const authorized = await browser.request(authorize);
+    const code = new URL(authorized.headers.get("location")!).searchParams.get("code")!;
+    const tokens = (await (
+      await fetch(`${signon.issuer}/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: wiki.redirectUri, client_id: wiki.clientId, client_secret: wiki.clientSecret }).toString(),
+      })
+    ).json()) as { id_token: string };
+    expect(decodeJwt(tokens.id_token)).toMatchObject({ sub: user.uid, amr: ["pwd", "mfa"], nonce: "n" });
   });
 
   it("asks for Sign-on's own code when the provider shows one factor, unless its acr is one the organisation counts", async () => {
