@@ -45,6 +45,7 @@ CREATE TABLE "signon"."upstream_sign_ins" (
 	"provider_id" uuid NOT NULL,
 	"nonce" text NOT NULL,
 	"code_verifier" text,
+	"email" text NOT NULL,
 	"return_to" text NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL
 );

@@ -794,6 +794,8 @@ export const upstreamSignIns = signon.table(
       .references(() => identityProviders.id, { onDelete: "cascade" }),
     nonce: text("nonce").notNull(),
     codeVerifier: text("code_verifier"),
+    /** The address typed on the sign-in page, for the event of a refusal. */
+    email: text("email").notNull(),
     returnTo: text("return_to").notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   },

@@ -4,25 +4,31 @@ import { startSession } from "../accounts/sessions.js";
 import { needsSecondFactor } from "../accounts/two-step-sign-in.js";
 import { mustSetUpTwoStepNow } from "../accounts/two-step-mandate.js";
 import type { IdentityProvider } from "../repositories/identity-providers.js";
+import { findUserByEmail } from "../repositories/users.js";
 import { resolveUpstreamPerson, type UpstreamPerson, type UpstreamRefusal } from "./upstream-person.js";
 
 /** What the browser does next after a provider's answer was accepted. */
 export type UpstreamSignedIn = { ok: true; sessionId: string; next: "return" | "second_factor" | "set_up_two_step"; returnTo: string };
 
-/** Records a refused sign-in through a provider where the organisation's administrators read it. */
+/**
+ * Records a refused sign-in through a provider where the organisation's administrators read it: with the address
+ * typed on the sign-in page, and its account as the subject when one has it.
+ */
 export async function recordUpstreamRefusal(
   ctx: SignonContext,
   provider: IdentityProvider | null,
-  refusal: { reason: string; detail?: string; userUid?: string | null },
+  refusal: { reason: string; detail?: string; userUid?: string | null; email?: string | undefined },
   origin: RequestOrigin,
 ): Promise<void> {
+  const subjectUid = refusal.userUid ?? (refusal.email === undefined ? null : ((await findUserByEmail(ctx.db, refusal.email))?.uid ?? null));
   await audit(ctx.db, {
     action: "upstream_sign_in_refused",
     at: ctx.now(),
-    subjectUid: refusal.userUid ?? null,
+    subjectUid,
     origin,
     details: {
       reason: refusal.reason,
+      ...(refusal.email === undefined ? {} : { email: refusal.email }),
       ...(refusal.detail === undefined ? {} : { detail: refusal.detail }),
       ...(provider === null ? {} : { provider_id: provider.id, organisation_id: provider.organisationId }),
     },

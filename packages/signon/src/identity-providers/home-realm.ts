@@ -37,6 +37,6 @@ export async function startUpstreamSignIn(
   const wait = await secondsUntilAllowed(ctx.db, upstreamSignInPerIpLimit, keys, now);
   if (wait !== null) return { ok: false, reason: "rate_limited", retryAfterSeconds: wait };
   await recordFailure(ctx.db, upstreamSignInPerIpLimit, keys, now);
-  const started = await beginOpenIdSignIn(ctx, provider, { returnTo: request.returnTo, loginHint: normaliseEmail(request.email) });
+  const started = await beginOpenIdSignIn(ctx, provider, { returnTo: request.returnTo, email: normaliseEmail(request.email) });
   return { ok: true, ...started };
 }

@@ -24,7 +24,7 @@ export function openIdCallbackUrl(ctx: SignonContext): string {
 export async function beginOpenIdSignIn(
   ctx: SignonContext,
   provider: IdentityProvider,
-  request: { returnTo: string; loginHint: string | null },
+  request: { returnTo: string; email: string },
 ): Promise<{ redirectTo: string; state: string }> {
   const configuration = await providerConfiguration(ctx, provider);
   const state = client.randomState();
@@ -36,6 +36,7 @@ export async function beginOpenIdSignIn(
     providerId: provider.id,
     nonce,
     codeVerifier,
+    email: request.email,
     returnTo: request.returnTo,
     expiresAt: new Date(now.getTime() + upstreamSignInSeconds * 1000),
   });
@@ -47,14 +48,14 @@ export async function beginOpenIdSignIn(
     code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: "S256",
   };
-  if (request.loginHint !== null) parameters["login_hint"] = request.loginHint;
+  parameters["login_hint"] = request.email;
   return { redirectTo: client.buildAuthorizationUrl(configuration, parameters).href, state };
 }
 
 /** Why an answer from a provider was not accepted, for the event (`detail`) and the page (`reason`). */
 export type OpenIdAnswerRefusal =
-  | { reason: "no_sign_in"; detail: string; provider: null }
-  | { reason: "provider_refused" | "invalid_answer" | "provider_unavailable"; detail: string; provider: IdentityProvider };
+  | { reason: "no_sign_in"; detail: string; provider: null; email?: undefined }
+  | { reason: "provider_refused" | "invalid_answer" | "provider_unavailable"; detail: string; provider: IdentityProvider; email: string };
 
 export type OpenIdAnswer = { ok: true; provider: IdentityProvider; person: UpstreamPerson; returnTo: string } | ({ ok: false } & OpenIdAnswerRefusal);
 
@@ -78,11 +79,12 @@ export async function finishOpenIdSignIn(ctx: SignonContext, browserState: strin
   if (waiting === null) return { ok: false, reason: "no_sign_in", detail: "no sign-in waits for this state (used already, or expired)", provider: null };
   const provider = await findIdentityProvider(ctx.db, waiting.providerId);
   if (provider === null) return { ok: false, reason: "no_sign_in", detail: "the provider was disconnected", provider: null };
+  const typed = waiting.email;
   let configuration: client.Configuration;
   try {
     configuration = await providerConfiguration(ctx, provider);
   } catch (error) {
-    return { ok: false, reason: "provider_unavailable", detail: describeUpstreamError(error), provider };
+    return { ok: false, reason: "provider_unavailable", detail: describeUpstreamError(error), provider, email: typed };
   }
   try {
     const tokens = await client.authorizationCodeGrant(configuration, currentUrl, {
@@ -92,7 +94,7 @@ export async function finishOpenIdSignIn(ctx: SignonContext, browserState: strin
       ...(waiting.codeVerifier === null ? {} : { pkceCodeVerifier: waiting.codeVerifier }),
     });
     const claims = tokens.claims() as Record<string, unknown> | undefined;
-    if (claims === undefined || tokens.id_token === undefined) return { ok: false, reason: "invalid_answer", detail: "no ID token", provider };
+    if (claims === undefined || tokens.id_token === undefined) return { ok: false, reason: "invalid_answer", detail: "no ID token", provider, email: typed };
     // openid-client checked the claims; the signature is checked too, against the provider's published keys.
     // Just issued: at most 10 minutes old, and not from the future (30 s of clock difference allowed).
     await verifyProviderJwt(ctx, provider, configuration, tokens.id_token, { maxTokenAge: "10m" });
@@ -114,9 +116,9 @@ export async function finishOpenIdSignIn(ctx: SignonContext, browserState: strin
       person: { subject, email, emailVerified, name, amr, acr: claimString(claims, "acr"), sessionId: claimString(claims, "sid") },
     };
   } catch (error) {
-    if (error instanceof client.AuthorizationResponseError) return { ok: false, reason: "provider_refused", detail: describeUpstreamError(error), provider };
-    if (error instanceof UpstreamUnavailableError || isTimeout(error)) return { ok: false, reason: "provider_unavailable", detail: describeUpstreamError(error), provider };
-    return { ok: false, reason: "invalid_answer", detail: describeUpstreamError(error), provider };
+    if (error instanceof client.AuthorizationResponseError) return { ok: false, reason: "provider_refused", detail: describeUpstreamError(error), provider, email: typed };
+    if (error instanceof UpstreamUnavailableError || isTimeout(error)) return { ok: false, reason: "provider_unavailable", detail: describeUpstreamError(error), provider, email: typed };
+    return { ok: false, reason: "invalid_answer", detail: describeUpstreamError(error), provider, email: typed };
   }
 }
 

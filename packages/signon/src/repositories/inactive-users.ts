@@ -115,8 +115,9 @@ function neverUsedInvitation(now: Date, days: number): SQL {
 }
 
 /**
- * People of organisations whose provider suspends those it has not vouched for in `suspend_unseen_days`: not
- * suspended, not API users, not the provider's break-glass addresses, last seen through the provider (or, never seen,
+ * People of organisations whose provider suspends those it has not vouched for in `suspend_unseen_days`, at one of
+ * the domains it answers for (someone else's address signs in with a password): not suspended, not API users, not
+ * the provider's break-glass addresses, last seen through the provider (or, never seen,
  * since the provider was connected or the account made, whichever is later) that many days ago, and not within the
  * grace period after a suspension was lifted.
  */
@@ -127,6 +128,7 @@ export async function findPeopleUnseenUpstream(db: SignonDatabase, now: Date): P
       join ${identityProviders} p on p.organisation_id = u.organisation_id
       left join ${upstreamIdentities} i on i.provider_id = p.id and i.user_uid = u.uid
      where not u.is_api_user and u.suspended_at is null and p.suspend_unseen_days is not null
+       and split_part(lower(u.email), '@', 2) = any(p.domains)
        and not (lower(u.email) = any(p.password_addresses))
        and greatest(
              coalesce(i.last_seen_at, greatest(p.created_at, u.created_at)) + make_interval(days => p.suspend_unseen_days),

@@ -115,7 +115,7 @@ async function sendToProvider(
     return reply.header("cache-control", "no-store").redirect(started.redirectTo, 303);
   } catch (error) {
     if (!(error instanceof UpstreamUnavailableError)) throw error;
-    await recordUpstreamRefusal(ctx, provider, { reason: "provider_unavailable", detail: error.message }, origin);
+    await recordUpstreamRefusal(ctx, provider, { reason: "provider_unavailable", detail: error.message, email: request.email.trim().toLowerCase() }, origin);
     return reply
       .code(502)
       .header("cache-control", "no-store")

@@ -125,8 +125,8 @@ describe("deleteExpiredRecords", () => {
     const providerId = randomUUID();
     await db.insert(identityProviders).values({ id: providerId, organisationId: organisation.id, protocol: "oidc", domains: ["upstream-expiry.example"], createdAt: minutes(0), updatedAt: minutes(0) });
     await db.insert(upstreamSignIns).values([
-      { stateHash: "expired", providerId, nonce: "n", codeVerifier: null, returnTo: "/", expiresAt: minutes(-1) },
-      { stateHash: "kept", providerId, nonce: "n", codeVerifier: null, returnTo: "/", expiresAt: minutes(5) },
+      { stateHash: "expired", providerId, nonce: "n", codeVerifier: null, email: "someone@upstream-expiry.example", returnTo: "/", expiresAt: minutes(-1) },
+      { stateHash: "kept", providerId, nonce: "n", codeVerifier: null, email: "someone@upstream-expiry.example", returnTo: "/", expiresAt: minutes(5) },
     ]);
     await db.insert(upstreamMessagesSeen).values([
       { providerId, messageId: "expired", expiresAt: minutes(-1) },

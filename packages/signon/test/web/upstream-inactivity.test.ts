@@ -21,6 +21,7 @@ describe("suspendPeopleUnseenUpstream", () => {
     const never = await person("never");
     const breakGlass = await person("break-glass");
     const other = await person("other", elsewhere.id);
+    const outsider = await createUser(signon.ctx, { email: "outsider@partner.example", organisationId: organisation.id });
     const { provider } = await connectOpenIdProvider(
       signon.ctx,
       organisation,
@@ -38,7 +39,7 @@ describe("suspendPeopleUnseenUpstream", () => {
     signon.clock.advance(2 * day);
     expect((await suspendPeopleUnseenUpstream(signon.ctx)).sort()).toEqual([leaver.email, never.email].sort());
     expect(await findUserByUid(signon.ctx.db, leaver.uid)).toMatchObject({ suspensionReason: "Not seen through the organisation's identity provider for 30 days" });
-    for (const kept of [seen, breakGlass, other]) expect((await findUserByUid(signon.ctx.db, kept.uid))?.suspendedAt).toBeNull();
+    for (const kept of [seen, breakGlass, other, outsider]) expect((await findUserByUid(signon.ctx.db, kept.uid))?.suspendedAt).toBeNull();
     const events = await database.db.select().from(auditEvents).where(eq(auditEvents.action, "suspended_for_inactivity"));
     expect(events.map((row) => row.details)).toContainEqual({ days: 30, through: "identity_provider" });
   });

@@ -71,7 +71,7 @@ const upstreamSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const currentUrl = new URL(request.url, ctx.config.publicUrl);
     const answer = await finishOpenIdSignIn(ctx, browserState, currentUrl);
     if (!answer.ok) {
-      await recordUpstreamRefusal(ctx, answer.provider, { reason: answer.reason, detail: answer.detail }, origin);
+      await recordUpstreamRefusal(ctx, answer.provider, { reason: answer.reason, detail: answer.detail, email: answer.email }, origin);
       return refusedPage(reply, answer.reason);
     }
     const signedIn = await completeUpstreamSignIn(
