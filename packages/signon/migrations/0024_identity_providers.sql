@@ -47,6 +47,7 @@ CREATE TABLE "signon"."upstream_sign_ins" (
 	"code_verifier" text,
 	"email" text NOT NULL,
 	"return_to" text NOT NULL,
+	"answer" jsonb,
 	"expires_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint

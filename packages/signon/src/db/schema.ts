@@ -781,9 +781,9 @@ export const upstreamIdentities = signon.table(
 );
 
 /**
- * A sign-in sent to a provider and not yet back: found by the digest of its `state` (which the browser's cookie also
- * holds), deleted when it comes back, so that a replayed answer finds nothing. The nonce and PKCE verifier (or the
- * SAML request's id) check the answer.
+ * A sign-in sent to a provider and not yet back: found by the digest of its `state` (SAML: its `RelayState`), which the
+ * browser's cookie also holds, and deleted when it comes back, so that a replayed answer finds nothing. The nonce and
+ * PKCE verifier (SAML: `nonce` is the request's id) check the answer.
  */
 export const upstreamSignIns = signon.table(
   "upstream_sign_ins",
@@ -797,6 +797,11 @@ export const upstreamSignIns = signon.table(
     /** The address typed on the sign-in page, for the event of a refusal. */
     email: text("email").notNull(),
     returnTo: text("return_to").notNull(),
+    /**
+     * SAML: the person a checked answer vouched for, waiting for the browser to come back with its cookie (the answer
+     * is a post from the provider's site, which carries no SameSite=Lax cookie).
+     */
+    answer: jsonb("answer"),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   },
   (table) => [index("upstream_sign_ins_expiry_idx").on(table.expiresAt)],

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
 import type { SignonDatabase } from "../db/database.js";
+import type { identityProviders } from "../db/schema.js";
 import {
   deleteIdentityProvider,
   findIdentityProviderOfOrganisation,
@@ -14,7 +15,8 @@ import {
 import type { Organisation } from "../repositories/organisations.js";
 import { sealSecret } from "../security/secret-box.js";
 import { forgetProviderConfiguration } from "./openid-upstream.js";
-import { checkOpenIdProvider, checkPolicy, ProviderSettingError, type OpenIdProviderInput, type ProviderPolicyInput } from "./settings.js";
+import { checkSamlProvider, type SamlProviderInput } from "./saml-settings.js";
+import { checkOpenIdProvider, checkPolicy, ProviderSettingError, type CheckedPolicy, type OpenIdProviderInput, type ProviderPolicyInput } from "./settings.js";
 
 export interface ProviderActor {
   uid: string | null;
@@ -56,7 +58,6 @@ export async function connectOpenIdProvider(
       openId.clientAuthentication === "private_key_jwt" ? "private_key" : "client_secret",
     );
   }
-  const now = ctx.now();
   const settings = {
     protocol: "oidc",
     issuer: openId.issuer,
@@ -71,27 +72,74 @@ export async function connectOpenIdProvider(
     samlLogoutUrl: null,
     samlCertificates: null,
     ...policy,
-    updatedAt: now,
+    updatedAt: ctx.now(),
   };
+  const details = {
+    protocol: "oidc",
+    issuer: openId.issuer,
+    client_id: openId.clientId,
+    client_authentication: openId.clientAuthentication,
+    ...(openId.clientCredential === null ? {} : { credential_replaced: true }),
+  };
+  return storeConnection(ctx, organisation, existing, settings, details, actor);
+}
+
+/**
+ * Connects an organisation to its SAML 2.0 identity provider (from its metadata, or settings given one by one), or
+ * changes the connection it has; audited as the OpenID Connect connection is.
+ */
+export async function connectSamlProvider(
+  ctx: SignonContext,
+  organisation: Organisation,
+  input: SamlProviderInput & ProviderPolicyInput,
+  actor: ProviderActor,
+): Promise<{ provider: IdentityProvider; created: boolean }> {
+  const existing = await findIdentityProviderOfOrganisation(ctx.db, organisation.id);
+  const saml = checkSamlProvider(input, ctx.config.mode);
+  const policy = checkPolicy(input);
+  const settings = {
+    protocol: "saml",
+    issuer: null,
+    clientId: null,
+    clientAuthentication: null,
+    clientCredentialSealed: null,
+    clientKeyId: null,
+    clientCertificate: null,
+    samlEntityId: saml.entityId,
+    samlSignOnUrl: saml.signOnUrl,
+    samlLogoutUrl: saml.logoutUrl,
+    samlCertificates: saml.certificates,
+    ...policy,
+    updatedAt: ctx.now(),
+  };
+  return storeConnection(ctx, organisation, existing, settings, { protocol: "saml", issuer: saml.entityId, single_sign_on: saml.signOnUrl, certificates: saml.certificates.length }, actor);
+}
+
+/** Stores a checked connection, its domains owned by no other organisation's provider, with its event. */
+async function storeConnection(
+  ctx: SignonContext,
+  organisation: Organisation,
+  existing: IdentityProvider | null,
+  settings: Omit<typeof identityProviders.$inferInsert, "id" | "organisationId" | "createdAt"> & CheckedPolicy,
+  protocolDetails: Record<string, unknown>,
+  actor: ProviderActor,
+): Promise<{ provider: IdentityProvider; created: boolean }> {
+  const now = ctx.now();
   const result = await ctx.db.transaction(async (tx) => {
     await tx.execute(sql`lock table signon.identity_providers in share row exclusive mode`);
-    await refuseDomainsTaken(tx, policy.domains, organisation.id);
+    await refuseDomainsTaken(tx, settings.domains, organisation.id);
     const details = {
       organisation_id: organisation.id,
       slug: organisation.slug,
-      protocol: "oidc",
-      issuer: openId.issuer,
-      client_id: openId.clientId,
-      client_authentication: openId.clientAuthentication,
-      domains: policy.domains,
-      password_addresses: policy.passwordAddresses,
-      create_accounts: policy.createAccounts,
-      suspend_unseen_days: policy.suspendUnseenDays,
-      ...(openId.clientCredential === null ? {} : { credential_replaced: true }),
+      ...protocolDetails,
+      domains: settings.domains,
+      password_addresses: settings.passwordAddresses,
+      create_accounts: settings.createAccounts,
+      suspend_unseen_days: settings.suspendUnseenDays,
     };
     if (existing) {
       const updated = await updateIdentityProvider(tx, existing.id, settings);
-      if (!updated) throw new ProviderSettingError("The provider was disconnected meanwhile.", "issuer");
+      if (!updated) throw new ProviderSettingError("The provider was disconnected meanwhile.", "domains");
       await audit(tx, { action: "identity_provider_changed", at: now, actorUid: actor.uid, origin: actor.origin, details });
       return { provider: updated, created: false };
     }

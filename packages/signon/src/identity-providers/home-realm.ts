@@ -3,6 +3,7 @@ import { normaliseEmail } from "../accounts/sign-in-limits.js";
 import { findIdentityProviderForDomain, type IdentityProvider } from "../repositories/identity-providers.js";
 import { recordFailure, secondsUntilAllowed, upstreamSignInPerIpLimit } from "../security/failure-limit.js";
 import { beginOpenIdSignIn } from "./openid-sign-in.js";
+import { beginSamlSignIn } from "./saml-sign-in.js";
 
 /**
  * The provider a typed address signs in through, or `null` for a Sign-on password: an address at a connected
@@ -37,6 +38,8 @@ export async function startUpstreamSignIn(
   const wait = await secondsUntilAllowed(ctx.db, upstreamSignInPerIpLimit, keys, now);
   if (wait !== null) return { ok: false, reason: "rate_limited", retryAfterSeconds: wait };
   await recordFailure(ctx.db, upstreamSignInPerIpLimit, keys, now);
-  const started = await beginOpenIdSignIn(ctx, provider, { returnTo: request.returnTo, email: normaliseEmail(request.email) });
+  const email = normaliseEmail(request.email);
+  const started =
+    provider.protocol === "saml" ? await beginSamlSignIn(ctx, provider, { returnTo: request.returnTo, email }) : await beginOpenIdSignIn(ctx, provider, { returnTo: request.returnTo, email });
   return { ok: true, ...started };
 }

@@ -25,7 +25,11 @@ export type ProviderField =
   | "domains"
   | "password_addresses"
   | "second_factor_contexts"
-  | "suspend_unseen_days";
+  | "suspend_unseen_days"
+  | "saml_metadata"
+  | "saml_entity_id"
+  | "saml_sign_on_url"
+  | "saml_certificates";
 
 export const clientAuthentications = ["client_secret_basic", "client_secret_post", "private_key_jwt"] as const;
 export type ClientAuthentication = (typeof clientAuthentications)[number];

@@ -84,7 +84,7 @@ export async function insertUpstreamIdentity(db: SignonDatabase, row: typeof ups
   await db.insert(upstreamIdentities).values(row);
 }
 
-export async function insertUpstreamSignIn(db: SignonDatabase, row: UpstreamSignIn): Promise<void> {
+export async function insertUpstreamSignIn(db: SignonDatabase, row: typeof upstreamSignIns.$inferInsert): Promise<void> {
   await db.insert(upstreamSignIns).values(row);
 }
 

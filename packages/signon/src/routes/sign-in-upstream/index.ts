@@ -1,9 +1,11 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { acceptBackchannelLogout } from "../../identity-providers/backchannel-logout.js";
 import { completeUpstreamSignIn, recordUpstreamRefusal } from "../../identity-providers/complete-sign-in.js";
 import { finishOpenIdSignIn } from "../../identity-providers/openid-sign-in.js";
-import type { UpstreamRefusal } from "../../identity-providers/upstream-person.js";
+import { acceptSamlAnswer, finishSamlSignIn, serviceProviderMetadata } from "../../identity-providers/saml-sign-in.js";
+import type { IdentityProvider } from "../../repositories/identity-providers.js";
+import type { UpstreamPerson, UpstreamRefusal } from "../../identity-providers/upstream-person.js";
 import { requireFormBody } from "../../http/form-content-type.js";
 import { readRememberedBrowserCookie } from "../../http/remembered-browser-cookie.js";
 import { requestOrigin } from "../../http/request-origin.js";
@@ -54,6 +56,8 @@ const CallbackQuery = Type.Object(
   { additionalProperties: true },
 );
 const LogoutParams = Type.Object({ providerId: Type.String({ format: "uuid" }) });
+const SamlAnswerBody = Type.Object({ SAMLResponse: Type.String({ minLength: 1, maxLength: 200_000 }), RelayState: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: true });
+const SamlCompleteQuery = Type.Object({ state: Type.String({ maxLength: 512 }) }, { additionalProperties: false });
 const LogoutBody = Type.Object({ logout_token: Type.String({ minLength: 1, maxLength: 16_384 }) }, { additionalProperties: true });
 const LogoutError = Type.Object({ error: Type.String(), error_description: Type.String() });
 
@@ -74,12 +78,18 @@ const upstreamSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await recordUpstreamRefusal(ctx, answer.provider, { reason: answer.reason, detail: answer.detail, email: answer.email }, origin);
       return refusedPage(reply, answer.reason);
     }
+    return signIn(request, reply, answer.provider, answer);
+  });
+
+  /** Signs in the person a checked answer vouched for, and sends the browser on. */
+  async function signIn(request: FastifyRequest, reply: FastifyReply, provider: IdentityProvider, answer: { person: UpstreamPerson; returnTo: string }) {
+    const ctx = app.signon;
     const signedIn = await completeUpstreamSignIn(
       ctx,
-      answer.provider,
+      provider,
       answer,
       { previousSessionId: readSessionCookie(request, ctx.config), rememberToken: readRememberedBrowserCookie(request, ctx.config) },
-      origin,
+      requestOrigin(request),
     );
     if (!signedIn.ok) return refusedPage(reply, signedIn.reason);
     setSessionCookie(reply, ctx.config, signedIn.sessionId);
@@ -87,7 +97,39 @@ const upstreamSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (signedIn.next === "second_factor") return reply.redirect(`/sign-in/two-step?return_to=${encodeURIComponent(signedIn.returnTo)}`, 303);
     if (signedIn.next === "set_up_two_step") return reply.redirect(twoStepSetUpPath(signedIn.returnTo), 303);
     return reply.redirect(signedIn.returnTo, 303);
+  }
+
+  // SAML: the provider's site posts the answer here (HTTP-POST binding). It is checked at once; the browser then comes
+  // back to /sign-in/upstream/saml/complete, a top-level GET that carries the SameSite=Lax cookie with its state.
+  app.post(
+    "/sign-in/upstream/saml/acs",
+    { config: { errorFormat: "html" }, bodyLimit: 256 * 1024, schema: { body: SamlAnswerBody }, preValidation: requireFormBody },
+    async (request, reply) => {
+      const answer = await acceptSamlAnswer(app.signon, request.body);
+      if (!answer.ok) {
+        await recordUpstreamRefusal(app.signon, answer.provider, { reason: answer.reason, detail: answer.detail, email: answer.email }, requestOrigin(request));
+        return refusedPage(reply, answer.reason);
+      }
+      return reply.header("cache-control", "no-store").redirect(`/sign-in/upstream/saml/complete?state=${encodeURIComponent(answer.state)}`, 303);
+    },
+  );
+
+  app.get("/sign-in/upstream/saml/complete", { config: { errorFormat: "html" }, schema: { querystring: SamlCompleteQuery } }, async (request, reply) => {
+    const ctx = app.signon;
+    const browserState = readUpstreamSignInCookie(request, ctx.config);
+    clearUpstreamSignInCookie(reply, ctx.config);
+    const finished = await finishSamlSignIn(ctx, browserState, request.query.state);
+    if (!finished.ok) {
+      await recordUpstreamRefusal(ctx, null, { reason: "no_sign_in", detail: finished.detail }, requestOrigin(request));
+      return refusedPage(reply, "no_sign_in");
+    }
+    return signIn(request, reply, finished.provider, finished);
   });
+
+  /** Sign-on's SAML service provider metadata, for the identity providers' administrators. */
+  app.get("/sign-in/upstream/saml/metadata", async (_request, reply) =>
+    reply.header("content-type", "application/samlmetadata+xml").header("cache-control", "public, max-age=3600").send(serviceProviderMetadata(app.signon)),
+  );
 
   app.post(
     "/sign-in/upstream/:providerId/backchannel-logout",

@@ -1,0 +1,169 @@
+// Sign-in through an organisation's own SAML 2.0 identity provider, against Sign-on as shipped and an IdP over real
+// HTTP whose answers each test scripts (test/support/scripted-saml-provider.ts).
+import { desc, eq } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createOrganisation } from "../../src/accounts/organisations.js";
+import { auditEvents, sessions, upstreamIdentities } from "../../src/db/schema.js";
+import { connectSamlProvider } from "../../src/identity-providers/connect.js";
+import type { Organisation } from "../../src/repositories/organisations.js";
+import { parseSignInForm } from "../support/browser.js";
+import { createUser } from "../support/factories.js";
+import { HttpBrowser } from "../support/http-browser.js";
+import { startShippedSignon, type ShippedSignon } from "../support/listening.js";
+import { postedFields, startScriptedSamlProvider, type ScriptedSamlProvider } from "../support/scripted-saml-provider.js";
+import { openTestDatabase } from "../support/signon.js";
+
+const database = await openTestDatabase();
+let signon: ShippedSignon;
+let idp: ScriptedSamlProvider;
+let organisation: Organisation;
+let providerId: string;
+let people = 0;
+const domain = "agency.example.gov.uk";
+
+beforeAll(async () => {
+  signon = await startShippedSignon(database);
+  idp = await startScriptedSamlProvider(`${signon.issuer}/sign-in/upstream/saml/metadata`);
+  organisation = await createOrganisation(signon.ctx, { slug: "agency", name: "Agency" });
+}, 60_000);
+afterAll(async () => {
+  await idp?.close();
+  await signon?.close();
+  await database.close();
+});
+beforeEach(async () => {
+  idp.script = {};
+  const { provider } = await connectSamlProvider(signon.ctx, organisation, { metadata: idp.metadata, domains: domain }, { uid: null, origin: null });
+  providerId = provider.id;
+});
+
+async function member() {
+  people += 1;
+  const email = `person${people}@${domain}`;
+  const user = await createUser(signon.ctx, { email, name: `Person ${people}`, organisationId: organisation.id });
+  idp.person = { nameId: `persistent-${people}`, email, name: `Person ${people}` };
+  return user;
+}
+
+/** Types the address, follows the AuthnRequest to the IdP, and returns its HTTP-POST page's fields. */
+async function toIdp(browser: HttpBrowser, email: string, returnTo = "/") {
+  const form = parseSignInForm(await (await browser.request(`/sign-in?return_to=${encodeURIComponent(returnTo)}`)).text());
+  const posted = await browser.request("/sign-in", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: form.csrfToken, return_to: form.returnTo, email, password: "" }).toString(),
+  });
+  expect(posted.status).toBe(303);
+  const location = posted.headers.get("location")!;
+  expect(location.startsWith(`${idp.signOnUrl}?SAMLRequest=`)).toBe(true);
+  return postedFields(await (await fetch(location)).text());
+}
+
+async function postAnswer(browser: HttpBrowser, fields: { SAMLResponse: string; RelayState: string }) {
+  return browser.request("/sign-in/upstream/saml/acs", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ SAMLResponse: fields.SAMLResponse, RelayState: fields.RelayState }).toString(),
+  });
+}
+
+/** The whole sign-in: to the IdP, its answer posted back, then the browser's own return; the last answer. */
+async function signInThroughIdp(browser: HttpBrowser, email: string, returnTo = "/") {
+  const fields = await toIdp(browser, email, returnTo);
+  const answered = await postAnswer(browser, fields);
+  if (answered.status !== 303) return answered;
+  return browser.request(answered.headers.get("location")!);
+}
+
+async function lastRefusal() {
+  const [event] = await signon.ctx.db.select().from(auditEvents).where(eq(auditEvents.action, "upstream_sign_in_refused")).orderBy(desc(auditEvents.id)).limit(1);
+  return event?.details as { reason: string; detail?: string; email?: string } | undefined;
+}
+
+async function isSignedIn(browser: HttpBrowser): Promise<boolean> {
+  return (await browser.request("/")).status === 200;
+}
+
+describe("SAML sign-in", () => {
+  it("sends an AuthnRequest for a persistent NameID and signs the person in from a signed assertion, linking the account", async () => {
+    const user = await member();
+    const browser = new HttpBrowser(signon.issuer);
+    const done = await signInThroughIdp(browser, user.email, "/account");
+    expect(done.status).toBe(303);
+    expect(done.headers.get("location")).toBe("/account");
+    expect(idp.lastRequest).toContain('AssertionConsumerServiceURL="' + `${signon.issuer}/sign-in/upstream/saml/acs"`);
+    expect(idp.lastRequest).toContain("urn:oasis:names:tc:SAML:2.0:nameid-format:persistent");
+    expect(await isSignedIn(browser)).toBe(true);
+    const [link] = await signon.ctx.db.select().from(upstreamIdentities).where(eq(upstreamIdentities.userUid, user.uid));
+    expect(link).toMatchObject({ providerId, subject: idp.person.nameId });
+    const [session] = await signon.ctx.db.select().from(sessions).where(eq(sessions.userUid, user.uid));
+    expect(session).toMatchObject({ upstreamProviderId: providerId, upstreamSessionId: "_session-1", authenticationMethods: ["pwd"] });
+  });
+
+  it("serves Sign-on's service provider metadata", async () => {
+    const metadata = await fetch(`${signon.issuer}/sign-in/upstream/saml/metadata`);
+    expect(metadata.status).toBe(200);
+    const xml = await metadata.text();
+    expect(xml).toContain(`entityID="${signon.issuer}/sign-in/upstream/saml/metadata"`);
+    expect(xml).toContain(`Location="${signon.issuer}/sign-in/upstream/saml/acs"`);
+  });
+
+  it("takes an MFA authentication context as the second factor", async () => {
+    const user = await member();
+    idp.person = { ...idp.person, authnContext: "https://refeds.org/profile/mfa" };
+    const browser = new HttpBrowser(signon.issuer);
+    expect((await signInThroughIdp(browser, user.email)).status).toBe(303);
+    const [session] = await signon.ctx.db.select().from(sessions).where(eq(sessions.userUid, user.uid));
+    expect(session?.authenticationMethods).toEqual(["mfa"]);
+  });
+
+  const refusals: [string, () => void, string, string][] = [
+    ["an unsigned assertion", () => (idp.script = { signing: "none" }), "invalid_answer", "Invalid signature"],
+    ["an assertion signed by another key", () => (idp.script = { signing: "other_key" }), "invalid_answer", "Invalid signature"],
+    ["a wrapped assertion (XML signature wrapping)", () => (idp.script = { signing: "wrapped" }), "invalid_answer", "Invalid signature: multiple assertions"],
+    ["an expired assertion", () => (idp.script = { validForSeconds: -120 }), "invalid_answer", "No valid subject confirmation"],
+    ["an assertion for another audience", () => (idp.script = { audience: "https://other-sp.example/metadata" }), "invalid_answer", "audience mismatch"],
+    ["an answer to another request", () => (idp.script = { inResponseTo: "_not-the-request" }), "invalid_answer", "InResponseTo is not valid"],
+    ["a failure status (the IdP did not sign the person in)", () => (idp.script = { status: "urn:oasis:names:tc:SAML:2.0:status:Responder" }), "provider_refused", "Responder"],
+  ];
+  it.each(refusals)("refuses %s with a page and an event", async (_name, script, reason, detail) => {
+    const user = await member();
+    script();
+    const browser = new HttpBrowser(signon.issuer);
+    const answered = await signInThroughIdp(browser, user.email);
+    expect(answered.status).toBe(reason === "provider_refused" ? 403 : 400);
+    expect(await lastRefusal()).toMatchObject({ reason, email: user.email, detail: expect.stringContaining(detail) });
+    expect(await isSignedIn(browser)).toBe(false);
+  });
+
+  it("refuses a replayed answer, and an answer brought back to another browser", async () => {
+    const user = await member();
+    const browser = new HttpBrowser(signon.issuer);
+    const fields = await toIdp(browser, user.email);
+    const first = await postAnswer(browser, fields);
+    expect(first.status).toBe(303);
+    expect((await postAnswer(browser, fields)).status).toBe(400);
+    expect((await lastRefusal())?.reason).toBe("no_sign_in");
+    // Checked, but followed by a browser without the sign-in's cookie: refused, and the answer is gone.
+    const stranger = new HttpBrowser(signon.issuer);
+    expect((await stranger.request(first.headers.get("location")!)).status).toBe(400);
+    expect((await browser.request(first.headers.get("location")!)).status).toBe(400);
+    expect(await isSignedIn(browser)).toBe(false);
+
+    // The same response, posted for a newer sign-in: it answers another request.
+    const newer = await toIdp(browser, user.email);
+    expect((await postAnswer(browser, { SAMLResponse: fields.SAMLResponse, RelayState: newer.RelayState })).status).toBe(400);
+    expect((await lastRefusal())?.reason).toBe("invalid_answer");
+  });
+
+  it("answers a malformed post with 400, never a 500", async () => {
+    const browser = new HttpBrowser(signon.issuer);
+    for (const SAMLResponse of ["not base64 !", Buffer.from("<not-xml").toString("base64"), Buffer.from("\u0000").toString("base64")]) {
+      const answer = await postAnswer(browser, { SAMLResponse, RelayState: "nothing-waits" });
+      expect(answer.status).toBe(400);
+    }
+    const fields = await toIdp(browser, (await member()).email);
+    const garbage = await postAnswer(browser, { SAMLResponse: Buffer.from("<samlp:Response xmlns:samlp='urn:oasis:names:tc:SAML:2.0:protocol'/>").toString("base64"), RelayState: fields.RelayState });
+    expect(garbage.status).toBe(400);
+  });
+});
