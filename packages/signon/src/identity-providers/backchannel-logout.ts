@@ -1,16 +1,14 @@
 import type { JWTPayload } from "jose";
-import { audit } from "../audit.js";
 import type { RequestOrigin, SignonContext } from "../context.js";
-import { pushesCommitted } from "../pushes/queue.js";
-import { queuePushes } from "../repositories/push-deliveries.js";
-import { findIdentityProvider, deleteUpstreamSessions, findUserOfUpstreamSubject, markUpstreamMessageSeen, type IdentityProvider } from "../repositories/identity-providers.js";
+import { findIdentityProvider, markUpstreamMessageSeen } from "../repositories/identity-providers.js";
 import { describeUpstreamError, providerConfiguration, verifyProviderJwt } from "./openid-upstream.js";
+import { endUpstreamSessions, refuseUpstreamLogout, type UpstreamLogoutResult } from "./upstream-logout.js";
 
 const logoutEvent = "http://schemas.openid.net/event/backchannel-logout";
 /** How long a logout token without `exp` is remembered against replay, and how old one may be. */
 const logoutTokenSeconds = 5 * 60;
 
-export type BackchannelLogoutResult = { ok: true; sessionsEnded: number } | { ok: false; detail: string };
+export type BackchannelLogoutResult = UpstreamLogoutResult;
 
 /**
  * OpenID Connect Back-Channel Logout 1.0: the provider posts a logout token when a person signs out there (or is
@@ -44,22 +42,7 @@ export async function acceptBackchannelLogout(ctx: SignonContext, providerId: st
   const rememberUntil = new Date(Math.max(now.getTime() + logoutTokenSeconds * 1000, (payload.exp ?? 0) * 1000));
   if (!(await markUpstreamMessageSeen(ctx.db, provider.id, payload.jti, rememberUntil))) return refuse(ctx, provider, "the logout token was used before (replayed jti)", origin);
 
-  const userUid = subject === null ? null : await findUserOfUpstreamSubject(ctx.db, provider.id, subject);
-  if (subject !== null && userUid === null && sessionId === null) return { ok: true, sessionsEnded: 0 };
-  const ended = await ctx.db.transaction(async (tx) => {
-    const found = await deleteUpstreamSessions(tx, provider.id, { userUid, upstreamSessionId: sessionId });
-    for (const uid of new Set(found.map((session) => session.userUid).concat(userUid === null ? [] : [userUid]))) {
-      const count = found.filter((session) => session.userUid === uid).length;
-      await audit(tx, { action: "upstream_logout", at: now, subjectUid: uid, origin, details: { provider_id: provider.id, organisation_id: provider.organisationId, sessions_ended: count, by: sessionId === null ? "sub" : "sid" } });
-      await queuePushes(tx, { userUid: uid, kinds: ["reauth"], targets: { applicationsOfUser: ctx.config.pushes.fanOut }, now });
-    }
-    return found.length;
-  });
-  pushesCommitted(ctx);
-  return { ok: true, sessionsEnded: ended };
+  return endUpstreamSessions(ctx, provider, { subject, sessionId, by: sessionId === null ? "sub" : "sid" }, origin);
 }
 
-async function refuse(ctx: SignonContext, provider: IdentityProvider, detail: string, origin: RequestOrigin): Promise<BackchannelLogoutResult> {
-  await audit(ctx.db, { action: "upstream_logout", at: ctx.now(), origin, details: { provider_id: provider.id, organisation_id: provider.organisationId, refused: detail } });
-  return { ok: false, detail };
-}
+const refuse = refuseUpstreamLogout;

@@ -156,6 +156,30 @@ describe("SAML sign-in", () => {
     expect((await lastRefusal())?.reason).toBe("invalid_answer");
   });
 
+  it("ends the person's sessions at a signed single logout request, once, and answers the IdP", async () => {
+    const user = await member();
+    const browser = new HttpBrowser(signon.issuer);
+    await signInThroughIdp(browser, user.email);
+    expect(await isSignedIn(browser)).toBe(true);
+    const sloUrl = `${signon.issuer}/sign-in/upstream/${providerId}/saml/logout`;
+    for (const signing of ["none", "other_key"] as const) {
+      const refused = await fetch(idp.logoutUrl(sloUrl, idp.person.nameId, { signing }), { redirect: "manual" });
+      expect(refused.status, signing).toBe(400);
+      expect(await isSignedIn(browser)).toBe(true);
+    }
+    const url = idp.logoutUrl(sloUrl, idp.person.nameId, { sessionIndex: "_session-1", id: `_logout-${people}` });
+    const answered = await fetch(url, { redirect: "manual" });
+    expect(answered.status).toBe(303);
+    const back = new URL(answered.headers.get("location")!);
+    expect(back.href.startsWith(`${idp.signOnUrl.replace("/sso", "/slo")}?SAMLResponse=`)).toBe(true);
+    expect(back.searchParams.get("RelayState")).toBe("idp-relay");
+    expect(await isSignedIn(browser)).toBe(false);
+    const [event] = await signon.ctx.db.select().from(auditEvents).where(eq(auditEvents.subjectUid, user.uid)).orderBy(desc(auditEvents.id)).limit(1);
+    expect(event).toMatchObject({ action: "upstream_logout", details: expect.objectContaining({ sessions_ended: 1, by: "saml" }) });
+    // The same request again: refused as a replay.
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(400);
+  });
+
   it("answers a malformed post with 400, never a 500", async () => {
     const browser = new HttpBrowser(signon.issuer);
     for (const SAMLResponse of ["not base64 !", Buffer.from("<not-xml").toString("base64"), Buffer.from("\u0000").toString("base64")]) {

@@ -3,13 +3,13 @@
 // xml-crypto (the library node-saml checks signatures with), or spoiled: unsigned, signed by another key, wrapped
 // (an unsigned assertion put before the signed one), expired, for another audience, or a failure status.
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createSign, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { inflateRawSync } from "node:zlib";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { SignedXml } from "xml-crypto";
 
 export interface SamlPerson {
@@ -40,6 +40,11 @@ export interface ScriptedSamlProvider {
   script: SamlScript;
   /** The last AuthnRequest received (its XML). */
   lastRequest: string | null;
+  /**
+   * A LogoutRequest for `nameId` (and `sessionIndex`) to Sign-on's single logout URL, by HTTP-Redirect: its query
+   * signed with the IdP's key, with another key, or not at all.
+   */
+  logoutUrl(sloUrl: string, nameId: string, options?: { sessionIndex?: string; signing?: "good" | "other_key" | "none"; id?: string }): string;
   close(): Promise<void>;
 }
 
@@ -97,6 +102,14 @@ export async function startScriptedSamlProvider(spEntityId: string): Promise<Scr
     person: { nameId: "person-1" },
     script: {},
     lastRequest: null,
+    logoutUrl(sloUrl, nameId, options = {}) {
+      const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${options.id ?? `_l${randomBytes(10).toString("hex")}`}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${sloUrl}"><saml:Issuer>${entityId}</saml:Issuer><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${escape(nameId)}</saml:NameID>${options.sessionIndex === undefined ? "" : `<samlp:SessionIndex>${escape(options.sessionIndex)}</samlp:SessionIndex>`}</samlp:LogoutRequest>`;
+      const query = `SAMLRequest=${encodeURIComponent(deflateRawSync(xml).toString("base64"))}&RelayState=${encodeURIComponent("idp-relay")}&SigAlg=${encodeURIComponent("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")}`;
+      const signing = options.signing ?? "good";
+      if (signing === "none") return `${sloUrl}?${query}`;
+      const signature = createSign("RSA-SHA256").update(query).sign(signing === "other_key" ? other.key : pair.key, "base64");
+      return `${sloUrl}?${query}&Signature=${encodeURIComponent(signature)}`;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 

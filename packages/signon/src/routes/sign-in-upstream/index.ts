@@ -4,6 +4,7 @@ import { acceptBackchannelLogout } from "../../identity-providers/backchannel-lo
 import { completeUpstreamSignIn, recordUpstreamRefusal } from "../../identity-providers/complete-sign-in.js";
 import { finishOpenIdSignIn } from "../../identity-providers/openid-sign-in.js";
 import { acceptSamlAnswer, finishSamlSignIn, serviceProviderMetadata } from "../../identity-providers/saml-sign-in.js";
+import { acceptSamlLogout, type SamlLogoutResult } from "../../identity-providers/saml-logout.js";
 import type { IdentityProvider } from "../../repositories/identity-providers.js";
 import type { UpstreamPerson, UpstreamRefusal } from "../../identity-providers/upstream-person.js";
 import { requireFormBody } from "../../http/form-content-type.js";
@@ -57,6 +58,16 @@ const CallbackQuery = Type.Object(
 );
 const LogoutParams = Type.Object({ providerId: Type.String({ format: "uuid" }) });
 const SamlAnswerBody = Type.Object({ SAMLResponse: Type.String({ minLength: 1, maxLength: 200_000 }), RelayState: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: true });
+const SamlLogoutQuery = Type.Object(
+  {
+    SAMLRequest: Type.Optional(Type.String({ maxLength: 100_000 })),
+    RelayState: Type.Optional(Type.String({ maxLength: 1024 })),
+    SigAlg: Type.Optional(Type.String({ maxLength: 200 })),
+    Signature: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+const SamlLogoutBody = Type.Object({ SAMLRequest: Type.String({ minLength: 1, maxLength: 200_000 }), RelayState: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: true });
 const SamlCompleteQuery = Type.Object({ state: Type.String({ maxLength: 512 }) }, { additionalProperties: false });
 const LogoutBody = Type.Object({ logout_token: Type.String({ minLength: 1, maxLength: 16_384 }) }, { additionalProperties: true });
 const LogoutError = Type.Object({ error: Type.String(), error_description: Type.String() });
@@ -125,6 +136,27 @@ const upstreamSignInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     return signIn(request, reply, finished.provider, finished);
   });
+
+  // SAML single logout from the provider, by HTTP-Redirect or HTTP-POST.
+  const samlLogoutAnswer = (reply: FastifyReply, result: SamlLogoutResult) => {
+    reply.header("cache-control", "no-store");
+    if (result.ok) return reply.redirect(result.redirectTo, 303);
+    return reply.code(400).view("sign-in-upstream/refused.eta", { title: "You are not signed out", message: "This sign-out request from your organisation's sign-in service could not be checked.", hint: "Sign out of Sign-on from its own pages." });
+  };
+  app.get(
+    "/sign-in/upstream/:providerId/saml/logout",
+    { config: { errorFormat: "html" }, schema: { params: LogoutParams, querystring: SamlLogoutQuery } },
+    async (request, reply) => {
+      const originalQuery = request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "";
+      const query = Object.fromEntries(Object.entries(request.query).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+      return samlLogoutAnswer(reply, await acceptSamlLogout(app.signon, request.params.providerId, { binding: "redirect", query, originalQuery }, requestOrigin(request)));
+    },
+  );
+  app.post(
+    "/sign-in/upstream/:providerId/saml/logout",
+    { config: { errorFormat: "html" }, bodyLimit: 256 * 1024, schema: { params: LogoutParams, body: SamlLogoutBody }, preValidation: requireFormBody },
+    async (request, reply) => samlLogoutAnswer(reply, await acceptSamlLogout(app.signon, request.params.providerId, { binding: "post", body: request.body }, requestOrigin(request))),
+  );
 
   /** Sign-on's SAML service provider metadata, for the identity providers' administrators. */
   app.get("/sign-in/upstream/saml/metadata", async (_request, reply) =>
