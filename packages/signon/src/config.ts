@@ -78,6 +78,11 @@ export interface SignonConfig {
   secretKey: Buffer | null;
   /** People who have not signed in for this many days are suspended by the inactivity job. */
   inactivityDays: number;
+  /**
+   * Sign-on's SAML signing key and certificate (PEM files): with them, requests to organisations' SAML identity
+   * providers are signed, and the service provider metadata carries the certificate.
+   */
+  samlSigning: { certFile: string; keyFile: string } | null;
   /** How long Sign-on waits for an organisation's identity provider (discovery, token, keys) before it shows that the provider did not answer. */
   upstreamTimeoutSeconds: number;
   /** Accounts invited this many days ago (latest invitation) that never chose a password nor signed in are deleted by the hourly job. */
@@ -315,6 +320,7 @@ export function loadConfig(
     secretKey,
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
     upstreamTimeoutSeconds: readInteger(env, "SIGNON_UPSTREAM_TIMEOUT_SECONDS", 10, { min: 1, max: 60 }),
+    samlSigning: readSamlSigning(env),
     unusedInvitationDays: readInteger(env, "SIGNON_UNUSED_INVITATION_DAYS", 90, { min: 1, max: 3650 }),
     eventRetentionDays: readInteger(env, "SIGNON_EVENT_RETENTION_DAYS", 730, { min: 30, max: 36_500 }),
     signingKeyRotationDays: readInteger(env, "SIGNON_SIGNING_KEY_ROTATION_DAYS", 90, { min: 1, max: 3650 }),
@@ -391,6 +397,15 @@ function readSmtpUrl(env: Record<string, string | undefined>): string | null {
   }
   if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new ConfigError("SIGNON_SMTP_URL", "must be an smtp:// or smtps:// URL");
   return raw;
+}
+
+function readSamlSigning(env: Record<string, string | undefined>): SignonConfig["samlSigning"] {
+  const certFile = env.SIGNON_SAML_SIGNING_CERT?.trim() || null;
+  const keyFile = env.SIGNON_SAML_SIGNING_KEY?.trim() || null;
+  if ((certFile === null) !== (keyFile === null)) {
+    throw new ConfigError(certFile ? "SIGNON_SAML_SIGNING_KEY" : "SIGNON_SAML_SIGNING_CERT", "set both SIGNON_SAML_SIGNING_CERT and SIGNON_SAML_SIGNING_KEY, or neither");
+  }
+  return certFile && keyFile ? { certFile, keyFile } : null;
 }
 
 function readSecretKey(env: Record<string, string | undefined>): Buffer | null {

@@ -95,7 +95,7 @@ export async function connectSamlProvider(
   actor: ProviderActor,
 ): Promise<{ provider: IdentityProvider; created: boolean }> {
   const existing = await findIdentityProviderOfOrganisation(ctx.db, organisation.id);
-  const saml = checkSamlProvider(input, ctx.config.mode);
+  const saml = checkSamlProvider(input, ctx.config.mode, ctx.config.samlSigning !== null);
   const policy = checkPolicy(input);
   const settings = {
     protocol: "saml",

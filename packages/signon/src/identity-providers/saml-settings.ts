@@ -16,6 +16,8 @@ export interface SamlProviderInput {
   logoutUrl?: string | undefined;
   /** The certificates it signs with (PEM, one or more). */
   certificates?: string | undefined;
+  /** Its metadata's `WantAuthnRequestsSigned`. */
+  wantsSignedRequests?: boolean | undefined;
 }
 
 export interface CheckedSamlProvider {
@@ -65,7 +67,13 @@ function fromMetadata(xml: string): SamlProviderInput {
     .flatMap((key) => Array.from(key.getElementsByTagNameNS(signatureNamespace, "X509Certificate")).map((element) => element.textContent ?? ""))
     .map((base64) => `-----BEGIN CERTIFICATE-----\n${base64.replace(/\s+/g, "")}\n-----END CERTIFICATE-----`)
     .join("\n");
-  return { entityId: descriptor.getAttribute("entityID") ?? undefined, signOnUrl: service("SingleSignOnService"), logoutUrl: service("SingleLogoutService"), certificates };
+  return {
+    entityId: descriptor.getAttribute("entityID") ?? undefined,
+    signOnUrl: service("SingleSignOnService"),
+    logoutUrl: service("SingleLogoutService"),
+    certificates,
+    wantsSignedRequests: idp.getAttribute("WantAuthnRequestsSigned") === "true",
+  };
 }
 
 /**
@@ -73,8 +81,14 @@ function fromMetadata(xml: string): SamlProviderInput {
  * sign-on service takes requests by HTTP-Redirect, where its single logout service is (if it has one), and at least
  * one certificate it signs with.
  */
-export function checkSamlProvider(input: SamlProviderInput, mode: SignonConfig["mode"]): CheckedSamlProvider {
+export function checkSamlProvider(input: SamlProviderInput, mode: SignonConfig["mode"], canSignRequests: boolean): CheckedSamlProvider {
   const given = input.metadata !== undefined && input.metadata.trim() !== "" ? { ...fromMetadata(input.metadata), ...definedOnly(input) } : input;
+  if (given.wantsSignedRequests === true && !canSignRequests) {
+    throw new ProviderSettingError(
+      "This identity provider wants signed requests: give Sign-on a signing key and certificate (SIGNON_SAML_SIGNING_KEY and SIGNON_SAML_SIGNING_CERT) first.",
+      "saml_metadata",
+    );
+  }
   const entityId = given.entityId?.trim() ?? "";
   if (entityId === "" || entityId.length > 500 || !/^[\x21-\x7e]+$/.test(entityId)) throw new ProviderSettingError("Give the identity provider's entity id (at most 500 printable characters).", "saml_entity_id");
   if (given.signOnUrl === undefined || given.signOnUrl.trim() === "") throw new ProviderSettingError("Give the identity provider's single sign-on URL (HTTP-Redirect binding).", "saml_sign_on_url");
@@ -87,5 +101,5 @@ export function checkSamlProvider(input: SamlProviderInput, mode: SignonConfig["
 }
 
 function definedOnly(input: SamlProviderInput): SamlProviderInput {
-  return Object.fromEntries(Object.entries(input).filter(([name, value]) => name !== "metadata" && value !== undefined && value.trim() !== "")) as SamlProviderInput;
+  return Object.fromEntries(Object.entries(input).filter(([name, value]) => name !== "metadata" && typeof value === "string" && value.trim() !== "")) as SamlProviderInput;
 }

@@ -1,4 +1,5 @@
 import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type Profile } from "@node-saml/node-saml";
+import { readFileSync } from "node:fs";
 import type { SignonContext } from "../context.js";
 import { findIdentityProvider, insertUpstreamSignIn, takeUpstreamSignIn, type IdentityProvider } from "../repositories/identity-providers.js";
 import { constantTimeEqual } from "../security/constant-time.js";
@@ -18,14 +19,36 @@ export function samlServiceProvider(ctx: SignonContext): { entityId: string; ass
   };
 }
 
-/** Sign-on's service provider metadata: its entity id, its assertion consumer service (HTTP-POST), the NameID it asks for. */
+const signingFiles = new Map<string, string>();
+
+/** Sign-on's SAML signing key and certificate (`SIGNON_SAML_SIGNING_KEY`, `SIGNON_SAML_SIGNING_CERT`), read once; `null` when none is set. */
+export function samlSigning(ctx: SignonContext): { key: string; certificate: string } | null {
+  const files = ctx.config.samlSigning;
+  if (files === null) return null;
+  const read = (path: string) => {
+    let text = signingFiles.get(path);
+    if (text === undefined) {
+      text = readFileSync(path, "utf8");
+      signingFiles.set(path, text);
+    }
+    return text;
+  };
+  return { key: read(files.keyFile), certificate: read(files.certFile) };
+}
+
+/**
+ * Sign-on's service provider metadata: its entity id, its assertion consumer service (HTTP-POST), the NameID it asks
+ * for, and the certificate it signs its requests with when it has one.
+ */
 export function serviceProviderMetadata(ctx: SignonContext): string {
   const sp = samlServiceProvider(ctx);
+  const signing = samlSigning(ctx);
   return generateServiceProviderMetadata({
     issuer: sp.entityId,
     callbackUrl: sp.assertionConsumerService,
     identifierFormat: persistentNameId,
     wantAssertionsSigned: true,
+    ...(signing === null ? {} : { privateKey: signing.key, publicCerts: signing.certificate }),
   });
 }
 
@@ -40,7 +63,10 @@ export function samlLogoutUrl(ctx: SignonContext, provider: IdentityProvider): s
  */
 export function samlFor(ctx: SignonContext, provider: IdentityProvider, requestId: string | null): SAML {
   const sp = samlServiceProvider(ctx);
+  const signing = samlSigning(ctx);
   return new SAML({
+    // With Sign-on's signing key, its requests are signed (the query, with the HTTP-Redirect binding).
+    ...(signing === null ? {} : { privateKey: signing.key, signatureAlgorithm: "sha256" as const }),
     callbackUrl: sp.assertionConsumerService,
     ...(provider.samlSignOnUrl === null ? {} : { entryPoint: provider.samlSignOnUrl }),
     issuer: sp.entityId,

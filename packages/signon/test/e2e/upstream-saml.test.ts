@@ -1,5 +1,9 @@
 // Sign-in through an organisation's own SAML 2.0 identity provider, against Sign-on as shipped and an IdP over real
 // HTTP whose answers each test scripts (test/support/scripted-saml-provider.ts).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createOrganisation } from "../../src/accounts/organisations.js";
@@ -180,6 +184,13 @@ describe("SAML sign-in", () => {
     expect((await fetch(url, { redirect: "manual" })).status).toBe(400);
   });
 
+  it("refuses to connect an IdP that wants signed requests while Sign-on has no signing key", async () => {
+    const other = await createOrganisation(signon.ctx, { slug: `wants-signed-${people}`, name: `Wants signed ${people}` });
+    await expect(connectSamlProvider(signon.ctx, other, { metadata: idp.signedRequestsMetadata, domains: `wants-signed-${people}.example.org` }, { uid: null, origin: null })).rejects.toThrow(
+      "This identity provider wants signed requests",
+    );
+  });
+
   it("answers a malformed post with 400, never a 500", async () => {
     const browser = new HttpBrowser(signon.issuer);
     for (const SAMLResponse of ["not base64 !", Buffer.from("<not-xml").toString("base64"), Buffer.from("\u0000").toString("base64")]) {
@@ -189,5 +200,55 @@ describe("SAML sign-in", () => {
     const fields = await toIdp(browser, (await member()).email);
     const garbage = await postAnswer(browser, { SAMLResponse: Buffer.from("<samlp:Response xmlns:samlp='urn:oasis:names:tc:SAML:2.0:protocol'/>").toString("base64"), RelayState: fields.RelayState });
     expect(garbage.status).toBe(400);
+  });
+});
+
+describe("SAML sign-in with Sign-on's own signing key", () => {
+  let signing: ShippedSignon;
+  let strictIdp: ScriptedSamlProvider;
+  let folder: string;
+  const strictDomain = "strict.example.gov.uk";
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), "signon-saml-sp-"));
+    const files = { certFile: join(folder, "sp.crt"), keyFile: join(folder, "sp.key") };
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", files.keyFile, "-out", files.certFile, "-days", "2", "-subj", "/CN=signon-sp"], { stdio: "ignore" });
+    signing = await startShippedSignon(database, { SIGNON_SAML_SIGNING_CERT: files.certFile, SIGNON_SAML_SIGNING_KEY: files.keyFile });
+    strictIdp = await startScriptedSamlProvider(`${signing.issuer}/sign-in/upstream/saml/metadata`);
+    strictIdp.requestSigner = readFileSync(files.certFile, "utf8");
+    const strict = await createOrganisation(signing.ctx, { slug: "strict", name: "Strict" });
+    const ctx = { ...signing.ctx, config: { ...signing.ctx.config, samlSigning: files } };
+    await connectSamlProvider(ctx, strict, { metadata: strictIdp.signedRequestsMetadata, domains: strictDomain }, { uid: null, origin: null });
+  }, 60_000);
+  afterAll(async () => {
+    await strictIdp?.close();
+    await signing?.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it("signs its AuthnRequests and publishes its certificate in its metadata", async () => {
+    const user = await createUser(signing.ctx, { email: `someone@${strictDomain}` });
+    strictIdp.person = { nameId: "strict-1", email: user.email };
+    const browser = new HttpBrowser(signing.issuer);
+    const form = parseSignInForm(await (await browser.request("/sign-in")).text());
+    const posted = await browser.request("/sign-in", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: form.csrfToken, return_to: "/", email: user.email, password: "" }).toString(),
+    });
+    const atIdp = await fetch(posted.headers.get("location")!);
+    expect(atIdp.status).toBe(200);
+    expect(strictIdp.lastRequestSigned).toBe(true);
+    const fields = postedFields(await atIdp.text());
+    const answered = await browser.request("/sign-in/upstream/saml/acs", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ SAMLResponse: fields.SAMLResponse, RelayState: fields.RelayState }).toString(),
+    });
+    expect((await browser.request(answered.headers.get("location")!)).status).toBe(303);
+    expect((await browser.request("/")).status).toBe(200);
+    const metadata = await (await fetch(`${signing.issuer}/sign-in/upstream/saml/metadata`)).text();
+    expect(metadata).not.toContain(readFileSync(join(folder, "sp.key"), "utf8").split("\n")[1]);
+    expect(metadata).toContain(readFileSync(join(folder, "sp.crt"), "utf8").replace(/-----[^-]+-----/g, "").replace(/\s+/g, "").slice(0, 60));
   });
 });

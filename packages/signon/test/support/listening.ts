@@ -36,7 +36,7 @@ export interface ShippedSignon {
  * Starts Sign-on as shipped (its built entry point in a process of its own, as `npm start` runs it) on a
  * free port, with the configuration of {@link testConfig}, on `database`.
  */
-export async function startShippedSignon(database: TestDatabase<typeof schema>): Promise<ShippedSignon> {
+export async function startShippedSignon(database: TestDatabase<typeof schema>, extraEnv: Record<string, string> = {}): Promise<ShippedSignon> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const config = { ...testConfig({ SIGNON_PORT: String(port), SIGNON_PUBLIC_URL: issuer }), preparedStatements: true };
@@ -50,6 +50,7 @@ export async function startShippedSignon(database: TestDatabase<typeof schema>):
     SIGNON_SECRET_KEY: "5e".repeat(32),
     SIGNON_MAIL_PRINT: "false",
     SIGNON_TWO_STEP_REQUIRED_ROLES: "none",
+    ...extraEnv,
   };
   let service = await startShipped("signon", { port, env });
   const statements = statementRunner(database.pool, config.preparedStatements);

@@ -3,7 +3,7 @@
 // xml-crypto (the library node-saml checks signatures with), or spoiled: unsigned, signed by another key, wrapped
 // (an unsigned assertion put before the signed one), expired, for another audience, or a failure status.
 import { execFileSync } from "node:child_process";
-import { createSign, randomBytes } from "node:crypto";
+import { createSign, createVerify, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -36,10 +36,16 @@ export interface ScriptedSamlProvider {
   signOnUrl: string;
   certificate: string;
   metadata: string;
+  /** The same, saying it wants signed requests (`WantAuthnRequestsSigned`). */
+  signedRequestsMetadata: string;
   person: SamlPerson;
   script: SamlScript;
   /** The last AuthnRequest received (its XML). */
   lastRequest: string | null;
+  /** Sign-on's certificate, when the IdP wants signed requests: an AuthnRequest whose query signature it does not verify is refused (403). */
+  requestSigner: string | null;
+  /** Whether the last AuthnRequest's query signature verified with `requestSigner`. */
+  lastRequestSigned: boolean;
   /**
    * A LogoutRequest for `nameId` (and `sessionIndex`) to Sign-on's single logout URL, by HTTP-Redirect: its query
    * signed with the IdP's key, with another key, or not at all.
@@ -85,23 +91,27 @@ export async function startScriptedSamlProvider(spEntityId: string): Promise<Scr
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const entityId = `${base}/metadata`;
-  const provider: ScriptedSamlProvider = {
-    entityId,
-    signOnUrl: `${base}/sso`,
-    certificate: pair.certificate,
-    metadata: `<?xml version="1.0"?>
+  const metadataOf = (wantsSignedRequests: boolean) => `<?xml version="1.0"?>
 <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${entityId}">
-  <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+  <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"${wantsSignedRequests ? ' WantAuthnRequestsSigned="true"' : ""}>
     <md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${bare(pair.certificate)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
     <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${base}/slo"/>
     <md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</md:NameIDFormat>
     <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${base}/sso-post"/>
     <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${base}/sso"/>
   </md:IDPSSODescriptor>
-</md:EntityDescriptor>`,
+</md:EntityDescriptor>`;
+  const provider: ScriptedSamlProvider = {
+    entityId,
+    signOnUrl: `${base}/sso`,
+    certificate: pair.certificate,
+    metadata: metadataOf(false),
+    signedRequestsMetadata: metadataOf(true),
     person: { nameId: "person-1" },
     script: {},
     lastRequest: null,
+    requestSigner: null,
+    lastRequestSigned: false,
     logoutUrl(sloUrl, nameId, options = {}) {
       const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${options.id ?? `_l${randomBytes(10).toString("hex")}`}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${sloUrl}"><saml:Issuer>${entityId}</saml:Issuer><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${escape(nameId)}</saml:NameID>${options.sessionIndex === undefined ? "" : `<samlp:SessionIndex>${escape(options.sessionIndex)}</samlp:SessionIndex>`}</samlp:LogoutRequest>`;
       const query = `SAMLRequest=${encodeURIComponent(deflateRawSync(xml).toString("base64"))}&RelayState=${encodeURIComponent("idp-relay")}&SigAlg=${encodeURIComponent("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")}`;
@@ -147,6 +157,17 @@ export async function startScriptedSamlProvider(spEntityId: string): Promise<Scr
     if (url.pathname === "/sso") {
       const xml = inflateRawSync(Buffer.from(url.searchParams.get("SAMLRequest") ?? "", "base64")).toString("utf8");
       provider.lastRequest = xml;
+      // HTTP-Redirect binding: the signature covers SAMLRequest, RelayState and SigAlg as they were sent.
+      const raw = (request.url ?? "").slice((request.url ?? "").indexOf("?") + 1).split("&");
+      const piece = (name: string) => raw.find((part) => part.startsWith(`${name}=`));
+      const signed = ["SAMLRequest", "RelayState", "SigAlg"].map(piece).filter((part) => part !== undefined).join("&");
+      const signature = url.searchParams.get("Signature");
+      provider.lastRequestSigned =
+        provider.requestSigner !== null && signature !== null && createVerify("RSA-SHA256").update(signed).verify(provider.requestSigner, signature, "base64");
+      if (provider.requestSigner !== null && !provider.lastRequestSigned) {
+        reply.writeHead(403).end("the request is not signed by the service provider");
+        return;
+      }
       const requestId = /\sID="([^"]+)"/.exec(xml)?.[1] ?? "";
       const acs = /AssertionConsumerServiceURL="([^"]+)"/.exec(xml)?.[1] ?? "";
       const samlResponse = Buffer.from(response(requestId, acs)).toString("base64");

@@ -34,6 +34,7 @@ describe("loadConfig", () => {
       inactivityDays: 45,
       unusedInvitationDays: 90,
       upstreamTimeoutSeconds: 10,
+      samlSigning: null,
       eventRetentionDays: 730,
       twoStepRequiredRoles: ["superadmin", "admin"],
       emailPolicy: { allowedDomains: [], blockedDomains: consumerMailDomains, allowNonAscii: false },
