@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { SignonContext } from "../context.js";
-import { connectOpenIdProvider, disconnectProvider } from "../identity-providers/connect.js";
+import { connectOpenIdProvider, connectSamlProvider, disconnectProvider } from "../identity-providers/connect.js";
+import { samlLogoutUrl, samlServiceProvider } from "../identity-providers/saml-sign-in.js";
 import { openIdCallbackUrl } from "../identity-providers/openid-sign-in.js";
 import { ProviderSettingError } from "../identity-providers/settings.js";
 import { findIdentityProviderOfOrganisation, listIdentityProviders, type IdentityProvider } from "../repositories/identity-providers.js";
@@ -32,7 +33,12 @@ async function fileText(path: unknown, what: string): Promise<string | undefined
   }
 }
 
-function addresses(ctx: SignonContext, provider: IdentityProvider): { redirect_uri: string; backchannel_logout_uri: string } {
+/** Where the provider reaches Sign-on: what its administrators register. */
+function addresses(ctx: SignonContext, provider: IdentityProvider): Record<string, string> {
+  if (provider.protocol === "saml") {
+    const sp = samlServiceProvider(ctx);
+    return { sp_entity_id: sp.entityId, sp_metadata: sp.entityId, acs_url: sp.assertionConsumerService, single_logout_url: samlLogoutUrl(ctx, provider) };
+  }
   return {
     redirect_uri: openIdCallbackUrl(ctx),
     backchannel_logout_uri: new URL(`/sign-in/upstream/${provider.id}/backchannel-logout`, ctx.config.publicUrl).href,
@@ -41,14 +47,15 @@ function addresses(ctx: SignonContext, provider: IdentityProvider): { redirect_u
 
 /** What is shown of a provider: its settings, never its secret. */
 function described(ctx: SignonContext, provider: IdentityProvider, slug: string): Record<string, unknown> {
+  const protocolSettings =
+    provider.protocol === "saml"
+      ? { entity_id: provider.samlEntityId, sso_url: provider.samlSignOnUrl, slo_url: provider.samlLogoutUrl, certificates: provider.samlCertificates?.length ?? 0 }
+      : { issuer: provider.issuer, client_id: provider.clientId, client_authentication: provider.clientAuthentication, scopes: provider.scopes };
   return {
     organisation: slug,
     id: provider.id,
     protocol: provider.protocol,
-    issuer: provider.issuer,
-    client_id: provider.clientId,
-    client_authentication: provider.clientAuthentication,
-    scopes: provider.scopes,
+    ...protocolSettings,
     domains: provider.domains,
     password_addresses: provider.passwordAddresses,
     create_accounts: provider.createAccounts,
@@ -61,6 +68,10 @@ function described(ctx: SignonContext, provider: IdentityProvider, slug: string)
 function describedLines(details: Record<string, unknown>): string[] {
   return Object.entries(details).map(([name, value]) => `${name}: ${Array.isArray(value) ? value.join(", ") || "(none)" : value === null ? "(none)" : String(value)}`);
 }
+
+const connectSamlUsage =
+  "signon identity-providers connect-saml ORGANISATION_SLUG (--metadata-file IDP-METADATA.xml | --entity-id ID --sso-url URL [--slo-url URL] --certificate-file IDP-SIGNING.pem) " +
+  "--domains dept.example.gov.uk[,…] [--password-addresses a@…,b@…] [--create-accounts] [--second-factor-contexts 'class-ref …'] [--suspend-unseen-days N]";
 
 /** Connecting organisations to their own identity providers (docs/identity-providers.md). */
 export const identityProviderCommands: Record<string, Command> = {
@@ -125,6 +136,57 @@ export const identityProviderCommands: Record<string, Command> = {
       }
     },
   },
+  "identity-providers connect-saml": {
+    usage: connectSamlUsage,
+    positionals: ["organisation"],
+    options: {
+      "metadata-file": { type: "string" },
+      "entity-id": { type: "string" },
+      "sso-url": { type: "string" },
+      "slo-url": { type: "string" },
+      "certificate-file": { type: "string" },
+      domains: { type: "string" },
+      "password-addresses": { type: "string" },
+      "create-accounts": { type: "boolean" },
+      "second-factor-contexts": { type: "string" },
+      "suspend-unseen-days": { type: "string" },
+    },
+    async run(ctx, options) {
+      const organisation = await organisationOf(ctx, options["organisation"]);
+      if (typeof options["domains"] !== "string") throw new UsageError(`Give --domains\n${connectSamlUsage}`);
+      try {
+        const { provider, created } = await connectSamlProvider(
+          ctx,
+          organisation,
+          {
+            metadata: await fileText(options["metadata-file"], "The metadata file"),
+            entityId: options["entity-id"] as string | undefined,
+            signOnUrl: options["sso-url"] as string | undefined,
+            logoutUrl: options["slo-url"] as string | undefined,
+            certificates: await fileText(options["certificate-file"], "The certificate file"),
+            domains: options["domains"],
+            passwordAddresses: options["password-addresses"] as string | undefined,
+            createAccounts: options["create-accounts"] === true,
+            secondFactorContexts: options["second-factor-contexts"] as string | undefined,
+            suspendUnseenDays: options["suspend-unseen-days"] as string | undefined,
+          },
+          { uid: null, origin: null },
+        );
+        const details = described(ctx, provider, organisation.slug);
+        return {
+          json: { ...details, created },
+          text: [
+            `${created ? "Connected" : "Changed the connection of"} ${organisation.name} to ${String(provider.samlEntityId)}.`,
+            `Register at the identity provider Sign-on's metadata ${String(details["sp_metadata"])} (entity id ${String(details["sp_entity_id"])}, assertion consumer service ${String(details["acs_url"])}, single logout ${String(details["single_logout_url"])}).`,
+            `People at ${provider.domains.join(", ")} now sign in there.`,
+          ],
+        };
+      } catch (error) {
+        if (error instanceof ProviderSettingError) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+  },
   "identity-providers show": {
     usage: "signon identity-providers show ORGANISATION_SLUG",
     positionals: ["organisation"],
@@ -148,7 +210,7 @@ export const identityProviderCommands: Record<string, Command> = {
       }
       return {
         json: { providers: rows },
-        text: rows.length === 0 ? ["No organisation is connected to an identity provider."] : rows.map((row) => `${String(row["organisation"])}: ${String(row["issuer"])} (${(row["domains"] as string[]).join(", ")})`),
+        text: rows.length === 0 ? ["No organisation is connected to an identity provider."] : rows.map((row) => `${String(row["organisation"])}: ${String(row["issuer"] ?? row["entity_id"])} (${(row["domains"] as string[]).join(", ")})`),
       };
     },
   },

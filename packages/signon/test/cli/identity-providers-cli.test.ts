@@ -8,6 +8,7 @@ import { auditEvents, identityProviders } from "../../src/db/schema.js";
 import { openSecret } from "../../src/security/secret-box.js";
 import { runBuiltSignonCli } from "../support/built-cli.js";
 import { runSignonCli } from "../support/cli.js";
+import { startSamlIdentityProvider } from "@tessera/test-support/saml-identity-provider";
 import { openTestDatabase } from "../support/signon.js";
 
 const database = await openTestDatabase();
@@ -83,6 +84,37 @@ describe("signon identity-providers (the built command)", () => {
     expect(openSecret(key, stored!.clientCredentialSealed!)).toContain("BEGIN PRIVATE KEY");
     expect(stored!.clientCertificate).toContain("BEGIN CERTIFICATE");
     expect(JSON.stringify(stored)).not.toContain((await readFile(keyFile, "utf8")).split("\n")[1]);
+  });
+
+  it("connects an organisation to a SAML identity provider from its metadata, printing what to register there", async () => {
+    const idp = await startSamlIdentityProvider("http://localhost:3000/sign-in/upstream/saml/metadata");
+    try {
+      const metadataFile = join(folder, "idp-metadata.xml");
+      await writeFile(metadataFile, idp.metadata);
+      const connected = await signon("identity-providers", "connect-saml", "dept", "--metadata-file", metadataFile, "--domains", "dept.example.org", "--json");
+      expect(connected).toMatchObject({ code: 0, stderr: "" });
+      const answer = JSON.parse(connected.stdout) as Record<string, unknown>;
+      expect(answer).toMatchObject({
+        protocol: "saml",
+        entity_id: idp.entityId,
+        sso_url: idp.signOnUrl,
+        certificates: 1,
+        sp_entity_id: "http://localhost:3000/sign-in/upstream/saml/metadata",
+        acs_url: "http://localhost:3000/sign-in/upstream/saml/acs",
+        single_logout_url: `http://localhost:3000/sign-in/upstream/${String(answer["id"])}/saml/logout`,
+      });
+      const [stored] = await database.db.select().from(identityProviders);
+      expect(stored?.samlCertificates?.[0]).toContain("BEGIN CERTIFICATE");
+      // One that wants signed requests, while Sign-on has no signing key: refused, saying what to set.
+      await writeFile(metadataFile, idp.signedRequestsMetadata);
+      const refused = await signon("identity-providers", "connect-saml", "dept", "--metadata-file", metadataFile, "--domains", "dept.example.org");
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain("SIGNON_SAML_SIGNING_KEY");
+      await writeFile(metadataFile, "<not-metadata/>");
+      expect((await signon("identity-providers", "connect-saml", "dept", "--metadata-file", metadataFile, "--domains", "dept.example.org")).stderr).toContain("is not a SAML 2.0 identity provider's");
+    } finally {
+      await idp.close();
+    }
   });
 
   it("refuses what it cannot keep, with the usage and exit code 2", async () => {

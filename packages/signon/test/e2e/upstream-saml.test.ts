@@ -14,7 +14,7 @@ import { parseSignInForm } from "../support/browser.js";
 import { createUser } from "../support/factories.js";
 import { HttpBrowser } from "../support/http-browser.js";
 import { startShippedSignon, type ShippedSignon } from "../support/listening.js";
-import { postedFields, startScriptedSamlProvider, type ScriptedSamlProvider } from "../support/scripted-saml-provider.js";
+import { postedFields, startSamlIdentityProvider, type ScriptedSamlProvider } from "@tessera/test-support/saml-identity-provider";
 import { openTestDatabase } from "../support/signon.js";
 
 const database = await openTestDatabase();
@@ -27,7 +27,7 @@ const domain = "agency.example.gov.uk";
 
 beforeAll(async () => {
   signon = await startShippedSignon(database);
-  idp = await startScriptedSamlProvider(`${signon.issuer}/sign-in/upstream/saml/metadata`);
+  idp = await startSamlIdentityProvider(`${signon.issuer}/sign-in/upstream/saml/metadata`);
   organisation = await createOrganisation(signon.ctx, { slug: "agency", name: "Agency" });
 }, 60_000);
 afterAll(async () => {
@@ -214,7 +214,7 @@ describe("SAML sign-in with Sign-on's own signing key", () => {
     const files = { certFile: join(folder, "sp.crt"), keyFile: join(folder, "sp.key") };
     execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", files.keyFile, "-out", files.certFile, "-days", "2", "-subj", "/CN=signon-sp"], { stdio: "ignore" });
     signing = await startShippedSignon(database, { SIGNON_SAML_SIGNING_CERT: files.certFile, SIGNON_SAML_SIGNING_KEY: files.keyFile });
-    strictIdp = await startScriptedSamlProvider(`${signing.issuer}/sign-in/upstream/saml/metadata`);
+    strictIdp = await startSamlIdentityProvider(`${signing.issuer}/sign-in/upstream/saml/metadata`);
     strictIdp.requestSigner = readFileSync(files.certFile, "utf8");
     const strict = await createOrganisation(signing.ctx, { slug: "strict", name: "Strict" });
     const ctx = { ...signing.ctx, config: { ...signing.ctx.config, samlSigning: files } };

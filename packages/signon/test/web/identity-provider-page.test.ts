@@ -5,6 +5,7 @@ import { auditEvents, identityProviders } from "../../src/db/schema.js";
 import { openSecret } from "../../src/security/secret-box.js";
 import { signedInBrowser, type InjectBrowser } from "../support/browser.js";
 import { createUser, defaultPassword } from "../support/factories.js";
+import { startSamlIdentityProvider } from "@tessera/test-support/saml-identity-provider";
 import { useTestSignon } from "../support/signon.js";
 
 const { database, signon } = await useTestSignon();
@@ -85,6 +86,27 @@ describe("/organisations/:id/identity-provider", () => {
     expect(disconnected.statusCode).toBe(303);
     expect(await db.select().from(identityProviders).where(eq(identityProviders.organisationId, first.id))).toEqual([]);
     expect((await browser.get(firstUrl)).body).toContain("Organisation&#39;s identity provider disconnected");
+  });
+
+  it("connects a SAML identity provider from its metadata, showing what to register there", async () => {
+    const idp = await startSamlIdentityProvider(`${signon.ctx.config.publicUrl.replace(/\/$/, "")}/sign-in/upstream/saml/metadata`);
+    try {
+      const office = await createOrganisation(signon.ctx, { slug: "saml-office", name: "SAML office" });
+      const browser = await browserFor("superadmin");
+      const url = `/organisations/${office.id}/identity-provider`;
+      const saved = await browser.submit(url, url, { protocol: "saml", saml_metadata: idp.metadata, domains: "saml-office.example" });
+      expect(saved.statusCode).toBe(303);
+      const [stored] = await db.select().from(identityProviders).where(eq(identityProviders.organisationId, office.id));
+      expect(stored).toMatchObject({ protocol: "saml", samlEntityId: idp.entityId, samlSignOnUrl: idp.signOnUrl, issuer: null, clientId: null });
+      const page = await browser.get(url);
+      expect(page.body).toContain(`sign in through <strong>${idp.entityId}</strong> (SAML 2.0)`);
+      expect(page.body).toContain(`/sign-in/upstream/${stored!.id}/saml/logout</code>`);
+      const broken = await browser.submit(url, url, { protocol: "saml", saml_metadata: "<nothing/>", domains: "saml-office.example" });
+      expect(broken.statusCode).toBe(400);
+      expect(broken.body).toContain('<p class="error-message" id="saml_metadata-error">');
+    } finally {
+      await idp.close();
+    }
   });
 
   it("is for superadmins only", async () => {

@@ -1,7 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { describeEvent } from "../../accounts/event-wording.js";
-import { connectOpenIdProvider, disconnectProvider } from "../../identity-providers/connect.js";
+import { connectOpenIdProvider, connectSamlProvider, disconnectProvider } from "../../identity-providers/connect.js";
+import { samlLogoutUrl, samlServiceProvider } from "../../identity-providers/saml-sign-in.js";
 import { openIdCallbackUrl } from "../../identity-providers/openid-sign-in.js";
 import { ProviderSettingError } from "../../identity-providers/settings.js";
 import { requireFormBody } from "../../http/form-content-type.js";
@@ -17,6 +18,12 @@ const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 const ProviderBody = Type.Object(
   {
     _csrf: text(256),
+    protocol: Type.Optional(Type.Union([Type.Literal("oidc"), Type.Literal("saml")])),
+    saml_metadata: text(1_000_000),
+    saml_entity_id: text(500),
+    saml_sign_on_url: text(2000),
+    saml_logout_url: text(2000),
+    saml_certificates: text(50_000),
     issuer: text(500),
     client_id: text(255),
     client_authentication: text(40),
@@ -39,6 +46,10 @@ type Values = Record<string, string>;
 
 function valuesOf(provider: IdentityProvider | null): Values {
   return {
+    protocol: provider?.protocol ?? "oidc",
+    saml_entity_id: provider?.samlEntityId ?? "",
+    saml_sign_on_url: provider?.samlSignOnUrl ?? "",
+    saml_logout_url: provider?.samlLogoutUrl ?? "",
     issuer: provider?.issuer ?? "",
     client_id: provider?.clientId ?? "",
     client_authentication: provider?.clientAuthentication ?? "client_secret_basic",
@@ -79,6 +90,8 @@ async function renderProviderPage(
       errors,
       redirectUri: openIdCallbackUrl(ctx),
       logoutUri: provider === null ? null : new URL(`/sign-in/upstream/${provider.id}/backchannel-logout`, ctx.config.publicUrl).href,
+      serviceProvider: samlServiceProvider(ctx),
+      samlLogoutUri: provider === null ? null : samlLogoutUrl(ctx, provider),
       events,
     },
     Object.keys(errors).length > 0 ? 400 : 200,
@@ -86,7 +99,7 @@ async function renderProviderPage(
 }
 
 /**
- * `GET|POST /organisations/:id/identity-provider` connects an organisation to its own OpenID Connect provider or
+ * `GET|POST /organisations/:id/identity-provider` connects an organisation to its own OpenID Connect or SAML 2.0 provider or
  * changes the connection (a secret left empty is kept), and lists its latest events (changes, refused sign-ins,
  * logouts); `POST /organisations/:id/identity-provider/disconnect` disconnects it. Superadmins only, as the rest of the
  * organisations section.
@@ -108,8 +121,30 @@ export const identityProviderRoutes: FastifyPluginAsyncTypebox = async (app) => 
       const organisation = await organisationOf(request.params.id);
       if (!organisation) return sendNotFound(request, reply, "organisation");
       const body = request.body;
+      const policy = {
+        domains: body.domains ?? "",
+        passwordAddresses: body.password_addresses,
+        createAccounts: body.create_accounts === "yes",
+        secondFactorContexts: body.second_factor_contexts,
+        suspendUnseenDays: body.suspend_unseen_days,
+      };
       try {
-        const { created } = await connectOpenIdProvider(
+        const { created } =
+          body.protocol === "saml"
+            ? await connectSamlProvider(
+                app.signon,
+                organisation,
+                {
+                  metadata: body.saml_metadata,
+                  entityId: body.saml_entity_id,
+                  signOnUrl: body.saml_sign_on_url,
+                  logoutUrl: body.saml_logout_url,
+                  certificates: body.saml_certificates,
+                  ...policy,
+                },
+                actorOf(request),
+              )
+            : await connectOpenIdProvider(
           app.signon,
           organisation,
           {
@@ -121,11 +156,7 @@ export const identityProviderRoutes: FastifyPluginAsyncTypebox = async (app) => 
             certificate: body.certificate,
             keyId: body.key_id,
             scopes: body.scopes,
-            domains: body.domains ?? "",
-            passwordAddresses: body.password_addresses,
-            createAccounts: body.create_accounts === "yes",
-            secondFactorContexts: body.second_factor_contexts,
-            suspendUnseenDays: body.suspend_unseen_days,
+            ...policy,
           },
           actorOf(request),
         );
@@ -134,7 +165,7 @@ export const identityProviderRoutes: FastifyPluginAsyncTypebox = async (app) => 
       } catch (error) {
         if (!(error instanceof ProviderSettingError)) throw error;
         const provider = await findIdentityProviderOfOrganisation(app.signon.db, organisation.id);
-        const { _csrf: _ignored, client_secret: _secret, private_key: _key, certificate: _certificate, ...typed } = body;
+        const { _csrf: _ignored, client_secret: _secret, private_key: _key, certificate: _certificate, saml_metadata: _metadata, saml_certificates: _certificates, ...typed } = body;
         const values = { ...valuesOf(null), ...Object.fromEntries(Object.entries(typed).map(([name, value]) => [name, value ?? ""])) };
         return renderProviderPage(request, reply, organisation, provider, values, { [error.field]: error.message });
       }

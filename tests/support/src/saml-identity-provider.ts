@@ -84,7 +84,7 @@ function sign(xml: string, pair: { key: string; certificate: string }, id: strin
 }
 
 /** Starts the IdP on a free loopback port; `acsUrl` and `spEntityId` are Sign-on's. */
-export async function startScriptedSamlProvider(spEntityId: string): Promise<ScriptedSamlProvider> {
+export async function startSamlIdentityProvider(spEntityId: string): Promise<ScriptedSamlProvider> {
   const pair = keyPair();
   const other = keyPair();
   const server: Server = createServer();
@@ -177,6 +177,12 @@ export async function startScriptedSamlProvider(spEntityId: string): Promise<Scr
       reply.end(
         `<!doctype html><html lang="en"><head><title>Signing you in</title></head><body onload="document.forms[0].submit()"><form method="post" action="${escape(acs)}"><input type="hidden" name="SAMLResponse" value="${samlResponse}"><input type="hidden" name="RelayState" value="${escape(relayState)}"><button type="submit">Continue</button></form></body></html>`,
       );
+      return;
+    }
+    if (url.pathname === "/slo") {
+      // Where Sign-on's LogoutResponse comes back: a page saying the sign-out is done.
+      reply.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      reply.end('<!doctype html><html lang="en"><head><title>Signed out</title></head><body><h1>Signed out</h1></body></html>');
       return;
     }
     reply.writeHead(404).end();
