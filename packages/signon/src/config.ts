@@ -1,3 +1,5 @@
+import { X509Certificate, createPrivateKey } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { DEFAULT_MIGRATION_LOCK_ATTEMPTS, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, DEFAULT_READ_MAX_LAG_MS, DEFAULT_READ_TIMEOUT_MS, parseReadUrls, productionTlsProblem } from "@tessera/db";
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
@@ -320,7 +322,7 @@ export function loadConfig(
     secretKey,
     inactivityDays: readInteger(env, "SIGNON_INACTIVITY_DAYS", 45, { min: 1, max: 3650 }),
     upstreamTimeoutSeconds: readInteger(env, "SIGNON_UPSTREAM_TIMEOUT_SECONDS", 10, { min: 1, max: 60 }),
-    samlSigning: readSamlSigning(env),
+    samlSigning: readSamlSigning(env, purpose),
     unusedInvitationDays: readInteger(env, "SIGNON_UNUSED_INVITATION_DAYS", 90, { min: 1, max: 3650 }),
     eventRetentionDays: readInteger(env, "SIGNON_EVENT_RETENTION_DAYS", 730, { min: 30, max: 36_500 }),
     signingKeyRotationDays: readInteger(env, "SIGNON_SIGNING_KEY_ROTATION_DAYS", 90, { min: 1, max: 3650 }),
@@ -399,13 +401,27 @@ function readSmtpUrl(env: Record<string, string | undefined>): string | null {
   return raw;
 }
 
-function readSamlSigning(env: Record<string, string | undefined>): SignonConfig["samlSigning"] {
+function readSamlSigning(env: Record<string, string | undefined>, purpose: "server" | "cli"): SignonConfig["samlSigning"] {
   const certFile = env.SIGNON_SAML_SIGNING_CERT?.trim() || null;
   const keyFile = env.SIGNON_SAML_SIGNING_KEY?.trim() || null;
   if ((certFile === null) !== (keyFile === null)) {
     throw new ConfigError(certFile ? "SIGNON_SAML_SIGNING_KEY" : "SIGNON_SAML_SIGNING_CERT", "set both SIGNON_SAML_SIGNING_CERT and SIGNON_SAML_SIGNING_KEY, or neither");
   }
-  return certFile && keyFile ? { certFile, keyFile } : null;
+  if (certFile === null || keyFile === null) return null;
+  // The server reads them at each SAML sign-in: a file it cannot use stops start-up rather than every such sign-in.
+  if (purpose === "server") {
+    try {
+      new X509Certificate(readFileSync(certFile));
+    } catch {
+      throw new ConfigError("SIGNON_SAML_SIGNING_CERT", `${certFile} is not a readable X.509 certificate in PEM`);
+    }
+    try {
+      createPrivateKey(readFileSync(keyFile));
+    } catch {
+      throw new ConfigError("SIGNON_SAML_SIGNING_KEY", `${keyFile} is not a readable private key in PEM`);
+    }
+  }
+  return { certFile, keyFile };
 }
 
 function readSecretKey(env: Record<string, string | undefined>): Buffer | null {

@@ -29,6 +29,12 @@ export interface SamlScript {
   status?: string;
   /** Answers to a request id other than the one received. */
   inResponseTo?: string;
+  /** The assertion's Issuer, if not the IdP's entity id. */
+  assertionIssuer?: string;
+  /** The NameID's format, if not persistent. */
+  nameIdFormat?: string;
+  /** The bearer confirmation leaves out InResponseTo (the Response keeps it). */
+  unboundConfirmation?: boolean;
 }
 
 export interface ScriptedSamlProvider {
@@ -50,7 +56,7 @@ export interface ScriptedSamlProvider {
    * A LogoutRequest for `nameId` (and `sessionIndex`) to Sign-on's single logout URL, by HTTP-Redirect: its query
    * signed with the IdP's key, with another key, or not at all.
    */
-  logoutUrl(sloUrl: string, nameId: string, options?: { sessionIndex?: string; signing?: "good" | "other_key" | "none"; id?: string }): string;
+  logoutUrl(sloUrl: string, nameId: string, options?: { sessionIndex?: string; signing?: "good" | "other_key" | "none"; id?: string; issuedSecondsAgo?: number; padding?: number }): string;
   close(): Promise<void>;
 }
 
@@ -113,7 +119,9 @@ export async function startSamlIdentityProvider(spEntityId: string): Promise<Scr
     requestSigner: null,
     lastRequestSigned: false,
     logoutUrl(sloUrl, nameId, options = {}) {
-      const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${options.id ?? `_l${randomBytes(10).toString("hex")}`}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${sloUrl}"><saml:Issuer>${entityId}</saml:Issuer><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${escape(nameId)}</saml:NameID>${options.sessionIndex === undefined ? "" : `<samlp:SessionIndex>${escape(options.sessionIndex)}</samlp:SessionIndex>`}</samlp:LogoutRequest>`;
+      const issued = new Date(Date.now() - (options.issuedSecondsAgo ?? 0) * 1000).toISOString();
+      const padding = options.padding === undefined ? "" : `<!--${" ".repeat(options.padding)}-->`;
+      const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${options.id ?? `_l${randomBytes(10).toString("hex")}`}" Version="2.0" IssueInstant="${issued}" Destination="${sloUrl}">${padding}<saml:Issuer>${entityId}</saml:Issuer><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${escape(nameId)}</saml:NameID>${options.sessionIndex === undefined ? "" : `<samlp:SessionIndex>${escape(options.sessionIndex)}</samlp:SessionIndex>`}</samlp:LogoutRequest>`;
       const query = `SAMLRequest=${encodeURIComponent(deflateRawSync(xml).toString("base64"))}&RelayState=${encodeURIComponent("idp-relay")}&SigAlg=${encodeURIComponent("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")}`;
       const signing = options.signing ?? "good";
       if (signing === "none") return `${sloUrl}?${query}`;
@@ -130,7 +138,9 @@ export async function startSamlIdentityProvider(spEntityId: string): Promise<Scr
       person.email === undefined ? "" : `<saml:Attribute Name="email"><saml:AttributeValue>${escape(person.email)}</saml:AttributeValue></saml:Attribute>`,
       person.name === undefined ? "" : `<saml:Attribute Name="displayName"><saml:AttributeValue>${escape(person.name)}</saml:AttributeValue></saml:Attribute>`,
     ].join("");
-    return `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${now.toISOString()}"><saml:Issuer>${entityId}</saml:Issuer><saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${escape(person.nameId)}</saml:NameID><saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData InResponseTo="${requestId}" NotOnOrAfter="${until}" Recipient="${acs}"/></saml:SubjectConfirmation></saml:Subject><saml:Conditions NotBefore="${new Date(now.getTime() - 60_000).toISOString()}" NotOnOrAfter="${until}"><saml:AudienceRestriction><saml:Audience>${escape(provider.script.audience ?? spEntityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions><saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${escape(person.sessionIndex ?? "_session-1")}"><saml:AuthnContext><saml:AuthnContextClassRef>${escape(person.authnContext ?? "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport")}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>${attributes === "" ? "" : `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>`}</saml:Assertion>`;
+    const script = provider.script;
+    const confirmationAnswers = script.unboundConfirmation === true ? "" : ` InResponseTo="${requestId}"`;
+    return `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${now.toISOString()}"><saml:Issuer>${escape(script.assertionIssuer ?? entityId)}</saml:Issuer><saml:Subject><saml:NameID Format="${script.nameIdFormat ?? "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent"}">${escape(person.nameId)}</saml:NameID><saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${confirmationAnswers} NotOnOrAfter="${until}" Recipient="${acs}"/></saml:SubjectConfirmation></saml:Subject><saml:Conditions NotBefore="${new Date(now.getTime() - 60_000).toISOString()}" NotOnOrAfter="${until}"><saml:AudienceRestriction><saml:Audience>${escape(provider.script.audience ?? spEntityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions><saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${escape(person.sessionIndex ?? "_session-1")}"><saml:AuthnContext><saml:AuthnContextClassRef>${escape(person.authnContext ?? "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport")}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>${attributes === "" ? "" : `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>`}</saml:Assertion>`;
   }
 
   function response(requestId: string, acs: string): string {

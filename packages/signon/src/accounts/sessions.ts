@@ -22,15 +22,20 @@ export const authenticationMethods = [
 ] as const;
 export type AuthenticationMethod = (typeof authenticationMethods)[number];
 
-/** Methods that are a second factor on their own, or say that more than one was used. */
-const secondFactorMethods: ReadonlySet<string> = new Set(["mfa", "otp", "hwk", "swk", "sms", "tel", "sc", "mca"]);
+/** Methods that say several factors were used. */
+const multiFactorMethods: ReadonlySet<string> = new Set(["mfa", "mca"]);
+/** Something the person has or is: with another method, a second factor. */
+const possessionOrInherence: ReadonlySet<string> = new Set(["otp", "hwk", "swk", "sms", "tel", "sc", "face", "fpt", "iris", "retina", "vbm"]);
 
 /**
- * Whether a sign-in's methods show a second factor: `mfa` or `mca`, two or
- * more methods, or a method that is one (a one-time code, a key).
+ * Whether a sign-in's methods show a second factor: `mfa` or `mca`; a passkey (`hwk`: a key held by a device, used
+ * with the person's presence); or two or more methods of which one is something the person has or is (a one-time
+ * code, a key, a fingerprint, …). Knowledge and risk checks (`kba`, `rba`, `geo`, `user`) do not count, nor a code
+ * alone.
  */
 export function showsSecondFactor(methods: readonly string[]): boolean {
-  return new Set(methods).size >= 2 || methods.some((method) => secondFactorMethods.has(method));
+  if (methods.some((method) => multiFactorMethods.has(method)) || methods.includes("hwk")) return true;
+  return new Set(methods).size >= 2 && methods.some((method) => possessionOrInherence.has(method));
 }
 
 /** A sign-in through an organisation's provider: which provider, and its session id (`sid`, SAML `SessionIndex`) if it gave one. */

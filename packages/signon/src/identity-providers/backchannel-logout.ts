@@ -25,7 +25,7 @@ export async function acceptBackchannelLogout(ctx: SignonContext, providerId: st
   let payload: JWTPayload;
   try {
     const configuration = await providerConfiguration(ctx, provider);
-    payload = await verifyProviderJwt(ctx, provider, configuration, logoutToken, { maxTokenAge: `${logoutTokenSeconds}s` });
+    payload = await verifyProviderJwt(ctx, provider, configuration, logoutToken, "posted", { maxTokenAge: `${logoutTokenSeconds}s` });
   } catch (error) {
     return refuse(ctx, provider, `the logout token was refused: ${describeUpstreamError(error)}`, origin);
   }

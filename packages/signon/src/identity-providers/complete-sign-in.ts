@@ -20,6 +20,8 @@ export async function recordUpstreamRefusal(
   refusal: { reason: string; detail?: string; userUid?: string | null; email?: string | undefined },
   origin: RequestOrigin,
 ): Promise<void> {
+  // An answer that names no waiting sign-in names no organisation either: anyone can send one, so it is not stored.
+  if (provider === null) return;
   const subjectUid = refusal.userUid ?? (refusal.email === undefined ? null : ((await findUserByEmail(ctx.db, refusal.email))?.uid ?? null));
   await audit(ctx.db, {
     action: "upstream_sign_in_refused",
@@ -30,7 +32,8 @@ export async function recordUpstreamRefusal(
       reason: refusal.reason,
       ...(refusal.email === undefined ? {} : { email: refusal.email }),
       ...(refusal.detail === undefined ? {} : { detail: refusal.detail }),
-      ...(provider === null ? {} : { provider_id: provider.id, organisation_id: provider.organisationId }),
+      provider_id: provider.id,
+      organisation_id: provider.organisationId,
     },
   });
 }

@@ -7,6 +7,7 @@ import type { identityProviders } from "../db/schema.js";
 import {
   deleteIdentityProvider,
   findIdentityProviderOfOrganisation,
+  forgetUpstreamLinks,
   insertIdentityProvider,
   listIdentityProviders,
   updateIdentityProvider,
@@ -140,7 +141,16 @@ async function storeConnection(
     if (existing) {
       const updated = await updateIdentityProvider(tx, existing.id, settings);
       if (!updated) throw new ProviderSettingError("The provider was disconnected meanwhile.", "domains");
-      await audit(tx, { action: "identity_provider_changed", at: now, actorUid: actor.uid, origin: actor.origin, details });
+      // Subjects are unique at one issuer only: another issuer (or protocol) links its people afresh, by address.
+      const anotherIssuer = existing.protocol !== settings.protocol || existing.issuer !== (settings.issuer ?? null) || existing.samlEntityId !== (settings.samlEntityId ?? null);
+      const linksForgotten = anotherIssuer ? await forgetUpstreamLinks(tx, existing.id) : 0;
+      await audit(tx, {
+        action: "identity_provider_changed",
+        at: now,
+        actorUid: actor.uid,
+        origin: actor.origin,
+        details: { ...details, ...(anotherIssuer ? { links_forgotten: linksForgotten } : {}) },
+      });
       return { provider: updated, created: false };
     }
     const provider = await insertIdentityProvider(tx, { id: randomUUID(), organisationId: organisation.id, createdAt: now, ...settings });

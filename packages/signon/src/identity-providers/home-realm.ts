@@ -1,6 +1,6 @@
 import type { RequestOrigin, SignonContext } from "../context.js";
 import { normaliseEmail } from "../accounts/sign-in-limits.js";
-import { findIdentityProviderForDomain, type IdentityProvider } from "../repositories/identity-providers.js";
+import { providerOfAddress, type IdentityProvider } from "../repositories/identity-providers.js";
 import { recordFailure, secondsUntilAllowed, upstreamSignInPerIpLimit } from "../security/failure-limit.js";
 import { beginOpenIdSignIn } from "./openid-sign-in.js";
 import { beginSamlSignIn } from "./saml-sign-in.js";
@@ -11,12 +11,7 @@ import { beginSamlSignIn } from "./saml-sign-in.js";
  * (a break-glass account). Decided by the address alone, so it tells nobody whether an account has it.
  */
 export async function providerForAddress(ctx: SignonContext, email: string): Promise<IdentityProvider | null> {
-  const address = normaliseEmail(email);
-  const at = address.lastIndexOf("@");
-  if (at < 1 || at === address.length - 1) return null;
-  const provider = await findIdentityProviderForDomain(ctx.db, address.slice(at + 1));
-  if (provider === null || provider.passwordAddresses.includes(address)) return null;
-  return provider;
+  return providerOfAddress(ctx.db, normaliseEmail(email));
 }
 
 export type UpstreamStart = { ok: true; redirectTo: string; state: string } | { ok: false; reason: "rate_limited"; retryAfterSeconds: number };
@@ -30,7 +25,7 @@ export type UpstreamStart = { ok: true; redirectTo: string; state: string } | { 
 export async function startUpstreamSignIn(
   ctx: SignonContext,
   provider: IdentityProvider,
-  request: { email: string; returnTo: string },
+  request: { email: string; returnTo: string; forceAuthentication?: boolean },
   origin: RequestOrigin,
 ): Promise<UpstreamStart> {
   const now = ctx.now();
@@ -40,6 +35,8 @@ export async function startUpstreamSignIn(
   await recordFailure(ctx.db, upstreamSignInPerIpLimit, keys, now);
   const email = normaliseEmail(request.email);
   const started =
-    provider.protocol === "saml" ? await beginSamlSignIn(ctx, provider, { returnTo: request.returnTo, email }) : await beginOpenIdSignIn(ctx, provider, { returnTo: request.returnTo, email });
+    provider.protocol === "saml"
+      ? await beginSamlSignIn(ctx, provider, { returnTo: request.returnTo, email, forceAuthentication: request.forceAuthentication ?? false })
+      : await beginOpenIdSignIn(ctx, provider, { returnTo: request.returnTo, email, forceAuthentication: request.forceAuthentication ?? false });
   return { ok: true, ...started };
 }

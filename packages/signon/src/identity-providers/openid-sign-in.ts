@@ -24,7 +24,7 @@ export function openIdCallbackUrl(ctx: SignonContext): string {
 export async function beginOpenIdSignIn(
   ctx: SignonContext,
   provider: IdentityProvider,
-  request: { returnTo: string; email: string },
+  request: { returnTo: string; email: string; forceAuthentication?: boolean },
 ): Promise<{ redirectTo: string; state: string }> {
   const configuration = await providerConfiguration(ctx, provider);
   const state = client.randomState();
@@ -49,6 +49,8 @@ export async function beginOpenIdSignIn(
     code_challenge_method: "S256",
   };
   parameters["login_hint"] = request.email;
+  // An application asked for a new sign-in (prompt=login): the provider is asked for one too, not its session.
+  if (request.forceAuthentication === true) parameters["prompt"] = "login";
   return { redirectTo: client.buildAuthorizationUrl(configuration, parameters).href, state };
 }
 
@@ -97,7 +99,7 @@ export async function finishOpenIdSignIn(ctx: SignonContext, browserState: strin
     if (claims === undefined || tokens.id_token === undefined) return { ok: false, reason: "invalid_answer", detail: "no ID token", provider, email: typed };
     // openid-client checked the claims; the signature is checked too, against the provider's published keys.
     // Just issued: at most 10 minutes old, and not from the future (30 s of clock difference allowed).
-    await verifyProviderJwt(ctx, provider, configuration, tokens.id_token, { maxTokenAge: "10m" });
+    await verifyProviderJwt(ctx, provider, configuration, tokens.id_token, "token_endpoint", { maxTokenAge: "10m" });
     let email = claimString(claims, "email");
     let emailVerified = claims["email_verified"] === true || claims["xms_edov"] === true;
     let name = claimString(claims, "name");
@@ -108,6 +110,9 @@ export async function finishOpenIdSignIn(ctx: SignonContext, browserState: strin
       emailVerified = info["email_verified"] === true || info["xms_edov"] === true;
       name ??= claimString(info, "name");
     }
+    // Google: one issuer for every Google account. Only its hosted domain (`hd`) says the account is the organisation's
+    // own, not a personal one that verified a work address.
+    if (provider.issuer === "https://accounts.google.com" && !provider.domains.includes(String(claims["hd"] ?? "").toLowerCase())) emailVerified = false;
     const amr = Array.isArray(claims["amr"]) ? claims["amr"].filter((value): value is string => typeof value === "string") : [];
     return {
       ok: true,

@@ -19,7 +19,8 @@ const keySets = new Map<string, { jwksUri: string; keys: ReturnType<typeof creat
 /** Drops what is kept of a provider (its settings changed, or it was disconnected). */
 export function forgetProviderConfiguration(providerId: string): void {
   configurations.delete(providerId);
-  keySets.delete(providerId);
+  keySets.delete(`${providerId}:token_endpoint`);
+  keySets.delete(`${providerId}:posted`);
 }
 
 /** The signature algorithms accepted from a provider: asymmetric ones only (never `none`, never a shared secret). */
@@ -29,13 +30,20 @@ export const providerSignatureAlgorithms = ["RS256", "RS384", "RS512", "PS256", 
  * The provider's published keys, fetched within the upstream time limit and kept. A token signed under a key id the
  * kept set lacks fetches the set once more (the provider may have rotated its keys), then is refused.
  */
-function providerKeys(ctx: SignonContext, provider: IdentityProvider, jwksUri: string): ReturnType<typeof createRemoteJWKSet> {
-  const kept = keySets.get(provider.id);
+function providerKeys(ctx: SignonContext, provider: IdentityProvider, jwksUri: string, from: JwtSource): ReturnType<typeof createRemoteJWKSet> {
+  const name = `${provider.id}:${from}`;
+  const kept = keySets.get(name);
   if (kept && kept.jwksUri === jwksUri) return kept.keys;
-  const keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: ctx.config.upstreamTimeoutSeconds * 1000, cooldownDuration: 0, cacheMaxAge: 10 * 60 * 1000 });
-  keySets.set(provider.id, { jwksUri, keys });
+  // ID tokens come from the provider's token endpoint, so an unknown key id there is a rotation: fetched again at once.
+  // Logout tokens are posted by anyone: a new fetch for an unknown key id at most every 30 seconds.
+  const cooldownDuration = from === "token_endpoint" ? 0 : 30_000;
+  const keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: ctx.config.upstreamTimeoutSeconds * 1000, cooldownDuration, cacheMaxAge: 10 * 60 * 1000 });
+  keySets.set(name, { jwksUri, keys });
   return keys;
 }
+
+/** Where a JWT from the provider came from: its token endpoint (an ID token), or a post anyone can make (a logout token). */
+export type JwtSource = "token_endpoint" | "posted";
 
 /**
  * Checks a JWT from the provider (an ID token, a logout token) against its published keys, issuer and Sign-on's client
@@ -46,11 +54,12 @@ export async function verifyProviderJwt(
   provider: IdentityProvider,
   configuration: client.Configuration,
   jwt: string,
+  from: JwtSource,
   options: { maxTokenAge?: string } = {},
 ): Promise<JWTPayload> {
   const jwksUri = configuration.serverMetadata().jwks_uri;
   if (jwksUri === undefined) throw new Error("the provider publishes no keys (jwks_uri)");
-  const { payload } = await jwtVerify(jwt, providerKeys(ctx, provider, jwksUri), {
+  const { payload } = await jwtVerify(jwt, providerKeys(ctx, provider, jwksUri, from), {
     issuer: provider.issuer!,
     audience: provider.clientId!,
     algorithms: providerSignatureAlgorithms,

@@ -1,13 +1,15 @@
 import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type Profile } from "@node-saml/node-saml";
 import { readFileSync } from "node:fs";
 import type { SignonContext } from "../context.js";
-import { findIdentityProvider, insertUpstreamSignIn, takeUpstreamSignIn, type IdentityProvider } from "../repositories/identity-providers.js";
+import { findIdentityProvider, insertUpstreamSignIn, markUpstreamMessageSeen, takeUpstreamSignIn, type IdentityProvider } from "../repositories/identity-providers.js";
 import { constantTimeEqual } from "../security/constant-time.js";
 import { randomHex, sha256Hex } from "../security/random.js";
 import { upstreamSignInSeconds } from "./openid-sign-in.js";
+import { UpstreamUnavailableError } from "./openid-upstream.js";
 import type { UpstreamPerson } from "./upstream-person.js";
 
 const persistentNameId = "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent";
+const transientNameId = "urn:oasis:names:tc:SAML:2.0:nameid-format:transient";
 /** How long a checked answer waits for the browser to come back with its cookie. */
 const answerWaitSeconds = 120;
 
@@ -61,7 +63,7 @@ export function samlLogoutUrl(ctx: SignonContext, provider: IdentityProvider): s
  * the only audience, a signed assertion required, and every response an answer to `requestId` (the request Sign-on
  * sent; none for a logout message).
  */
-export function samlFor(ctx: SignonContext, provider: IdentityProvider, requestId: string | null): SAML {
+export function samlFor(ctx: SignonContext, provider: IdentityProvider, requestId: string | null, forceAuthn = false): SAML {
   const sp = samlServiceProvider(ctx);
   const signing = samlSigning(ctx);
   return new SAML({
@@ -77,6 +79,7 @@ export function samlFor(ctx: SignonContext, provider: IdentityProvider, requestI
     wantAuthnResponseSigned: false,
     identifierFormat: persistentNameId,
     disableRequestedAuthnContext: true,
+    forceAuthn,
     acceptedClockSkewMs: 30_000,
     validateInResponseTo: requestId === null ? ValidateInResponseTo.never : ValidateInResponseTo.always,
     requestIdExpirationPeriodMs: upstreamSignInSeconds * 1000,
@@ -96,7 +99,11 @@ export function samlFor(ctx: SignonContext, provider: IdentityProvider, requestI
  * Sends a person to their organisation's SAML identity provider: an `AuthnRequest` (HTTP-Redirect binding, a persistent
  * NameID asked for) whose id is kept with the sign-in, and a fresh `RelayState` that the browser's cookie holds too.
  */
-export async function beginSamlSignIn(ctx: SignonContext, provider: IdentityProvider, request: { returnTo: string; email: string }): Promise<{ redirectTo: string; state: string }> {
+export async function beginSamlSignIn(
+  ctx: SignonContext,
+  provider: IdentityProvider,
+  request: { returnTo: string; email: string; forceAuthentication?: boolean },
+): Promise<{ redirectTo: string; state: string }> {
   const requestId = `_${randomHex(20)}`;
   const state = randomHex(32);
   await insertUpstreamSignIn(ctx.db, {
@@ -108,7 +115,12 @@ export async function beginSamlSignIn(ctx: SignonContext, provider: IdentityProv
     returnTo: request.returnTo,
     expiresAt: new Date(ctx.now().getTime() + upstreamSignInSeconds * 1000),
   });
-  const redirectTo = await samlFor(ctx, provider, requestId).getAuthorizeUrlAsync(state, undefined, {});
+  let redirectTo: string;
+  try {
+    redirectTo = await samlFor(ctx, provider, requestId, request.forceAuthentication === true).getAuthorizeUrlAsync(state, undefined, {});
+  } catch (error) {
+    throw new UpstreamUnavailableError(`the request to the identity provider could not be made: ${error instanceof Error ? error.message.slice(0, 300) : "unknown"}`);
+  }
   return { redirectTo, state };
 }
 
@@ -144,9 +156,25 @@ const contextMethods: Record<string, string[]> = {
   "https://refeds.org/profile/mfa": ["mfa"],
 };
 
+type AssertionXml = {
+  Assertion?: {
+    $?: { ID?: string };
+    Subject?: { SubjectConfirmation?: { SubjectConfirmationData?: { $?: { InResponseTo?: string; NotOnOrAfter?: string } }[] }[] }[];
+    AuthnStatement?: { AuthnContext?: { AuthnContextClassRef?: unknown }[] }[];
+  };
+};
+
+/** What the signed assertion itself says: its id, and what its bearer confirmation answers and until when. */
+function signedAssertion(profile: Profile): { id: string | null; inResponseTo: string | null; notOnOrAfter: Date | null } {
+  const assertion = (profile.getAssertion?.() as AssertionXml | undefined)?.Assertion;
+  const confirmation = assertion?.Subject?.[0]?.SubjectConfirmation?.[0]?.SubjectConfirmationData?.[0]?.$;
+  const until = confirmation?.NotOnOrAfter === undefined ? null : new Date(confirmation.NotOnOrAfter);
+  return { id: assertion?.$?.ID ?? null, inResponseTo: confirmation?.InResponseTo ?? null, notOnOrAfter: until === null || Number.isNaN(until.getTime()) ? null : until };
+}
+
 /** The `AuthnContextClassRef` of the assertion's authentication statement, if it has one. */
 function authenticationContext(profile: Profile): string | null {
-  const assertion = profile.getAssertion?.() as { Assertion?: { AuthnStatement?: { AuthnContext?: { AuthnContextClassRef?: unknown }[] }[] } } | undefined;
+  const assertion = profile.getAssertion?.() as AssertionXml | undefined;
   return firstText(assertion?.Assertion?.AuthnStatement?.[0]?.AuthnContext?.[0]?.AuthnContextClassRef);
 }
 
@@ -190,8 +218,19 @@ export async function acceptSamlAnswer(ctx: SignonContext, body: { SAMLResponse:
     const detail = error instanceof Error ? error.message.slice(0, 500) : String(error).slice(0, 500);
     return { ok: false, reason: error instanceof SamlStatusError ? "provider_refused" : "invalid_answer", detail, provider, email: waiting.email };
   }
-  if (profile === null || typeof profile.nameID !== "string" || profile.nameID === "") {
-    return { ok: false, reason: "invalid_answer", detail: "the assertion names nobody (no NameID)", provider, email: waiting.email };
+  const refused = (detail: string): SamlAnswer => ({ ok: false, reason: "invalid_answer", detail, provider, email: waiting.email });
+  if (profile === null || typeof profile.nameID !== "string" || profile.nameID === "") return refused("the assertion names nobody (no NameID)");
+  // node-saml checks the issuer of logout messages only: an assertion's must be the provider's entity too.
+  if (profile.issuer !== provider.samlEntityId) return refused(`the assertion's issuer is ${String(profile.issuer).slice(0, 200)}, not the provider's entity id`);
+  // A transient NameID changes at each sign-in: it cannot say who the person is next time.
+  if (profile.nameIDFormat === transientNameId) return refused("the NameID is transient: ask the provider for a persistent one");
+  const assertion = signedAssertion(profile);
+  // The signed assertion itself must answer Sign-on's request (the Response's InResponseTo is not covered by its signature).
+  if (assertion.inResponseTo !== waiting.nonce) return refused("the signed assertion does not answer Sign-on's request (SubjectConfirmationData InResponseTo)");
+  // A bearer assertion is used once.
+  const rememberUntil = new Date(Math.max(ctx.now().getTime() + 60 * 60 * 1000, assertion.notOnOrAfter?.getTime() ?? 0));
+  if (assertion.id === null || !(await markUpstreamMessageSeen(ctx.db, provider.id, `saml-assertion:${assertion.id}`.slice(0, 255), rememberUntil))) {
+    return refused("the assertion was used before");
   }
   await insertUpstreamSignIn(ctx.db, { ...waiting, answer: personOf(profile), expiresAt: new Date(ctx.now().getTime() + answerWaitSeconds * 1000) });
   return { ok: true, state };

@@ -18,7 +18,8 @@ export async function endUpstreamSessions(
   origin: RequestOrigin,
 ): Promise<UpstreamLogoutResult> {
   const userUid = named.subject === null ? null : await findUserOfUpstreamSubject(ctx.db, provider.id, named.subject);
-  if (named.subject !== null && userUid === null && named.sessionId === null) return { ok: true, sessionsEnded: 0 };
+  // A subject nobody is linked to names no session, whatever else the message names.
+  if (named.subject !== null && userUid === null) return { ok: true, sessionsEnded: 0 };
   const now = ctx.now();
   const ended = await ctx.db.transaction(async (tx) => {
     const found = await deleteUpstreamSessions(tx, provider.id, { userUid, upstreamSessionId: named.sessionId });

@@ -106,13 +106,17 @@ export async function resolveUpstreamPerson(
     }
   }
   if (user === null) return { ok: false, reason: "no_account", userUid: null };
+  // Moved to another organisation since it was linked: this provider no longer speaks for it.
+  if (user.organisationId !== null && user.organisationId !== provider.organisationId) return { ok: false, reason: "other_organisation", userUid: user.uid };
   if (user.isApiUser) return { ok: false, reason: "api_user", userUid: user.uid };
   if (user.suspendedAt !== null) return { ok: false, reason: "suspended", userUid: user.uid };
   await touchUpstreamIdentity(ctx.db, provider.id, person.subject, now);
   user = await takeOverChanges(ctx, user, usableName(person.name), verifiedEmail, origin);
-  const methods = person.amr.filter(isAuthenticationMethod);
-  const secondFactor = showsSecondFactor(methods) || (person.acr !== null && provider.secondFactorContexts.includes(person.acr));
-  return { ok: true, user, methods: [...new Set(methods)], secondFactor };
+  const methods = [...new Set(person.amr.filter(isAuthenticationMethod))];
+  // An `acr` the organisation counts as a second factor is recorded as `mfa`, so that the session and applications' ID tokens say so.
+  const byContext = person.acr !== null && provider.secondFactorContexts.includes(person.acr);
+  if (byContext && !showsSecondFactor(methods)) methods.push("mfa");
+  return { ok: true, user, methods, secondFactor: showsSecondFactor(methods) };
 }
 
 /** A name or verified address that changed at the provider, taken over (and pushed); an address another account holds is left as it was. */

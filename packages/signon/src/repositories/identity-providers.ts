@@ -47,6 +47,17 @@ export async function anyIdentityProvider(db: SignonDatabase): Promise<boolean> 
   return row !== undefined;
 }
 
+/**
+ * The provider a normalised address signs in through: the one that answers for its domain, unless the organisation
+ * lets that address keep a password (a break-glass account). `null`: a Sign-on password (or passkey).
+ */
+export async function providerOfAddress(db: SignonDatabase, address: string): Promise<IdentityProvider | null> {
+  const at = address.lastIndexOf("@");
+  if (at < 1 || at === address.length - 1) return null;
+  const provider = await findIdentityProviderForDomain(db, address.slice(at + 1));
+  return provider === null || provider.passwordAddresses.includes(address) ? null : provider;
+}
+
 export async function listIdentityProviders(db: SignonDatabase): Promise<IdentityProvider[]> {
   return db.select().from(identityProviders).orderBy(identityProviders.createdAt);
 }
@@ -78,6 +89,13 @@ export async function findUserOfUpstreamSubject(db: SignonDatabase, providerId: 
     .where(and(eq(upstreamIdentities.providerId, providerId), eq(upstreamIdentities.subject, subject)))
     .limit(1);
   return row?.userUid ?? null;
+}
+
+/** Forgets every link to a provider's people, and the sign-ins waiting on it: its subjects mean nothing at another issuer. */
+export async function forgetUpstreamLinks(db: SignonDatabase, providerId: string): Promise<number> {
+  await db.delete(upstreamSignIns).where(eq(upstreamSignIns.providerId, providerId));
+  const links = await db.delete(upstreamIdentities).where(eq(upstreamIdentities.providerId, providerId)).returning({ subject: upstreamIdentities.subject });
+  return links.length;
 }
 
 export async function insertUpstreamIdentity(db: SignonDatabase, row: typeof upstreamIdentities.$inferInsert): Promise<void> {

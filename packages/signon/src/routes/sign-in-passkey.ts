@@ -24,8 +24,9 @@ const failureMessages = {
   suspended: "This account is suspended. Ask an administrator.",
   new_password_required: "This account must choose a new password first: use the link we e-mailed you, or “Forgotten your password?”.",
   rate_limited: "Too many attempts from your network. Wait a few minutes and try again.",
+  through_provider: "Your organisation signs you in with its own account: type your e-mail address above and select “Sign in”.",
 } as const;
-const failureStatus = { malformed: 400, invalid: 401, refused: 429, suspended: 401, new_password_required: 401, rate_limited: 429 } as const;
+const failureStatus = { malformed: 400, invalid: 401, refused: 429, suspended: 401, new_password_required: 401, rate_limited: 429, through_provider: 403 } as const;
 
 /**
  * Sign-in with a passkey alone: `POST /sign-in/passkey/options` hands the

@@ -34,6 +34,8 @@ const SignInBody = Type.Object(
     email: Type.String({ maxLength: 254 }),
     password: Type.String({ maxLength: 1024 }),
     return_to: Type.Optional(Type.String({ maxLength: 4096 })),
+    // From an OpenID Connect request asking for a new sign-in: an organisation's provider is asked for one too.
+    prompt: Type.Optional(Type.Literal("login")),
   },
   { additionalProperties: false },
 );
@@ -99,7 +101,7 @@ async function sendToProvider(
   ctx: SignonContext,
   reply: FastifyReply,
   provider: IdentityProvider,
-  request: { email: string; returnTo: string },
+  request: { email: string; returnTo: string; forceAuthentication: boolean },
   origin: RequestOrigin,
 ): Promise<FastifyReply> {
   try {
@@ -142,9 +144,10 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const email = request.query.login_hint ?? "";
     // An application that named the person: an address of a connected organisation goes straight to its provider.
     const provider = email === "" ? null : await providerForAddress(app.signon, email);
-    if (provider !== null) return sendToProvider(app.signon, reply, provider, { email, returnTo }, requestOrigin(request));
+    const forceAuthentication = request.query.prompt === "login";
+    if (provider !== null) return sendToProvider(app.signon, reply, provider, { email, returnTo, forceAuthentication }, requestOrigin(request));
     const upstream = await anyIdentityProvider(app.signon.db);
-    return reply.header("cache-control", "no-store").view("sign-in.eta", { title: "Sign in", message: "", email, returnTo, upstream, csrfToken: reply.generateCsrf() });
+    return reply.header("cache-control", "no-store").view("sign-in.eta", { title: "Sign in", message: "", email, returnTo, upstream, forceAuthentication, csrfToken: reply.generateCsrf() });
   });
 
   app.post(
@@ -157,7 +160,7 @@ const signInRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const log = request.log;
       // Identifier first: an address at a connected organisation's domain signs in at its provider, whatever was typed as a password.
       const provider = await providerForAddress(app.signon, request.body.email);
-      if (provider !== null) return sendToProvider(app.signon, reply, provider, { email: request.body.email, returnTo }, origin);
+      if (provider !== null) return sendToProvider(app.signon, reply, provider, { email: request.body.email, returnTo, forceAuthentication: request.body.prompt === "login" }, origin);
       if (request.body.password === "") {
         return reply
           .code(400)

@@ -40,7 +40,8 @@ async function connect(settings: { createAccounts?: boolean; passwordAddresses?:
 }
 
 beforeAll(async () => {
-  signon = await startShippedSignon(database);
+  // A short time limit, so that a slow provider's test waits 2 seconds, not the default 10.
+  signon = await startShippedSignon(database, { SIGNON_UPSTREAM_TIMEOUT_SECONDS: "2" });
   provider = await startScriptedProvider(`${signon.issuer}/sign-in/upstream/callback`);
   organisation = await createOrganisation(signon.ctx, { slug: "dept", name: "Department" });
   await connect();
@@ -211,6 +212,42 @@ describe("accounts", () => {
     expect((await lastRefusal())?.reason).toBe("other_organisation");
   });
 
+  it("refuses a linked person moved to another organisation since", async () => {
+    const user = await member();
+    await signInThroughProvider(new HttpBrowser(signon.issuer), user.email);
+    const elsewhere = await createOrganisation(signon.ctx, { slug: `moved-to-${people}`, name: `Moved to ${people}` });
+    await signon.ctx.db.update(users).set({ organisationId: elsewhere.id }).where(eq(users.uid, user.uid));
+    const refused = await signInThroughProvider(new HttpBrowser(signon.issuer), user.email);
+    expect(refused.response.status).toBe(403);
+    expect((await lastRefusal())?.reason).toBe("other_organisation");
+  });
+
+  it("forgets every link when the organisation moves to another issuer, whose subjects mean other people", async () => {
+    const user = await member();
+    await signInThroughProvider(new HttpBrowser(signon.issuer), user.email);
+    expect(await signon.ctx.db.select().from(upstreamIdentities).where(eq(upstreamIdentities.providerId, providerId))).not.toEqual([]);
+    await connectOpenIdProvider(signon.ctx, organisation, { issuer: `${provider.issuer}/`, clientId: provider.clientId, clientSecret: provider.clientSecret, domains: domain }, nobody);
+    expect(await signon.ctx.db.select().from(upstreamIdentities).where(eq(upstreamIdentities.providerId, providerId))).toEqual([]);
+    const [event] = await eventsOf("identity_provider_changed");
+    expect(event?.details).toMatchObject({ links_forgotten: expect.any(Number) });
+  });
+
+  it("asks the provider for a new sign-in when the application asked Sign-on for one (prompt=login)", async () => {
+    const user = await member();
+    const browser = new HttpBrowser(signon.issuer);
+    const sent = await browser.request(`/sign-in?prompt=login&login_hint=${encodeURIComponent(user.email)}`);
+    expect(sent.status).toBe(303);
+    await fetch(sent.headers.get("location")!, { redirect: "manual" });
+    expect(provider.lastAuthorization?.get("prompt")).toBe("login");
+    const form = parseSignInForm(await (await browser.request("/sign-in?prompt=login")).text());
+    const posted = await browser.request("/sign-in", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: form.csrfToken, return_to: "/", email: user.email, password: "", prompt: "login" }).toString(),
+    });
+    expect(new URL(posted.headers.get("location")!).searchParams.get("prompt")).toBe("login");
+  });
+
   it("refuses a suspended person", async () => {
     const user = await member();
     await suspendUser(signon.ctx, user.email, "left the department");
@@ -278,6 +315,8 @@ describe("2-step", () => {
     await connect({ secondFactorContexts: "urn:example:loa:2" });
     const counted = await signInThroughProvider(new HttpBrowser(signon.issuer), user.email);
     expect(counted.response.headers.get("location")).toBe("/");
+    const recorded = await signon.ctx.db.select().from(sessions).where(eq(sessions.userUid, user.uid));
+    expect(recorded.map((session) => session.authenticationMethods)).toContainEqual(["pwd", "mfa"]);
   });
 });
 
@@ -334,10 +373,26 @@ describe("what the provider answers wrongly", () => {
     const back = (await fetch(posted.headers.get("location")!, { redirect: "manual" })).headers.get("location")!;
     const stranger = await new HttpBrowser(signon.issuer).request(back);
     expect(stranger.status).toBe(400);
-    expect((await lastRefusal())?.reason).toBe("no_sign_in");
+    expect(await stranger.text()).toContain("was started in another browser");
   });
 
-  it("shows a clear page when the provider does not answer in time, and the password form still works for others", async () => {
+  it("gives up on a slow provider at the time limit, with the same page, and takes it again once it answers", async () => {
+    const user = await member();
+    provider.script = { delayMs: 3500 };
+    const browser = new HttpBrowser(signon.issuer);
+    const form = parseSignInForm(await (await browser.request("/sign-in")).text());
+    const slow = await browser.request("/sign-in", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: form.csrfToken, return_to: "/", email: user.email, password: "" }).toString(),
+    });
+    expect(slow.status).toBe(502);
+    expect(await lastRefusal()).toMatchObject({ reason: "provider_unavailable", email: user.email });
+    provider.script = {};
+    expect((await signInThroughProvider(new HttpBrowser(signon.issuer), user.email)).response.status).toBe(303);
+  });
+
+  it("shows a clear page when the provider does not answer, and the password form still works for others", async () => {
     const user = await member();
     await connect();
     // A provider whose discovery cannot be fetched: settings changed to an issuer nobody answers at.

@@ -190,9 +190,9 @@ async function post(found: FoundForm, fields: readonly [string, string][]): Prom
   });
 }
 
-/** The largest body of a form's post, in bytes: the batch invitation form's parser takes four times a batch file. */
+/** The largest body of a form's post, in bytes: the route's own limit if it sets one (pasted metadata), and the batch invitation form's parser takes four times a batch file. */
 function bodyLimitOf(found: FoundForm): number {
-  return found.form.enctype === "multipart/form-data" ? 4 * batchFileMaxBytes : bodyLimitBytes;
+  return found.route.options.bodyLimit ?? (found.form.enctype === "multipart/form-data" ? 4 * batchFileMaxBytes : bodyLimitBytes);
 }
 
 /** The typed fields of a form with their limits, failing on one without `maxlength`. */

@@ -3,6 +3,8 @@ import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequest
 import { describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import { resetTwoStep } from "../../src/accounts/two-step.js";
+import { createOrganisation } from "../../src/accounts/organisations.js";
+import { connectOpenIdProvider } from "../../src/identity-providers/connect.js";
 import { openIdSettingsOf, setOpenIdSettings } from "../../src/oidc/client-settings.js";
 import { forgetCachedSigningKeys } from "../../src/oidc/signing-keys.js";
 import { setPersonTwoStepRequired } from "../../src/accounts/two-step-mandate.js";
@@ -252,6 +254,22 @@ describe("POST /account/passkeys/:id/remove", () => {
     expect((await reload(user)).passkeyCount).toBe(0);
     expect(await actionsOf(user)).toContain("passkey_removed");
     expect((await passwordlessWith(authenticator)).response.statusCode).toBe(401);
+  });
+
+  it("does not sign in alone once the person's organisation signs them in through its own provider", async () => {
+    const organisation = await createOrganisation(signon.ctx, { slug: "passkey-upstream", name: "Passkey upstream" });
+    const { user, authenticator } = await userWithPasskey({ email: "leaver@passkey-upstream.example", organisationId: organisation.id });
+    expect((await passwordlessWith(authenticator)).response.statusCode).toBe(303);
+    await connectOpenIdProvider(
+      signon.ctx,
+      organisation,
+      { issuer: "https://idp.passkey-upstream.example", clientId: "c", clientSecret: "s", domains: "passkey-upstream.example" },
+      { uid: null, origin: null },
+    );
+    const refused = await passwordlessWith(authenticator);
+    expect(refused.response.statusCode).toBe(403);
+    expect(refused.response.body).toContain("Your organisation signs you in with its own account");
+    expect(await actionsOf(user)).toContain("sign_in_refused");
   });
 
   it("answers 404 for another person's passkey and leaves it", async () => {

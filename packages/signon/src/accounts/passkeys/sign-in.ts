@@ -13,6 +13,7 @@ import {
   type PasskeyChallengePurpose,
 } from "../../repositories/passkeys.js";
 import { deleteSession } from "../../repositories/sessions.js";
+import { providerOfAddress } from "../../repositories/identity-providers.js";
 import { findUserByUid, type User } from "../../repositories/users.js";
 import { randomHex, sha256Hex } from "../../security/random.js";
 import { recordFailure, secondsUntilAllowed, signInPerIpLimit, type FailureLimit } from "../../security/failure-limit.js";
@@ -194,7 +195,7 @@ export async function completeSecondFactorWithPasskey(
 
 export type PasswordlessResult =
   | { ok: true; user: User; sessionId: string }
-  | { ok: false; reason: "malformed" | "invalid" | "suspended" | "new_password_required" }
+  | { ok: false; reason: "malformed" | "invalid" | "suspended" | "new_password_required" | "through_provider" }
   | { ok: false; reason: "refused" | "rate_limited"; retryAfterSeconds: number };
 
 /**
@@ -259,6 +260,12 @@ export async function signInWithPasskey(
   if (user.newPasswordRequired) {
     await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "new_password_required", method: "passkey" } });
     return { ok: false, reason: "new_password_required" };
+  }
+  // The organisation's own provider signs its people in: a passkey is then a second factor only, so that a leaver
+  // the provider disabled cannot come back with one.
+  if ((await providerOfAddress(ctx.db, user.email.toLowerCase())) !== null) {
+    await audit(ctx.db, { action: "sign_in_refused", at: now, subjectUid: user.uid, origin, details: { reason: "through_provider", method: "passkey" } });
+    return { ok: false, reason: "through_provider" };
   }
   const sessionId = await ctx.db.transaction(async (tx) => {
     await clearSourceFailures(tx, user.email, origin, "password");

@@ -1,4 +1,4 @@
-import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { describeEvent } from "../../accounts/event-wording.js";
 import { connectOpenIdProvider, connectSamlProvider, disconnectProvider } from "../../identity-providers/connect.js";
@@ -11,6 +11,7 @@ import { findIdentityProviderOfOrganisation, type IdentityProvider } from "../..
 import { findOrganisationById } from "../../repositories/organisation-admin.js";
 import type { Organisation } from "../../repositories/organisations.js";
 import { actorOf, formatTime, isId, sendNotFound } from "../../web/admin-section.js";
+import { overLongAnswer } from "../../web/over-long-fields.js";
 import { redirectWithFlash, renderPage } from "../../web/page.js";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
@@ -19,7 +20,7 @@ const ProviderBody = Type.Object(
   {
     _csrf: text(256),
     protocol: Type.Optional(Type.Union([Type.Literal("oidc"), Type.Literal("saml")])),
-    saml_metadata: text(1_000_000),
+    saml_metadata: text(200_000),
     saml_entity_id: text(500),
     saml_sign_on_url: text(2000),
     saml_logout_url: text(2000),
@@ -40,9 +41,47 @@ const ProviderBody = Type.Object(
   },
   { additionalProperties: false },
 );
+/** Room for every field at its limit, URL-encoded (pasted XML and PEM grow by about half; three times is the worst case). */
+const providerBodyLimitBytes = 1024 * 1024;
 const DisconnectBody = Type.Object({ _csrf: text(256) }, { additionalProperties: false });
 
 type Values = Record<string, string>;
+type ProviderForm = Static<typeof ProviderBody>;
+
+/** The values of a post to show again: everything typed but the client secret (and the CSRF token, which the page sets). */
+function postedValues(body: ProviderForm): Values {
+  const { _csrf: _token, client_secret: _secret, ...typed } = body;
+  return { ...valuesOf(null), ...Object.fromEntries(Object.entries(typed).map(([name, value]) => [name, value ?? ""])) };
+}
+
+const providerAnswer = overLongAnswer(
+  ProviderBody,
+  {
+    saml_metadata: "metadata",
+    saml_entity_id: "an entity id",
+    saml_sign_on_url: "a single sign-on URL",
+    saml_logout_url: "a single logout URL",
+    saml_certificates: "certificates",
+    issuer: "an issuer",
+    client_id: "a client id",
+    client_secret: "a client secret",
+    private_key: "a private key",
+    certificate: "a certificate",
+    key_id: "a key id",
+    scopes: "scopes",
+    domains: "domains",
+    password_addresses: "addresses",
+    second_factor_contexts: "acr values",
+    suspend_unseen_days: "a number of days",
+  },
+  async (request, reply, body, errors) => {
+    const id = (request.params as { id: string }).id;
+    const organisation = isId(id) ? await findOrganisationById(request.server.signon.db, id) : null;
+    if (!organisation) return sendNotFound(request, reply, "organisation");
+    const provider = await findIdentityProviderOfOrganisation(request.server.signon.db, organisation.id);
+    return renderProviderPage(request, reply, organisation, provider, postedValues(body), errors);
+  },
+);
 
 function valuesOf(provider: IdentityProvider | null): Values {
   return {
@@ -116,7 +155,13 @@ export const identityProviderRoutes: FastifyPluginAsyncTypebox = async (app) => 
 
   app.post(
     "/organisations/:id/identity-provider",
-    { config: { errorFormat: "html" }, schema: { params: Params, body: ProviderBody }, preValidation: requireFormBody, preHandler: app.csrfProtection },
+    {
+      bodyLimit: providerBodyLimitBytes,
+      config: { errorFormat: "html", overLong: providerAnswer },
+      schema: { params: Params, body: ProviderBody },
+      preValidation: requireFormBody,
+      preHandler: app.csrfProtection,
+    },
     async (request, reply) => {
       const organisation = await organisationOf(request.params.id);
       if (!organisation) return sendNotFound(request, reply, "organisation");
@@ -165,9 +210,7 @@ export const identityProviderRoutes: FastifyPluginAsyncTypebox = async (app) => 
       } catch (error) {
         if (!(error instanceof ProviderSettingError)) throw error;
         const provider = await findIdentityProviderOfOrganisation(app.signon.db, organisation.id);
-        const { _csrf: _ignored, client_secret: _secret, private_key: _key, certificate: _certificate, saml_metadata: _metadata, saml_certificates: _certificates, ...typed } = body;
-        const values = { ...valuesOf(null), ...Object.fromEntries(Object.entries(typed).map(([name, value]) => [name, value ?? ""])) };
-        return renderProviderPage(request, reply, organisation, provider, values, { [error.field]: error.message });
+        return renderProviderPage(request, reply, organisation, provider, postedValues(body), { [error.field]: error.message });
       }
     },
   );
