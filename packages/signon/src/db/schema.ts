@@ -99,6 +99,11 @@ export const users = signon.table(
     index("users_list_name_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
     index("users_list_role_idx").on(table.role, sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
     index("users_list_organisation_idx").on(table.organisationId, sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser}`),
+    // People without an organisation, by name. Its predicate leaves `not is_api_user` out on purpose: PostgreSQL
+    // combines two partial indexes (a BitmapAnd) only when their predicates share no condition, and this one is
+    // read beside a status's (no organisation and suspended: 2,000 people found from two small indexes, where the
+    // status's index alone made 40,000 heap reads at 1M people).
+    index("users_without_organisation_idx").on(sql`lower(${table.name})`, table.uid).where(sql`${table.organisationId} is null`),
     index("users_list_suspended_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.suspendedAt} is not null`),
     index("users_list_invited_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.passwordHash} is null`),
     index("users_list_two_step_on_idx").on(sql`lower(${table.name})`, table.uid).where(sql`not ${table.isApiUser} and ${table.otpEnabledAt} is not null`),

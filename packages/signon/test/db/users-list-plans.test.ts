@@ -3,6 +3,7 @@ import { sql, type SQLWrapper } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exactCountLimit, resolvedSearch, usersPerPage, type UserFilters } from "../../src/accounts/user-search.js";
 import { estimateUsers, inCountTransaction, userCountQuery, userPageQuery } from "../../src/repositories/user-search.js";
+import type { PlannedSearch } from "../../src/user-search/read.js";
 import type { SignonDatabase } from "../../src/db/database.js";
 import type { PagePosition } from "../../src/repositories/keyset.js";
 import type { Actor } from "../../src/web/policy.js";
@@ -81,6 +82,11 @@ function expectIndexedPlan(plan: PlanNode, stopsEarly = false): void {
   }
 }
 
+/** The query of a page of a planned search, its plan changed as `changed` says. */
+function pageOf(planned: PlannedSearch, position: PagePosition, changed: Partial<PlannedSearch["plan"]> = {}) {
+  return userPageQuery(database.db, planned.search, { ...planned.plan, ...changed }, position, usersPerPage + 1);
+}
+
 const superadmin: Actor = { uid: randomUUID(), role: "superadmin", organisationId: null };
 const none: UserFilters = { text: "", role: "", organisation: "", status: "", permission: "", twoStep: "" };
 
@@ -123,8 +129,8 @@ describe("the users list on 200,000 people", () => {
     for (const [name, actor, filters] of filterCases()) {
       const search = await resolvedSearch(signon.ctx, actor, { ...none, ...filters });
       for (const position of [{ kind: "first" }, { kind: "last" }, deep] as PagePosition[]) {
-        const plan = await planOf(userPageQuery(database.db, search, position, usersPerPage + 1));
-        expect(() => expectIndexedPlan(plan), `${name}, ${position.kind}`).not.toThrow();
+        const plan = await planOf(pageOf(search, position));
+        expect(() => expectIndexedPlan(plan), `${name}, ${position.kind}: ${search.plan.reasons.join("; ")}`).not.toThrow();
       }
     }
   });
@@ -133,9 +139,9 @@ describe("the users list on 200,000 people", () => {
     let counted = 0;
     for (const [name, actor, filters] of filterCases()) {
       const search = await resolvedSearch(signon.ctx, actor, { ...none, ...filters });
-      if ((await estimateUsers(database.db, search)) > exactCountLimit) continue;
+      if ((await estimateUsers(database.db, search.search)) > exactCountLimit) continue;
       counted++;
-      const plan = await inCountTransaction(database.db, 60_000, (tx) => planOf(userCountQuery(tx, search, exactCountLimit), tx));
+      const plan = await inCountTransaction(database.db, 60_000, (tx) => planOf(userCountQuery(tx, search.search, search.plan, exactCountLimit), tx));
       expect(() => expectIndexedPlan(plan, true), name).not.toThrow();
     }
     expect(counted).toBeGreaterThan(3);
@@ -143,28 +149,27 @@ describe("the users list on 200,000 people", () => {
 
   it("finds a whole e-mail address through the unique index on lower(email)", async () => {
     const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text: generated.someEmail.toUpperCase() });
-    expect(search.exactEmail).toBe(generated.someEmail.toUpperCase());
-    const plan = await planOf(userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1));
+    expect(search.plan.text).toBe("exact-address");
+    const plan = await planOf(pageOf(search, { kind: "first" }));
     expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_email_lower_key");
   });
 
   it("finds a text of one or two characters few people hold through the index of short texts, and the same people as without it", async () => {
     for (const text of ["qz", "Ð", "9x"]) {
       const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text });
-      expect(search.shortText, text).toBe(true);
-      const plan = await planOf(userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1));
+      expect(search.plan.text, text).toBe("short-grams");
+      const plan = await planOf(pageOf(search, { kind: "first" }));
       expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_short_grams_idx");
-      const page = await userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1);
-      expect(page, text).toEqual(await userPageQuery(database.db, { ...search, shortText: false }, { kind: "first" }, usersPerPage + 1));
+      expect(await pageOf(search, { kind: "first" }), text).toEqual(await pageOf(search, { kind: "first" }, { text: "trigram", page: "name-order" }));
     }
     // A letter most people hold walks the order of names instead: a page is found among the first people read.
     const common = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "e" });
-    expect(common.shortText).toBe(false);
+    expect(common.plan.text).not.toBe("short-grams");
   });
 
   it("searches fragments through the trigram indexes of name and e-mail when the fragment is rare", async () => {
     const search = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "person12345@" });
-    const plan = await planOf(userPageQuery(database.db, search, { kind: "first" }, usersPerPage + 1));
+    const plan = await planOf(pageOf(search, { kind: "first" }));
     const indexes = nodes(plan).map((node) => node["Index Name"]);
     expect(indexes, describePlan(plan)).toEqual(expect.arrayContaining(["users_name_trgm_idx", "users_email_trgm_idx"]));
   });
@@ -176,21 +181,20 @@ describe("the users list on 200,000 people", () => {
     // Beside a filter no index serves, whose matches PostgreSQL may overestimate: a walk along the names could read everyone.
     const withoutIndex = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "example.org", organisation: "none", twoStep: "missing" });
     const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "person12345@", organisation });
-    expect([alone.commonText, narrowed.commonText, withoutIndex.commonText, rare.commonText]).toEqual([false, true, true, false]);
+    expect([alone, narrowed, withoutIndex, rare].map((search) => search.plan.text)).toEqual(["trigram", "tested", "tested", "trigram"]);
     for (const [search, index] of [
       [narrowed, "users_list_organisation_idx"],
-      [withoutIndex, "users_list_organisation_idx"],
+      [withoutIndex, "users_without_organisation_idx"],
     ] as const) {
       const positions: PagePosition[] = [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }];
       for (const position of positions) {
-        const plan = await planOf(userPageQuery(database.db, search, position, usersPerPage + 1));
+        const plan = await planOf(pageOf(search, position));
         expectIndexedPlan(plan);
         const indexes = nodes(plan).map((node) => node["Index Name"]);
         expect(indexes, describePlan(plan)).toContain(index);
         for (const other of ["users_email_trgm_idx", "users_name_trgm_idx", "users_list_name_idx"]) expect(indexes, describePlan(plan)).not.toContain(other);
         // The same people as through the trigram indexes.
-        const page = await userPageQuery(database.db, search, position, usersPerPage + 1);
-        expect(page, position.kind).toEqual(await userPageQuery(database.db, { ...search, commonText: false }, position, usersPerPage + 1));
+        expect(await pageOf(search, position), position.kind).toEqual(await pageOf(search, position, { text: "trigram", page: "name-order" }));
       }
     }
   });
@@ -198,15 +202,15 @@ describe("the users list on 200,000 people", () => {
   it("reads a page of a permission few people hold from the permission's holders, each looked up by primary key, and walks the names for a common one", async () => {
     const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:editor` });
     const common = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:signin` });
-    expect(rare.permission?.fewHolders).toBe(true);
-    expect(common.permission?.fewHolders).toBe(false);
+    expect([rare.plan.permission, rare.plan.page]).toEqual(["holders", "permission-holders"]);
+    expect([common.plan.permission, common.plan.page]).toEqual(["looked-up", "name-order"]);
     for (const position of [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }] as PagePosition[]) {
-      const plan = await planOf(userPageQuery(database.db, rare, position, usersPerPage + 1));
+      const plan = await planOf(pageOf(rare, position));
       const indexes = nodes(plan).map((node) => node["Index Name"]);
       expect(indexes, describePlan(plan)).toEqual(expect.arrayContaining(["user_permissions_application_idx", "users_pkey"]));
       expect(indexes, describePlan(plan)).not.toContain("users_list_name_idx");
     }
-    const plan = await planOf(userPageQuery(database.db, common, { kind: "first" }, usersPerPage + 1));
+    const plan = await planOf(pageOf(common, { kind: "first" }));
     expect(nodes(plan).map((node) => node["Index Name"]), describePlan(plan)).toContain("users_list_name_idx");
   });
 
@@ -214,26 +218,27 @@ describe("the users list on 200,000 people", () => {
     const few = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "smith", organisation: "none", permission: `${generated.applicationId}:signin` });
     // Status active and 2-step missing are served by no index: sorting their matches would mean reading everyone.
     const unindexed = await resolvedSearch(signon.ctx, superadmin, { ...none, status: "active", twoStep: "missing", role: "normal" });
-    expect([few.fewMatches, unindexed.fewMatches]).toEqual([true, false]);
+    expect([few.plan.page, unindexed.plan.page]).toEqual(["sorted-matches", "name-order"]);
     const positions: PagePosition[] = [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }];
     for (const position of positions) {
-      const plan = await planOf(userPageQuery(database.db, few, position, usersPerPage + 1));
+      const plan = await planOf(pageOf(few, position));
       const indexes = nodes(plan).map((node) => node["Index Name"]);
       expect(indexes, describePlan(plan)).not.toContain("users_list_name_idx");
       expect(nodes(plan).filter((node) => node["Node Type"] === "Seq Scan" && node["Relation Name"] === "users"), describePlan(plan)).toEqual([]);
-      const page = await userPageQuery(database.db, few, position, usersPerPage + 1);
+      const page = await pageOf(few, position);
       expect(page.length, position.kind).toBeGreaterThan(0);
-      expect(page, position.kind).toEqual(await userPageQuery(database.db, { ...few, fewMatches: false }, position, usersPerPage + 1));
+      expect(page, position.kind).toEqual(await pageOf(few, position, { page: "name-order" }));
     }
   });
 
   it("lists the same people either way a permission filter is read", async () => {
     const rare = await resolvedSearch(signon.ctx, superadmin, { ...none, permission: `${generated.applicationId}:editor`, status: "active" });
-    const walked = { ...rare, permission: rare.permission && { ...rare.permission, fewHolders: false } };
+    expect(rare.plan.page).toBe("permission-holders");
     for (const position of [{ kind: "first" }, { kind: "last" }, { kind: "after", key: { text: "margaret", uid: "00000000-0000-4000-8000-000000000000" } }] as PagePosition[]) {
-      const fromHolders = await userPageQuery(database.db, rare, position, usersPerPage + 1);
+      const fromHolders = await pageOf(rare, position);
       expect(fromHolders).toHaveLength(usersPerPage + 1);
-      expect(fromHolders, position.kind).toEqual(await userPageQuery(database.db, walked, position, usersPerPage + 1));
+      expect(fromHolders, position.kind).toEqual(await pageOf(rare, position, { page: "name-order", permission: "looked-up" }));
+      expect(fromHolders, position.kind).toEqual(await pageOf(rare, position, { page: "sorted-matches", permission: "holders" }));
     }
   });
 });

@@ -17,10 +17,12 @@ describe("the count the users list shows", () => {
     expect(shownCount(counted(0, { tooSlowToCount: true }), { rows: [], previous: null, next: null }, true)).toMatchObject({ count: 0, exact: true });
   });
 
-  it("says only what the pages prove when counting ran out of time and the sample found fewer than the limit", () => {
+  it("says what the pages prove (more than a page) only where an estimate says less; a larger estimate stays", () => {
     const full = { rows: rows(usersPerPage), previous: null, next: key };
-    expect(shownCount(counted(200, { tooSlowToCount: true }), full, true)).toEqual({ count: usersPerPage, exact: false, moreThan: true, tooSlowToCount: true });
-    // A sample of many is kept: it is large enough to be trusted.
+    expect(shownCount(counted(20, { tooSlowToCount: true }), full, true)).toEqual({ count: usersPerPage, exact: false, moreThan: true, tooSlowToCount: true });
+    expect(shownCount(counted(0), full, true)).toEqual({ count: usersPerPage, exact: false, moreThan: true, tooSlowToCount: false });
+    // An estimate of 200 (within about 2×) says more than "more than 50" would.
+    expect(shownCount(counted(200, { tooSlowToCount: true }), full, true)).toEqual(counted(200, { tooSlowToCount: true }));
     expect(shownCount(counted(exactCountLimit * 3, { tooSlowToCount: true }), full, true)).toMatchObject({ count: exactCountLimit * 3, moreThan: false });
   });
 

@@ -2,7 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type
 import { countManageableUsers, exactCountLimit, findManageableUsers, manageableScope, resolvedSearch, shownCount, statusTags, type UserFilters } from "../../accounts/user-search.js";
 import { csvBatchSize, usersCsvStream } from "../../accounts/users-csv.js";
 import { choosesOrganisation } from "../../accounts/user-form.js";
-import { allUsersStatement, toUserExportRow, twoStepFilters, userStatuses } from "../../repositories/user-search.js";
+import { toUserExportRow, twoStepFilters, userStatuses } from "../../repositories/user-search.js";
+import { exportStatement } from "../../user-search/read.js";
 import { KeysetQuery, keysetLinks, keysetPosition } from "../../web/keyset-links.js";
 import { listLiveApplications, listOrganisationChoices } from "../../repositories/user-form-choices.js";
 import { renderPage } from "../../web/page.js";
@@ -130,7 +131,7 @@ const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const nobody = total.exact && total.count === 0;
     async function* people() {
       if (nobody) return;
-      for await (const batch of ctx.statements.cursor(allUsersStatement(ctx.db, search), csvBatchSize)) {
+      for await (const batch of ctx.statements.cursor(exportStatement(ctx.db, search), csvBatchSize)) {
         yield batch.map((raw) => {
           const row = toUserExportRow(raw);
           return Object.assign(row, { status: statusTags(ctx, row) });

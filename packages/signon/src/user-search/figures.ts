@@ -1,0 +1,54 @@
+import type { SignonDatabase } from "../db/database.js";
+import {
+  addressHeld,
+  estimatePermissionHolders,
+  estimateShortTextHolders,
+  estimateUsers,
+  indexedFilters,
+  organisationPeople,
+  sampleUsers,
+  shortTextLength,
+  type UserSearch,
+} from "../repositories/user-search.js";
+import type { SearchFigures, SearchShape } from "./plan.js";
+
+const everyRole = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
+const addressPattern = /^[^\s@]+@[^\s@]+$/;
+
+/** Which filters a search has, as its plan needs to know. */
+export function shapeOf(search: UserSearch): SearchShape {
+  const text = search.text === undefined || search.text === "" ? "none" : addressPattern.test(search.text) ? "address" : [...search.text].length <= shortTextLength ? "short" : "fragment";
+  const oneOrganisation = typeof search.organisationId === "string";
+  const everyoneInScope = search.scopeOrganisationIds === undefined && everyRole.every((role) => search.scopeRoles.includes(role));
+  const organisationAlone =
+    oneOrganisation && everyoneInScope && text === "none" && search.role === undefined && search.status === undefined && search.permission === undefined && search.twoStep === undefined;
+  return { text, permission: search.permission !== undefined, organisationAlone, oneOrganisation };
+}
+
+/**
+ * The figures a search's plan is chosen from, each read only when the shape of the search calls for it: PostgreSQL's
+ * estimates (EXPLAIN), a sample of the table, whether a whole address is someone's, and the organisation's own count.
+ * One read after another; at most nine, most searches three or four.
+ */
+export async function gatherFigures(db: SignonDatabase, search: UserSearch, shape: SearchShape): Promise<SearchFigures> {
+  const sample = await sampleUsers(db, search);
+  const figures: SearchFigures = {
+    // The table as last analysed, or as the sample read it when that is more (a table not analysed since it grew).
+    people: Math.max(sample.tableRows, sample.rows),
+    sample: { rows: sample.rows, matches: sample.matches },
+    estimatedMatches: await estimateUsers(db, search),
+  };
+  const members = shape.oneOrganisation ? await organisationPeople(db, search.organisationId as string) : undefined;
+  if (members !== undefined) figures.organisationMembers = members;
+  if (shape.organisationAlone) return figures;
+  if (search.permission !== undefined) figures.permissionHolders = await estimatePermissionHolders(db, search.permission);
+  const narrowed = indexedFilters(search);
+  if (narrowed !== null) figures.indexedMatches = await estimateUsers(db, narrowed);
+  const text = search.text;
+  if (text === undefined || shape.text === "none") return figures;
+  if (shape.text === "address") figures.addressHeld = await addressHeld(db, { ...search, text });
+  if (shape.text === "short") figures.shortTextHolders = await estimateShortTextHolders(db, text);
+  figures.textHolders = await estimateUsers(db, { scopeRoles: everyRole, text, locksSetAfter: new Date(0), twoStepRules: { requiredRoles: [], now: new Date(0) } });
+  if (narrowed !== null && shape.text === "fragment") figures.indexedTextMatches = await estimateUsers(db, { ...narrowed, text });
+  return figures;
+}
