@@ -350,19 +350,21 @@ export async function inCountTransaction<T>(db: SignonDatabase, budgetMs: number
 export function userCountQuery(db: SignonDatabase, search: UserSearch, plan: FilterPlan, upTo: number): SQL {
   if (plan.permission === "holders" && search.permission !== undefined) {
     const holders = db
-      .select({ one: sql`1` })
+      .select({ uid: userPermissions.userUid })
       .from(userPermissions)
-      .innerJoin(users, eq(users.uid, userPermissions.userUid))
+      .where(and(eq(userPermissions.applicationId, search.permission.applicationId), eq(userPermissions.permission, search.permission.permission)))
+      .as("holders");
+    // As the page reads them: each holder looked up by primary key (`limit 1` keeps it a lookup, never a hash of
+    // everyone the other filters find: 100,000 invited people read for 5,000 holders of `editor` took 230 ms).
+    const person = db
+      .select({ one: sql`1`.as("one") })
+      .from(users)
       .leftJoin(organisations, eq(organisations.id, users.organisationId))
-      .where(
-        and(
-          eq(userPermissions.applicationId, search.permission.applicationId),
-          eq(userPermissions.permission, search.permission.permission),
-          ...matchConditions(search, { ...plan, permission: "none" }),
-        ),
-      )
-      .limit(upTo + 1);
-    return db.select({ count: sql<number>`count(*)::int` }).from(holders.as("limited")).getSQL();
+      .where(and(eq(users.uid, holders.uid), ...matchConditions(search, { ...plan, permission: "none" })))
+      .limit(1)
+      .as("person");
+    const limited = db.select({ one: person.one }).from(holders).crossJoinLateral(person).limit(upTo + 1);
+    return db.select({ count: sql<number>`count(*)::int` }).from(limited.as("limited")).getSQL();
   }
   const limited = db
     .select({ one: sql`1` })
