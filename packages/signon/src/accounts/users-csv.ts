@@ -75,7 +75,7 @@ export async function* usersCsv(
   }
 }
 
-/** A person's permission cells, one per column: the names `shownIn` it shows there, sorted as given, joined by `;`. */
+/** A person's permission cells, one per column: the names `shownIn` it shows there, sorted, joined by `;`. */
 function permissionCells(permissions: readonly string[], columnOf: ReadonlyMap<string, number>, shownIn: readonly ReadonlySet<string>[]): string[] {
   const held: string[][] = shownIn.map(() => []);
   for (const entry of permissions) {
@@ -84,7 +84,7 @@ function permissionCells(permissions: readonly string[], columnOf: ReadonlyMap<s
     const permission = entry.slice(at + 1);
     if (column !== undefined && shownIn[column]?.has(permission)) held[column]?.push(permission);
   }
-  return held.map((names) => names.join(permissionSeparator));
+  return held.map((names) => (names.length > 1 ? names.sort() : names).join(permissionSeparator));
 }
 
 /** One CSV line (RFC 4180, `\n` ended): a cell holding a comma, a quote or a line break is quoted, its quotes doubled. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type SQLWrapper } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exactCountLimit, resolvedSearch, usersPerPage, type UserFilters } from "../../src/accounts/user-search.js";
-import { estimateUsers, inCountTransaction, userCountQuery, userPageQuery } from "../../src/repositories/user-search.js";
+import { allUsersStatement, estimateUsers, inCountTransaction, userCountQuery, userPageQuery } from "../../src/repositories/user-search.js";
 import type { PlannedSearch } from "../../src/user-search/read.js";
 import type { SignonDatabase } from "../../src/db/database.js";
 import type { PagePosition } from "../../src/repositories/keyset.js";
@@ -229,6 +229,28 @@ describe("the users list on 200,000 people", () => {
       expect(page.length, position.kind).toBeGreaterThan(0);
       expect(page, position.kind).toEqual(await pageOf(few, position, { page: "name-order" }));
     }
+  });
+
+  it("exports everyone by reading the table in its order and sorting, and few people along the index of names, in the same order either way", async () => {
+    const everyone = await resolvedSearch(signon.ctx, superadmin, none);
+    const few = await resolvedSearch(signon.ctx, superadmin, { ...none, text: "smith", status: "suspended" });
+    expect([everyone.plan.export, few.plan.export]).toEqual(["sorted", "name-order"]);
+    const exportPlan = async (planned: PlannedSearch, way: "sorted" | "name-order") => {
+      const statement = allUsersStatement(database.db, planned.search, { ...planned.plan, export: way });
+      const result = await database.db.$client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`explain (format json) ${statement.text}`, statement.values);
+      return (result.rows[0] as { "QUERY PLAN": [{ Plan: PlanNode }] })["QUERY PLAN"][0].Plan;
+    };
+    const sorted = nodes(await exportPlan(everyone, "sorted"));
+    expect(sorted.some((node) => node["Node Type"] === "Sort"), describePlan(await exportPlan(everyone, "sorted"))).toBe(true);
+    expect(sorted.map((node) => node["Index Name"])).not.toContain("users_list_name_idx");
+    expect(nodes(await exportPlan(everyone, "name-order")).map((node) => node["Index Name"])).toContain("users_list_name_idx");
+    const rows = async (way: "sorted" | "name-order") => {
+      const statement = allUsersStatement(database.db, few.search, { ...few.plan, export: way });
+      return (await database.db.$client.query({ text: statement.text, values: statement.values, rowMode: "array" })).rows;
+    };
+    const walked = await rows("name-order");
+    expect(walked.length).toBeGreaterThan(100);
+    expect(await rows("sorted")).toEqual(walked);
   });
 
   it("lists the same people either way a permission filter is read", async () => {

@@ -117,6 +117,14 @@ describe("the users list's plan, from figures", () => {
   });
 });
 
+describe("the export the plan reads", () => {
+  it("sorts the table read in its order from 100,000 matches, and walks the index of names below", () => {
+    expect(chooseSearchPlan(plain, figures({})).export).toBe("sorted");
+    expect(chooseSearchPlan(plain, figures({ sample: sample(400), estimatedMatches: 80_000 })).export).toBe("name-order");
+    expect(chooseSearchPlan({ ...plain, text: "address" }, figures({ addressHeld: true, sample: sample(5_000) })).export).toBe("name-order");
+  });
+});
+
 describe("the count the plan answers", () => {
   const ask = { kind: "count" as const, upTo: exactCountLimit };
 
