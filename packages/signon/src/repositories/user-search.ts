@@ -6,7 +6,7 @@ import { sqlStateOf } from "./unique-violation.js";
 import type { ExportPlan, PagePlan, PermissionPlan, TextPlan } from "../user-search/plan.js";
 
 /** Every role the `users_role_check` constraint allows. */
-const everyRole = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
+export const everyRole = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
 
 /** The account states a list can be filtered by; `invited` means no password has been set yet. */
 export const userStatuses = ["active", "suspended", "locked", "invited"] as const;
@@ -409,6 +409,11 @@ async function estimatedRows(db: SignonDatabase, query: SQLWrapper): Promise<num
 /** PostgreSQL's estimate of the people matching a search, its filters written as `plan` says. */
 export async function estimateUsers(db: SignonDatabase, search: UserSearch, plan: FilterPlan = estimatedFilters): Promise<number> {
   return estimatedRows(db, db.select({ one: sql`1` }).from(users).leftJoin(organisations, eq(organisations.id, users.organisationId)).where(and(...matchConditions(search, plan))));
+}
+
+/** PostgreSQL's estimate of how many people (not API users) hold a search text in their name or e-mail address. */
+export async function estimateTextHolders(db: SignonDatabase, text: string): Promise<number> {
+  return estimateUsers(db, { scopeRoles: everyRole, text, locksSetAfter: new Date(0), twoStepRules: { requiredRoles: [], now: new Date(0) } });
 }
 
 /** PostgreSQL's estimate of how many people hold a permission (the permission's index). */

@@ -3,7 +3,9 @@ import {
   addressHeld,
   estimatePermissionHolders,
   estimateShortTextHolders,
+  estimateTextHolders,
   estimateUsers,
+  everyRole,
   indexedFilters,
   organisationPeople,
   sampleUsers,
@@ -12,7 +14,6 @@ import {
 } from "../repositories/user-search.js";
 import type { SearchFigures, SearchShape } from "./plan.js";
 
-const everyRole = ["superadmin", "admin", "super_organisation_admin", "organisation_admin", "normal"];
 const addressPattern = /^[^\s@]+@[^\s@]+$/;
 
 /** Which filters a search has, as its plan needs to know. */
@@ -48,7 +49,7 @@ export async function gatherFigures(db: SignonDatabase, search: UserSearch, shap
   if (text === undefined || shape.text === "none") return figures;
   if (shape.text === "address") figures.addressHeld = await addressHeld(db, { ...search, text });
   if (shape.text === "short") figures.shortTextHolders = await estimateShortTextHolders(db, text);
-  figures.textHolders = await estimateUsers(db, { scopeRoles: everyRole, text, locksSetAfter: new Date(0), twoStepRules: { requiredRoles: [], now: new Date(0) } });
+  figures.textHolders = await estimateTextHolders(db, text);
   if (narrowed !== null && shape.text === "fragment") figures.indexedTextMatches = await estimateUsers(db, { ...narrowed, text });
   return figures;
 }
