@@ -386,12 +386,17 @@ export const sampledRows = 5_000;
  * A sample of the table's pages (`TABLESAMPLE SYSTEM`, the same pages at every call, about `rows` rows): the rows
  * read and the people among them matching every filter, and the table's size as last analysed. Work bounded by the
  * sample, and unbiased whatever the filters, whose correlations PostgreSQL's statistics cannot know. A text is tested
- * with `ilike` alone on each sampled row, and a permission looked up for each sampled person that passes the rest.
+ * with `ilike` alone on each sampled row; a permission is tested as `permission` says (user-search/plan.ts).
  */
-export async function sampleUsers(db: SignonDatabase, search: UserSearch, rows = sampledRows): Promise<{ rows: number; matches: number; tableRows: number }> {
+export async function sampleUsers(
+  db: SignonDatabase,
+  search: UserSearch,
+  permission: Exclude<PermissionPlan, "none"> = "looked-up",
+  rows = sampledRows,
+): Promise<{ rows: number; matches: number; tableRows: number }> {
   const tableRows = sql`(select greatest(reltuples, 0)::float8 from pg_class where oid = 'signon.users'::regclass)`;
   const percent = sql`(select least(100, 100.0 * ${rows} / greatest(reltuples, 1))::float8 from pg_class where oid = 'signon.users'::regclass)`;
-  const matching = and(...matchConditions(search, { text: "tested", permission: "looked-up" }));
+  const matching = and(...matchConditions(search, { text: "tested", permission }));
   const sampled = await db.execute<{ rows: number; matches: number; table_rows: number }>(sql`
     select count(*)::int as rows, (count(*) filter (where ${matching}))::int as matches, ${tableRows} as table_rows
       from ${users} tablesample system (${percent}) repeatable (1)

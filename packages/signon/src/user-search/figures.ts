@@ -12,7 +12,7 @@ import {
   shortTextLength,
   type UserSearch,
 } from "../repositories/user-search.js";
-import type { SearchFigures, SearchShape } from "./plan.js";
+import { permissionPlanFor, type SearchFigures, type SearchShape } from "./plan.js";
 
 const addressPattern = /^[^\s@]+@[^\s@]+$/;
 
@@ -32,7 +32,8 @@ export function shapeOf(search: UserSearch): SearchShape {
  * One read after another; at most nine, most searches three or four.
  */
 export async function gatherFigures(db: SignonDatabase, search: UserSearch, shape: SearchShape): Promise<SearchFigures> {
-  const sample = await sampleUsers(db, search);
+  const permissionHolders = search.permission === undefined ? undefined : await estimatePermissionHolders(db, search.permission);
+  const sample = await sampleUsers(db, search, permissionHolders === undefined ? undefined : permissionPlanFor(permissionHolders));
   const figures: SearchFigures = {
     // The table as last analysed, or as the sample read it when that is more (a table not analysed since it grew).
     people: Math.max(sample.tableRows, sample.rows),
@@ -42,7 +43,7 @@ export async function gatherFigures(db: SignonDatabase, search: UserSearch, shap
   const members = shape.oneOrganisation ? await organisationPeople(db, search.organisationId as string) : undefined;
   if (members !== undefined) figures.organisationMembers = members;
   if (shape.organisationAlone) return figures;
-  if (search.permission !== undefined) figures.permissionHolders = await estimatePermissionHolders(db, search.permission);
+  if (permissionHolders !== undefined) figures.permissionHolders = permissionHolders;
   const narrowed = indexedFilters(search);
   if (narrowed !== null) figures.indexedMatches = await estimateUsers(db, narrowed);
   const text = search.text;

@@ -193,15 +193,25 @@ export function chooseSearchPlan(shape: SearchShape, figures: SearchFigures): Se
   return { text, page, permission, count, export: exported, reasons };
 }
 
+/**
+ * How a permission with this many holders is tested: from its holders (at most `fewHoldersLimit`), or looked up for
+ * each person found otherwise. The sample asks too, before the rest of the plan: hashing a few holders costs less than
+ * a lookup per sampled person, and a lookup less than hashing many.
+ */
+export function permissionPlanFor(holders: number): Exclude<PermissionPlan, "none"> {
+  return holders <= fewHoldersLimit ? "holders" : "looked-up";
+}
+
 function choosePermission(shape: SearchShape, figures: SearchFigures, reasons: string[]): PermissionPlan {
   if (!shape.permission) return "none";
   const holders = figures.permissionHolders ?? Infinity;
-  if (holders <= fewHoldersLimit) {
-    reasons.push(`permission: ${holders} holders (at most ${fewHoldersLimit}): read from them`);
-    return "holders";
-  }
-  reasons.push(`permission: ${holders} holders (over ${fewHoldersLimit}): looked up for each person found otherwise`);
-  return "looked-up";
+  const plan = permissionPlanFor(holders);
+  reasons.push(
+    plan === "holders"
+      ? `permission: ${holders} holders (at most ${fewHoldersLimit}): read from them`
+      : `permission: ${holders} holders (over ${fewHoldersLimit}): looked up for each person found otherwise`,
+  );
+  return plan;
 }
 
 /** The people the indexes of the filters other than the text find: the narrowest of what serves them. */

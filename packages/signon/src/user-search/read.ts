@@ -2,7 +2,7 @@ import type { SignonDatabase } from "../db/database.js";
 import type { PagePosition } from "../repositories/keyset.js";
 import { allUsersStatement, countMatches, sampleUsers, searchUsers, type UserListRow, type UserSearch } from "../repositories/user-search.js";
 import { gatherFigures, shapeOf } from "./figures.js";
-import { chooseSearchPlan, countAnswer, largerSampleRows, needsLargerSample, type CountOutcome, type SearchFigures, type SearchPlan, type UserCount } from "./plan.js";
+import { chooseSearchPlan, countAnswer, largerSampleRows, needsLargerSample, type CountOutcome, type PermissionPlan, type SearchFigures, type SearchPlan, type UserCount } from "./plan.js";
 
 /** A search with the figures gathered for it and the plan chosen from them: what a page, a count and the export read. */
 export interface PlannedSearch {
@@ -26,17 +26,17 @@ export function readPage(db: SignonDatabase, planned: PlannedSearch, position: P
 /** How many people match a planned search, as its count plan says. */
 export async function countPeople(db: SignonDatabase, planned: PlannedSearch): Promise<UserCount> {
   const { plan, figures, search } = planned;
-  if (plan.count.kind === "too-slow-to-count") return countAnswer(plan.count, figures, await notCounted(db, search, plan.count.sampleRows));
+  if (plan.count.kind === "too-slow-to-count") return countAnswer(plan.count, figures, await notCounted(db, search, plan.permission, plan.count.sampleRows));
   if (plan.count.kind !== "count") return countAnswer(plan.count, figures);
   const counted = await countMatches(db, search, plan, plan.count.upTo);
   if (counted !== null) return countAnswer(plan.count, figures, { counted });
-  return countAnswer(plan.count, figures, await notCounted(db, search, needsLargerSample(figures.sample) ? largerSampleRows : null));
+  return countAnswer(plan.count, figures, await notCounted(db, search, plan.permission, needsLargerSample(figures.sample) ? largerSampleRows : null));
 }
 
 /** A count not had in its budget, with the larger sample of `rows` rows read in its place (none: the first sample stands). */
-async function notCounted(db: SignonDatabase, search: UserSearch, rows: number | null): Promise<CountOutcome> {
+async function notCounted(db: SignonDatabase, search: UserSearch, permission: PermissionPlan, rows: number | null): Promise<CountOutcome> {
   if (rows === null) return { timedOut: true };
-  const larger = await sampleUsers(db, search, rows);
+  const larger = await sampleUsers(db, search, permission === "none" ? undefined : permission, rows);
   return { timedOut: true, sample: { rows: larger.rows, matches: larger.matches } };
 }
 
